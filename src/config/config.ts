@@ -1,0 +1,160 @@
+/**
+ * Configuration is read from the environment once, validated, and frozen.
+ * Nothing else in the code base reads `process.env` (NODE_EXTRA_CA_CERTS aside,
+ * whose file content is read here too so the delivery client can trust it
+ * in-process, not only in freshly started processes).
+ */
+import { readFileSync } from 'node:fs';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly metricsPort: number;
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly topic: string;
+    readonly groupId: string;
+  } | undefined;
+  readonly kafkaTopic: string;
+  readonly logDrainsEnabled: boolean;
+  readonly endpointAllowHosts: readonly string[];
+  readonly extraCaCerts: string | undefined;
+  readonly vendorAIntakeUrl: string;
+  readonly batch: { readonly maxRecords: number; readonly maxBytes: number; readonly lingerMs: number };
+  readonly retry: { readonly baseMs: number; readonly maxMs: number };
+  readonly deliveryTimeoutMs: number;
+  readonly bufferHorizonMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly seedFile: string | undefined;
+  /** Base64 of 32 bytes; encrypts header values and signing secrets at rest. Unset: a key kept in the store. */
+  readonly encryptionKey: Buffer | undefined;
+  readonly logLevel: string;
+  /** How often a worker checks the store for drain configuration changes. */
+  readonly drainRefreshMs: number;
+  /** Upper bound on records taken from the source but not yet accounted for. */
+  readonly maxInFlightRecords: number;
+  /** Region name put in `cloud.region` of each batch resource, when set. */
+  readonly region: string | undefined;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string): string => {
+    const v = env[name];
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const optional = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return n;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (/^(true|1|yes|on)$/i.test(raw)) return true;
+    if (/^(false|0|no|off)$/i.test(raw)) return false;
+    problems.push(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+    return fallback;
+  };
+  const list = (name: string): string[] =>
+    (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+
+  const databaseUrl = optional('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// connection string');
+  }
+
+  const brokers = list('KAFKA_BROKERS');
+  const kafkaTopic = str('KAFKA_TOPIC', 'agent-logs');
+  const groupId = str('KAFKA_GROUP_ID', 'logdrain-workers');
+
+  const caPath = optional('NODE_EXTRA_CA_CERTS');
+  let extraCaCerts: string | undefined;
+  if (caPath !== undefined) {
+    try {
+      extraCaCerts = readFileSync(caPath, 'utf8');
+    } catch (e) {
+      problems.push(`NODE_EXTRA_CA_CERTS cannot be read: ${(e as Error).message}`);
+    }
+  }
+
+  let encryptionKey: Buffer | undefined;
+  const rawKey = optional('ENCRYPTION_KEY');
+  if (rawKey !== undefined) {
+    encryptionKey = Buffer.from(rawKey, 'base64');
+    if (encryptionKey.length !== 32) problems.push('ENCRYPTION_KEY must be base64 of exactly 32 bytes');
+  }
+
+  const vendorAIntakeUrl = str('VENDOR_A_INTAKE_URL', 'https://http-intake.logs.{site}/api/v2/logs');
+  if (!vendorAIntakeUrl.includes('{site}') && !/^https:\/\//.test(vendorAIntakeUrl)) {
+    problems.push('VENDOR_A_INTAKE_URL must be an https URL template');
+  }
+
+  const logLevel = str('LOG_LEVEL', 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+
+  const config: Config = {
+    host: str('HOST', '0.0.0.0'),
+    port: int('PORT', 8080, 0, 65535),
+    metricsPort: int('METRICS_PORT', 9464, 0, 65535),
+    databaseUrl,
+    dataDir: str('DATA_DIR', './data'),
+    kafka: brokers.length > 0 ? { brokers, topic: kafkaTopic, groupId } : undefined,
+    kafkaTopic,
+    logDrainsEnabled: bool('LOG_DRAINS_ENABLED', true),
+    endpointAllowHosts: list('DRAIN_ENDPOINT_ALLOW_HOSTS').map((h) => h.toLowerCase()),
+    extraCaCerts,
+    vendorAIntakeUrl,
+    batch: {
+      maxRecords: int('BATCH_MAX_RECORDS', 1000, 1, 100_000),
+      maxBytes: int('BATCH_MAX_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+      lingerMs: int('BATCH_LINGER_MS', 1000, 0, 600_000),
+    },
+    retry: {
+      baseMs: int('RETRY_BASE_MS', 500, 1, 3_600_000),
+      maxMs: int('RETRY_MAX_MS', 60_000, 1, 86_400_000),
+    },
+    deliveryTimeoutMs: int('DELIVERY_TIMEOUT_MS', 10_000, 1, 600_000),
+    bufferHorizonMs: int('BUFFER_HORIZON_MS', 21_600_000, 1000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    seedFile: optional('SEED_FILE'),
+    encryptionKey,
+    logLevel,
+    drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
+    maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 50_000, 100, 10_000_000),
+    region: optional('REGION'),
+  };
+  if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    for (const v of Object.values(value as object)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

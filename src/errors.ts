@@ -1,0 +1,31 @@
+/**
+ * Errors are values. Every failure that crosses a module boundary carries a
+ * stable `code` that callers match on; messages are for people only.
+ */
+export class AppError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  /** Extra fields merged into the REST error body (for example `field`, `requiredScope`). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(
+    statusCode: number,
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AppError';
+    this.code = code;
+    this.statusCode = statusCode;
+    this.details = details;
+  }
+}
+
+export type Result<T, E = { code: string; message: string }> =
+  | { ok: true; value: T }
+  | { ok: false; error: E };
+
+export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
+export const err = <E>(error: E): Result<never, E> => ({ ok: false, error });

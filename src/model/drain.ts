@@ -1,0 +1,71 @@
+/** The drain as the worker and the REST layer see it (secrets still sealed). */
+
+export const DRAIN_TYPES = ['http', 'otlp', 'vendor-a', 'vendor-b'] as const;
+export type DrainType = (typeof DRAIN_TYPES)[number];
+
+export const DRAIN_STATES = ['pending_verification', 'healthy', 'degraded', 'paused'] as const;
+export type DrainState = (typeof DRAIN_STATES)[number];
+
+export const SEVERITIES = ['debug', 'info', 'warn', 'error'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const ENVIRONMENTS = ['production', 'sandbox'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const CONTENT_SOURCES: readonly string[] = ['user_message', 'agent_response'];
+
+export interface Selectors {
+  /** `null`: every source but the content sources. */
+  sources: string[] | null;
+  minSeverity: Severity;
+  agents: '*' | string[];
+  environments: Environment[];
+  includeContent: boolean;
+}
+
+export interface StoredHeader {
+  name: string;
+  /** Sealed with the store's secret box. */
+  value: string;
+  last4: string;
+}
+
+export interface ScrubRule {
+  id: string;
+  pattern: string;
+  flags?: string;
+}
+
+export interface Drain {
+  id: string;
+  orgId: string;
+  name: string;
+  type: DrainType;
+  endpoint: string | null;
+  site: string | null;
+  format: 'json' | 'ndjson';
+  headers: StoredHeader[];
+  /** Sealed signing secret (http drains). */
+  secret: string | null;
+  /** Sealed previous secret while a rotation window is open. */
+  previousSecret: string | null;
+  rotationStartedAt: Date | null;
+  rotationExpiresAt: Date | null;
+  selectors: Selectors;
+  sampling: { debug: number } | null;
+  redact: string[] | null;
+  scrubRules: ScrubRule[] | null;
+  state: DrainState;
+  pauseReason: string | null;
+  verifiedAt: Date | null;
+  verification: { attemptedAt: string; outcome: string; statusCode?: number; latencyMs?: number } | null;
+  version: number;
+  createdBy: { type: string; id: string };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** States in which the worker sends batches; the others park records (ARCHITECTURE invariant 2). */
+export function isDeliverable(state: DrainState): boolean {
+  return state === 'healthy' || state === 'degraded';
+}

@@ -1,0 +1,121 @@
+/**
+ * The seed file of CONTRACT part 4: orgs, users, agents, API keys and
+ * sessions. Parsed and checked here so a bad file fails with every problem
+ * listed, before anything is written.
+ */
+import { readFile } from 'node:fs/promises';
+
+export interface SeedFile {
+  orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];
+  users: { id: string; email: string; memberships: { orgId: string; role: string }[] }[];
+  agents: { id: string; orgId: string; name: string; visibility: 'org' | 'private'; version: string | null }[];
+  apiKeys: {
+    key: string; ownerId: string; orgId: string; scopes: string[] | null; agentGrants: string[];
+    status: 'active' | 'suspended' | 'revoked' | 'expired';
+  }[];
+  sessions: { token: string; userId: string; revoked: boolean }[];
+}
+
+export class SeedError extends Error {
+  readonly code = 'SEED_INVALID';
+  constructor(readonly problems: string[]) {
+    super(`invalid seed file:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+export async function readSeedFile(path: string): Promise<SeedFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new SeedError([`cannot read ${path}: ${(e as Error).message}`]);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new SeedError([`${path} is not valid JSON: ${(e as Error).message}`]);
+  }
+  return parseSeed(data);
+}
+
+export function parseSeed(data: unknown): SeedFile {
+  const problems: string[] = [];
+  const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!obj(data)) throw new SeedError(['the seed must be a JSON object']);
+  const arr = (name: string): Record<string, unknown>[] => {
+    const v = data[name];
+    if (v === undefined) return [];
+    if (!Array.isArray(v) || !v.every(obj)) {
+      problems.push(`${name} must be an array of objects`);
+      return [];
+    }
+    return v as Record<string, unknown>[];
+  };
+  const str = (o: Record<string, unknown>, at: string, field: string): string => {
+    const v = o[field];
+    if (typeof v !== 'string' || v.length === 0) problems.push(`${at}.${field} must be a non-empty string`);
+    return typeof v === 'string' ? v : '';
+  };
+  const oneOf = <T extends string>(o: Record<string, unknown>, at: string, field: string, values: readonly T[], fallback: T): T => {
+    const v = o[field] ?? fallback;
+    if (!values.includes(v as T)) problems.push(`${at}.${field} must be one of ${values.join(', ')}`);
+    return v as T;
+  };
+  const strings = (o: Record<string, unknown>, at: string, field: string): string[] => {
+    const v = o[field] ?? [];
+    if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) {
+      problems.push(`${at}.${field} must be an array of strings`);
+      return [];
+    }
+    return v as string[];
+  };
+
+  const seed: SeedFile = {
+    orgs: arr('orgs').map((o, i) => ({
+      id: str(o, `orgs[${i}]`, 'id'),
+      name: str(o, `orgs[${i}]`, 'name'),
+      plan: oneOf(o, `orgs[${i}]`, 'plan', ['standard', 'enterprise'] as const, 'standard'),
+      archived: o.archived === true,
+    })),
+    users: arr('users').map((u, i) => ({
+      id: str(u, `users[${i}]`, 'id'),
+      email: str(u, `users[${i}]`, 'email'),
+      memberships: (Array.isArray(u.memberships) ? u.memberships : []).map((m: unknown, j: number) => {
+        const mm = obj(m) ? m : {};
+        return { orgId: str(mm, `users[${i}].memberships[${j}]`, 'orgId'), role: str(mm, `users[${i}].memberships[${j}]`, 'role') };
+      }),
+    })),
+    agents: arr('agents').map((a, i) => ({
+      id: str(a, `agents[${i}]`, 'id'),
+      orgId: str(a, `agents[${i}]`, 'orgId'),
+      name: str(a, `agents[${i}]`, 'name'),
+      visibility: oneOf(a, `agents[${i}]`, 'visibility', ['org', 'private'] as const, 'org'),
+      version: typeof a.version === 'string' ? a.version : null,
+    })),
+    apiKeys: arr('apiKeys').map((k, i) => ({
+      key: str(k, `apiKeys[${i}]`, 'key'),
+      ownerId: str(k, `apiKeys[${i}]`, 'ownerId'),
+      orgId: str(k, `apiKeys[${i}]`, 'orgId'),
+      scopes: k.scopes === null ? null : strings(k, `apiKeys[${i}]`, 'scopes'),
+      agentGrants: strings(k, `apiKeys[${i}]`, 'agentGrants'),
+      status: oneOf(k, `apiKeys[${i}]`, 'status', ['active', 'suspended', 'revoked', 'expired'] as const, 'active'),
+    })),
+    sessions: arr('sessions').map((s, i) => ({
+      token: str(s, `sessions[${i}]`, 'token'),
+      userId: str(s, `sessions[${i}]`, 'userId'),
+      revoked: s.revoked === true,
+    })),
+  };
+  const orgIds = new Set(seed.orgs.map((o) => o.id));
+  seed.agents.forEach((a, i) => {
+    if (!orgIds.has(a.orgId)) problems.push(`agents[${i}].orgId names no org of this file`);
+  });
+  seed.users.forEach((u, i) =>
+    u.memberships.forEach((m, j) => {
+      if (!orgIds.has(m.orgId)) problems.push(`users[${i}].memberships[${j}].orgId names no org of this file`);
+    }),
+  );
+  if (problems.length > 0) throw new SeedError(problems);
+  return seed;
+}

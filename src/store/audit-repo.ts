@@ -1,0 +1,37 @@
+import type { Sql } from './sql.js';
+
+export interface AuditEntry {
+  id: string;
+  orgId: string;
+  action: string;
+  actor: { type: string; id: string };
+  targetType: string;
+  targetId: string;
+  details: Record<string, unknown>;
+  at: Date;
+}
+
+export function createAuditRepo(sql: Sql) {
+  return {
+    async insert(e: AuditEntry): Promise<void> {
+      await sql.query(
+        `insert into audit_log (id, org_id, action, actor, target_type, target_id, details, at)
+         values ($1,$2,$3,$4::jsonb,$5,$6,$7::jsonb,$8)`,
+        [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()],
+      );
+    },
+
+    async list(orgId: string, limit: number): Promise<AuditEntry[]> {
+      const rows = await sql.query<{
+        id: string; org_id: string; action: string; actor: AuditEntry['actor']; target_type: string;
+        target_id: string; details: Record<string, unknown>; at: Date;
+      }>('select * from audit_log where org_id = $1 order by at desc, id desc limit $2', [orgId, limit]);
+      return rows.map((r) => ({
+        id: r.id, orgId: r.org_id, action: r.action, actor: r.actor, targetType: r.target_type,
+        targetId: r.target_id, details: r.details, at: r.at,
+      }));
+    },
+  };
+}
+
+export type AuditRepo = ReturnType<typeof createAuditRepo>;

@@ -1,0 +1,115 @@
+import type { Sql } from './sql.js';
+import type { DeliveryKind, DeliveryRecord } from '../model/delivery.js';
+
+interface DeliveryRow {
+  id: string;
+  org_id: string;
+  drain_id: string;
+  batch_id: string;
+  kind: DeliveryKind;
+  attempt: number;
+  record_count: number | null;
+  bytes: number | null;
+  bytes_compressed: number | null;
+  status_code: number | null;
+  latency_ms: number | null;
+  ok: boolean;
+  error_class: string | null;
+  response_excerpt: string | null;
+  scrub_hits: number | null;
+  started_at: Date;
+  expires_at: Date;
+  first_record_id: string | null;
+  last_record_id: string | null;
+}
+
+const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+const fromRow = (r: DeliveryRow): DeliveryRecord => ({
+  id: r.id,
+  orgId: r.org_id,
+  drainId: r.drain_id,
+  batchId: r.batch_id,
+  kind: r.kind,
+  attempt: r.attempt,
+  recordCount: opt(r.record_count),
+  bytes: opt(r.bytes),
+  bytesCompressed: opt(r.bytes_compressed),
+  statusCode: opt(r.status_code),
+  latencyMs: opt(r.latency_ms),
+  ok: r.ok,
+  errorClass: opt(r.error_class),
+  responseExcerpt: opt(r.response_excerpt),
+  scrubHits: opt(r.scrub_hits),
+  startedAt: r.started_at,
+  expiresAt: r.expires_at,
+  firstRecordId: opt(r.first_record_id),
+  lastRecordId: opt(r.last_record_id),
+});
+
+const COLUMNS = [
+  'id', 'org_id', 'drain_id', 'batch_id', 'kind', 'attempt', 'record_count', 'bytes', 'bytes_compressed',
+  'status_code', 'latency_ms', 'ok', 'error_class', 'response_excerpt', 'scrub_hits', 'started_at', 'expires_at',
+  'first_record_id', 'last_record_id',
+] as const;
+const TYPES = [
+  'text', 'text', 'text', 'text', 'text', 'int', 'int', 'int', 'int', 'int', 'int', 'bool', 'text', 'text', 'int',
+  'timestamptz', 'timestamptz', 'text', 'text',
+] as const;
+
+const toColumns = (d: DeliveryRecord): unknown[] => [
+  d.id, d.orgId, d.drainId, d.batchId, d.kind, d.attempt, d.recordCount ?? null, d.bytes ?? null,
+  d.bytesCompressed ?? null, d.statusCode ?? null, d.latencyMs ?? null, d.ok, d.errorClass ?? null,
+  d.responseExcerpt ?? null, d.scrubHits ?? null, d.startedAt.toISOString(), d.expiresAt.toISOString(),
+  d.firstRecordId ?? null, d.lastRecordId ?? null,
+];
+
+export interface DeliveryPageQuery {
+  kind?: DeliveryKind | undefined;
+  limit: number;
+  /** Position after which to continue: the last row of the previous page. */
+  after?: { startedAt: Date; id: string } | undefined;
+}
+
+export function createDeliveriesRepo(sql: Sql) {
+  return {
+    /** One multi-row insert through unnest: one round trip whatever the count. */
+    async insertMany(rows: readonly DeliveryRecord[]): Promise<void> {
+      if (rows.length === 0) return;
+      const columns: unknown[][] = COLUMNS.map(() => []);
+      for (const row of rows) toColumns(row).forEach((v, i) => columns[i]!.push(v));
+      const unnest = COLUMNS.map((_, i) => `$${i + 1}::${TYPES[i]}[]`).join(', ');
+      await sql.query(
+        `insert into deliveries (${COLUMNS.join(', ')}) select * from unnest(${unnest}) on conflict (id) do nothing`,
+        columns,
+      );
+    },
+
+    /** Newest first; keyset pagination on (started_at, id). */
+    async page(drainId: string, q: DeliveryPageQuery): Promise<DeliveryRecord[]> {
+      const params: unknown[] = [drainId, q.limit];
+      let where = 'drain_id = $1 and expires_at > now()';
+      if (q.kind) {
+        params.push(q.kind);
+        where += ` and kind = $${params.length}`;
+      }
+      if (q.after) {
+        params.push(q.after.startedAt.toISOString(), q.after.id);
+        where += ` and (started_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`;
+      }
+      const rows = await sql.query<DeliveryRow>(
+        `select * from deliveries where ${where} order by started_at desc, id desc limit $2`,
+        params,
+      );
+      return rows.map(fromRow);
+    },
+
+    /** Removes rows past their seven-day expiry. */
+    async sweepExpired(now = new Date()): Promise<number> {
+      const rows = await sql.query('delete from deliveries where expires_at <= $1 returning 1', [now.toISOString()]);
+      return rows.length;
+    },
+  };
+}
+
+export type DeliveriesRepo = ReturnType<typeof createDeliveriesRepo>;

@@ -1,0 +1,173 @@
+import type { Sql } from './sql.js';
+import type { Drain, DrainState, Selectors, StoredHeader, ScrubRule } from '../model/drain.js';
+
+interface DrainRow {
+  id: string;
+  org_id: string;
+  name: string;
+  type: Drain['type'];
+  endpoint: string | null;
+  site: string | null;
+  format: Drain['format'];
+  headers: StoredHeader[];
+  secret: string | null;
+  previous_secret: string | null;
+  rotation_started_at: Date | null;
+  rotation_expires_at: Date | null;
+  selectors: Selectors;
+  sampling: { debug: number } | null;
+  redact: string[] | null;
+  scrub_rules: ScrubRule[] | null;
+  state: DrainState;
+  pause_reason: string | null;
+  verified_at: Date | null;
+  verification: Drain['verification'];
+  version: number;
+  created_by: Drain['createdBy'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const fromRow = (r: DrainRow): Drain => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name,
+  type: r.type,
+  endpoint: r.endpoint,
+  site: r.site,
+  format: r.format,
+  headers: r.headers,
+  secret: r.secret,
+  previousSecret: r.previous_secret,
+  rotationStartedAt: r.rotation_started_at,
+  rotationExpiresAt: r.rotation_expires_at,
+  selectors: r.selectors,
+  sampling: r.sampling,
+  redact: r.redact,
+  scrubRules: r.scrub_rules,
+  state: r.state,
+  pauseReason: r.pause_reason,
+  verifiedAt: r.verified_at,
+  verification: r.verification,
+  version: r.version,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/** Columns a PATCH-like update may set, by drain field. */
+const UPDATABLE: Record<string, { column: string; json?: boolean }> = {
+  name: { column: 'name' },
+  endpoint: { column: 'endpoint' },
+  site: { column: 'site' },
+  format: { column: 'format' },
+  headers: { column: 'headers', json: true },
+  secret: { column: 'secret' },
+  previousSecret: { column: 'previous_secret' },
+  rotationStartedAt: { column: 'rotation_started_at' },
+  rotationExpiresAt: { column: 'rotation_expires_at' },
+  selectors: { column: 'selectors', json: true },
+  sampling: { column: 'sampling', json: true },
+  redact: { column: 'redact', json: true },
+  scrubRules: { column: 'scrub_rules', json: true },
+  state: { column: 'state' },
+  pauseReason: { column: 'pause_reason' },
+  verifiedAt: { column: 'verified_at' },
+  verification: { column: 'verification', json: true },
+};
+
+export type DrainPatch = Partial<Omit<Drain, 'id' | 'orgId' | 'type' | 'version' | 'createdBy' | 'createdAt' | 'updatedAt'>>;
+
+export function createDrainsRepo(sql: Sql) {
+  return {
+    async insert(d: Drain): Promise<void> {
+      await sql.query(
+        `insert into drains (id, org_id, name, type, endpoint, site, format, headers, secret, selectors, sampling,
+           redact, scrub_rules, state, version, created_by, created_at, updated_at)
+         values ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10::jsonb,$11::jsonb,$12::jsonb,$13::jsonb,$14,$15,$16::jsonb,$17,$18)`,
+        [
+          d.id, d.orgId, d.name, d.type, d.endpoint, d.site, d.format, json(d.headers), d.secret, json(d.selectors),
+          json(d.sampling), json(d.redact), json(d.scrubRules), d.state, d.version, json(d.createdBy), d.createdAt,
+          d.updatedAt,
+        ],
+      );
+    },
+
+    async get(orgId: string, id: string): Promise<Drain | undefined> {
+      const rows = await sql.query<DrainRow>(
+        'select * from drains where org_id = $1 and id = $2 and deleted_at is null',
+        [orgId, id],
+      );
+      return rows[0] && fromRow(rows[0]);
+    },
+
+    async listByOrg(orgId: string): Promise<Drain[]> {
+      const rows = await sql.query<DrainRow>(
+        'select * from drains where org_id = $1 and deleted_at is null order by created_at, id',
+        [orgId],
+      );
+      return rows.map(fromRow);
+    },
+
+    /** Every live drain: what a worker routes records to. */
+    async listAll(): Promise<Drain[]> {
+      const rows = await sql.query<DrainRow>('select * from drains where deleted_at is null order by org_id, id');
+      return rows.map(fromRow);
+    },
+
+    /** A cheap fingerprint of all drain configuration, so workers reload only on change. */
+    async configFingerprint(): Promise<string> {
+      const rows = await sql.query<{ f: string }>(
+        `select count(*)::text || ':' || coalesce(max(updated_at)::text, '') || ':' || coalesce(sum(version), 0)::text as f
+         from drains`,
+      );
+      return rows[0]?.f ?? '';
+    },
+
+    async countLive(orgId: string): Promise<number> {
+      const rows = await sql.query<{ n: number }>(
+        'select count(*)::int as n from drains where org_id = $1 and deleted_at is null',
+        [orgId],
+      );
+      return rows[0]?.n ?? 0;
+    },
+
+    /**
+     * Applies `patch`; `bumpVersion` marks a configuration change (the read
+     * form's `version`). Returns the updated drain, or undefined when gone.
+     */
+    async update(orgId: string, id: string, patch: DrainPatch, bumpVersion: boolean): Promise<Drain | undefined> {
+      const sets: string[] = [];
+      const params: unknown[] = [orgId, id];
+      for (const [field, value] of Object.entries(patch)) {
+        const col = UPDATABLE[field];
+        if (!col || value === undefined) continue;
+        params.push(col.json ? json(value) : value);
+        sets.push(`${col.column} = $${params.length}${col.json ? '::jsonb' : ''}`);
+      }
+      if (bumpVersion) sets.push('version = version + 1');
+      sets.push('updated_at = now()');
+      const rows = await sql.query<DrainRow>(
+        `update drains set ${sets.join(', ')} where org_id = $1 and id = $2 and deleted_at is null returning *`,
+        params,
+      );
+      return rows[0] && fromRow(rows[0]);
+    },
+
+    /** Soft delete: purges header values and secrets, frees the name. */
+    async softDelete(orgId: string, id: string): Promise<boolean> {
+      const rows = await sql.query(
+        `update drains set deleted_at = now(), updated_at = now(), secret = null, previous_secret = null,
+           headers = (select coalesce(jsonb_agg(jsonb_build_object('name', h->>'name')), '[]'::jsonb)
+                      from jsonb_array_elements(headers) h)
+         where org_id = $1 and id = $2 and deleted_at is null returning id`,
+        [orgId, id],
+      );
+      return rows.length > 0;
+    },
+  };
+}
+
+export type DrainsRepo = ReturnType<typeof createDrainsRepo>;

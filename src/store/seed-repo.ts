@@ -1,0 +1,52 @@
+import type { Sql } from './sql.js';
+import { hashToken } from '../security/token-hash.js';
+import type { SeedFile } from '../seed/seed-file.js';
+
+/** Upserts a seed file in one transaction; applying it twice changes nothing. */
+export async function applySeed(sql: Sql, seed: SeedFile): Promise<void> {
+  await sql.transaction(async (tx) => {
+    for (const o of seed.orgs) {
+      await tx.query(
+        `insert into orgs (id, name, plan, archived) values ($1,$2,$3,$4)
+         on conflict (id) do update set name = excluded.name, plan = excluded.plan, archived = excluded.archived`,
+        [o.id, o.name, o.plan, o.archived],
+      );
+    }
+    for (const u of seed.users) {
+      await tx.query(
+        'insert into users (id, email) values ($1,$2) on conflict (id) do update set email = excluded.email',
+        [u.id, u.email],
+      );
+      for (const m of u.memberships) {
+        await tx.query(
+          `insert into memberships (user_id, org_id, role) values ($1,$2,$3)
+           on conflict (user_id, org_id) do update set role = excluded.role`,
+          [u.id, m.orgId, m.role],
+        );
+      }
+    }
+    for (const a of seed.agents) {
+      await tx.query(
+        `insert into agents (id, org_id, name, visibility, version) values ($1,$2,$3,$4,$5)
+         on conflict (id) do update set org_id = excluded.org_id, name = excluded.name,
+           visibility = excluded.visibility, version = excluded.version`,
+        [a.id, a.orgId, a.name, a.visibility, a.version],
+      );
+    }
+    for (const k of seed.apiKeys) {
+      await tx.query(
+        `insert into api_keys (key_hash, owner_id, org_id, scopes, agent_grants, status) values ($1,$2,$3,$4::jsonb,$5::jsonb,$6)
+         on conflict (key_hash) do update set owner_id = excluded.owner_id, org_id = excluded.org_id,
+           scopes = excluded.scopes, agent_grants = excluded.agent_grants, status = excluded.status`,
+        [hashToken(k.key), k.ownerId, k.orgId, k.scopes === null ? null : JSON.stringify(k.scopes), JSON.stringify(k.agentGrants), k.status],
+      );
+    }
+    for (const s of seed.sessions) {
+      await tx.query(
+        `insert into sessions (token_hash, user_id, revoked) values ($1,$2,$3)
+         on conflict (token_hash) do update set user_id = excluded.user_id, revoked = excluded.revoked`,
+        [hashToken(s.token), s.userId, s.revoked],
+      );
+    }
+  });
+}

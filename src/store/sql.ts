@@ -1,0 +1,92 @@
+/**
+ * One SQL client interface over two connections: PGlite (embedded Postgres in
+ * WebAssembly, the default) and a real Postgres server through `pg`. Every
+ * repository in this folder is written against `Sql` only, so the two run the
+ * same statements; the store tests run against both.
+ */
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+
+export interface Sql {
+  readonly kind: 'pglite' | 'postgres';
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs several `;`-separated statements without parameters (migrations). */
+  exec(text: string): Promise<void>;
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface OpenSqlOptions {
+  databaseUrl?: string | undefined;
+  /** PGlite location: a directory, or `memory://`. */
+  dataDir?: string;
+  /** Pool size for Postgres. */
+  maxConnections?: number;
+}
+
+export async function openSql(options: OpenSqlOptions): Promise<Sql> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
+  return openPglite(options.dataDir ?? './data');
+}
+
+// pg parses int8 to string by default; every int8 this project stores fits a double.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+function openPostgres(url: string, max: number): Sql {
+  const pool = new pg.Pool({ connectionString: url, max });
+  // A dropped server connection surfaces here; queries in flight fail on their own.
+  pool.on('error', () => {});
+  const onClient = (client: pg.PoolClient): Sql => ({
+    kind: 'postgres',
+    query: async <T>(text: string, params?: readonly unknown[]) =>
+      (await client.query(text, params as unknown[])).rows as T[],
+    exec: async (text) => {
+      await client.query(text);
+    },
+    transaction: (fn) => fn(onClient(client)),
+    close: async () => {},
+  });
+  return {
+    kind: 'postgres',
+    query: async <T>(text: string, params?: readonly unknown[]) =>
+      (await pool.query(text, params as unknown[])).rows as T[],
+    exec: async (text) => {
+      await pool.query(text);
+    },
+    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(onClient(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Sql> {
+  const db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+  type Tx = Pick<PGlite, 'query' | 'exec'>;
+  const wrap = (conn: Tx, inTx: boolean): Sql => ({
+    kind: 'pglite',
+    query: async <T>(text: string, params?: readonly unknown[]) =>
+      (await conn.query<T>(text, params as unknown[])).rows,
+    exec: async (text) => {
+      await conn.exec(text);
+    },
+    transaction: (fn) =>
+      inTx ? fn(wrap(conn, true)) : db.transaction((tx) => fn(wrap(tx, true))),
+    close: async () => {
+      if (!inTx) await db.close();
+    },
+  });
+  return wrap(db, false);
+}

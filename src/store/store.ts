@@ -1,0 +1,73 @@
+/**
+ * The store: one SQL connection (PGlite or Postgres) and the repositories
+ * written against it. Opening it applies migrations.
+ */
+import { randomBytes } from 'node:crypto';
+import { openSql, type Sql } from './sql.js';
+import { migrate } from './migrate.js';
+import { createDrainsRepo } from './drains-repo.js';
+import { createDeliveriesRepo } from './deliveries-repo.js';
+import { createHealthRepo } from './health-repo.js';
+import { createAuthRepo } from './auth-repo.js';
+import { createQueueRepo } from './queue-repo.js';
+import { createDeadLettersRepo } from './dead-letters-repo.js';
+import { createVerificationsRepo } from './verifications-repo.js';
+import { createAuditRepo } from './audit-repo.js';
+import { createSecretBox, type SecretBox } from '../security/secret-box.js';
+
+export interface StoreOptions {
+  databaseUrl?: string | undefined;
+  dataDir?: string;
+  encryptionKey?: Buffer | undefined;
+  maxConnections?: number;
+}
+
+export async function openStore(options: StoreOptions) {
+  const sql = await openSql(options);
+  try {
+    await migrate(sql);
+    const secretBox = createSecretBox(options.encryptionKey ?? (await storedKey(sql)));
+    return composeStore(sql, secretBox);
+  } catch (e) {
+    await sql.close().catch(() => {});
+    throw e;
+  }
+}
+
+function composeStore(sql: Sql, secretBox: SecretBox) {
+  return {
+    sql,
+    secretBox,
+    drains: createDrainsRepo(sql),
+    deliveries: createDeliveriesRepo(sql),
+    health: createHealthRepo(sql),
+    auth: createAuthRepo(sql),
+    queue: createQueueRepo(sql),
+    deadLetters: createDeadLettersRepo(sql),
+    verifications: createVerificationsRepo(sql),
+    audit: createAuditRepo(sql),
+    async ping(): Promise<boolean> {
+      try {
+        await sql.query('select 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => sql.close(),
+  };
+}
+
+export type Store = ReturnType<typeof composeStore>;
+
+/**
+ * Without ENCRYPTION_KEY the sealing key is generated once and kept in the
+ * store itself. That protects nothing against someone holding the database,
+ * so production deployments set ENCRYPTION_KEY (README, Operating).
+ */
+async function storedKey(sql: Sql): Promise<Buffer> {
+  const fresh = randomBytes(32).toString('base64');
+  await sql.query("insert into settings (name, value) values ('secret_box_key', $1) on conflict (name) do nothing", [fresh]);
+  const rows = await sql.query<{ value: string }>("select value from settings where name = 'secret_box_key'");
+  return Buffer.from(rows[0]!.value, 'base64');
+}

@@ -1,0 +1,31 @@
+import type { Sql } from './sql.js';
+
+export function createVerificationsRepo(sql: Sql) {
+  return {
+    async insert(v: { id: string; drainId: string; tokenHash: string; createdAt: Date; expiresAt: Date }): Promise<void> {
+      await sql.query(
+        'insert into drain_verifications (id, drain_id, token_hash, created_at, expires_at) values ($1,$2,$3,$4,$5)',
+        [v.id, v.drainId, v.tokenHash, v.createdAt.toISOString(), v.expiresAt.toISOString()],
+      );
+    },
+
+    /** Marks the token used; true only the first time and only before it expires (single use). */
+    async consume(id: string, now = new Date()): Promise<boolean> {
+      const rows = await sql.query(
+        `update drain_verifications set used_at = $2 where id = $1 and used_at is null and expires_at > $2 returning id`,
+        [id, now.toISOString()],
+      );
+      return rows.length > 0;
+    },
+
+    async countSince(drainId: string, since: Date): Promise<number> {
+      const rows = await sql.query<{ n: number }>(
+        'select count(*)::int as n from drain_verifications where drain_id = $1 and created_at > $2',
+        [drainId, since.toISOString()],
+      );
+      return rows[0]?.n ?? 0;
+    },
+  };
+}
+
+export type VerificationsRepo = ReturnType<typeof createVerificationsRepo>;

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_KINDS } from '../../helpers/stores.js';
+import type { Store } from '../../../src/store/store.js';
+import { migrate } from '../../../src/store/migrate.js';
+import { readSeedFile } from '../../../src/seed/seed-file.js';
+import { applySeed } from '../../../src/store/seed-repo.js';
+import { hashToken } from '../../../src/security/token-hash.js';
+import type { Drain } from '../../../src/model/drain.js';
+import type { DeliveryRecord } from '../../../src/model/delivery.js';
+import { hourOf } from '../../../src/store/health-repo.js';
+
+const SEED = new URL('../../fixtures/seed-acme.json', import.meta.url).pathname;
+
+function drain(id: string, name: string, orgId = 'org_acme'): Drain {
+  const now = new Date();
+  return {
+    id, orgId, name, type: 'http', endpoint: 'https://example.com/logs', site: null, format: 'json',
+    headers: [{ name: 'X-Token', value: 'sealed', last4: 'abcd' }], secret: 'sealed-secret', previousSecret: null,
+    rotationStartedAt: null, rotationExpiresAt: null,
+    selectors: { sources: null, minSeverity: 'info', agents: '*', environments: ['production'], includeContent: false },
+    sampling: null, redact: null, scrubRules: null, state: 'pending_verification', pauseReason: null,
+    verifiedAt: null, verification: null, version: 1, createdBy: { type: 'user', id: 'usr_ann' },
+    createdAt: now, updatedAt: now,
+  };
+}
+
+function delivery(id: string, drainId: string, startedAt: Date, kind: DeliveryRecord['kind'] = 'batch'): DeliveryRecord {
+  return {
+    id, orgId: 'org_acme', drainId, batchId: `b_${id}`, kind, attempt: 1, recordCount: 3, bytes: 100,
+    bytesCompressed: 40, statusCode: 200, latencyMs: 12, ok: true, startedAt,
+    expiresAt: new Date(startedAt.getTime() + 7 * 86_400_000), firstRecordId: 'r1', lastRecordId: 'r3',
+  };
+}
+
+describe.each(STORE_KINDS)('store on $name', (kind) => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ store, dispose } = await kind.open());
+    await applySeed(store.sql, await readSeedFile(SEED));
+  });
+  afterAll(async () => dispose());
+
+  it('applies migrations once: a second run applies nothing', async () => {
+    expect(await migrate(store.sql)).toEqual([]);
+  });
+
+  it('seeds idempotently and stores keys only as hashes', async () => {
+    await applySeed(store.sql, await readSeedFile(SEED));
+    const key = await store.auth.findKey(hashToken('lk_acme_manage'));
+    expect(key).toMatchObject({ ownerId: 'usr_ann', orgId: 'org_acme', scopes: ['logs:manage'], status: 'active' });
+    expect((await store.auth.findKey(hashToken('lk_acme_legacy')))?.scopes).toBeNull();
+    const plain = await store.sql.query("select 1 from api_keys where key_hash = 'lk_acme_manage'");
+    expect(plain).toHaveLength(0);
+    const orgs = await store.sql.query<{ n: number }>('select count(*)::int as n from orgs');
+    expect(orgs[0]!.n).toBe(2);
+    expect(await store.auth.findSession(hashToken('sess_ann_old'))).toEqual({ userId: 'usr_ann', revoked: true });
+    expect(await store.auth.roleIn('usr_ann', 'org_acme')).toBe('admin');
+    expect(await store.auth.agentsOutsideOrg('org_acme', ['agt_support', 'agt_globex', 'agt_none'])).toEqual([
+      'agt_globex',
+      'agt_none',
+    ]);
+  });
+
+  it('keeps drain names unique per organization until a soft delete frees them', async () => {
+    await store.drains.insert(drain('drn_1', 'main'));
+    await expect(store.drains.insert(drain('drn_2', 'main'))).rejects.toThrow();
+    await store.drains.insert(drain('drn_3', 'main', 'org_globex'));
+    expect(await store.drains.countLive('org_acme')).toBe(1);
+
+    const updated = await store.drains.update('org_acme', 'drn_1', { state: 'healthy', verifiedAt: new Date() }, true);
+    expect(updated?.state).toBe('healthy');
+    expect(updated?.version).toBe(2);
+    expect(await store.drains.get('org_globex', 'drn_1')).toBeUndefined();
+
+    expect(await store.drains.softDelete('org_acme', 'drn_1')).toBe(true);
+    expect(await store.drains.get('org_acme', 'drn_1')).toBeUndefined();
+    const purged = await store.sql.query<{ secret: string | null; headers: unknown }>(
+      "select secret, headers from drains where id = 'drn_1'",
+    );
+    expect(purged[0]).toEqual({ secret: null, headers: [{ name: 'X-Token' }] });
+    await store.drains.insert(drain('drn_4', 'main'));
+    expect((await store.drains.listByOrg('org_acme')).map((d) => d.id)).toEqual(['drn_4']);
+  });
+
+  it('pages deliveries newest first with a kind filter and a keyset cursor, and sweeps expired rows', async () => {
+    const base = Date.now() - 60_000;
+    const rows = Array.from({ length: 25 }, (_, i) =>
+      delivery(`d${String(i).padStart(2, '0')}`, 'drn_p', new Date(base + i * 1000), i % 5 === 0 ? 'test' : 'batch'),
+    );
+    rows.push({ ...delivery('old', 'drn_p', new Date(base - 8 * 86_400_000)), expiresAt: new Date(base - 86_400_000) });
+    await store.deliveries.insertMany(rows);
+
+    const first = await store.deliveries.page('drn_p', { limit: 10 });
+    expect(first.map((d) => d.id)).toEqual(['d24', 'd23', 'd22', 'd21', 'd20', 'd19', 'd18', 'd17', 'd16', 'd15']);
+    expect(first[0]).toMatchObject({ recordCount: 3, bytesCompressed: 40, statusCode: 200, ok: true });
+    expect(first[0]!.errorClass).toBeUndefined();
+    const last = first[first.length - 1]!;
+    const second = await store.deliveries.page('drn_p', { limit: 100, after: { startedAt: last.startedAt, id: last.id } });
+    expect(second.map((d) => d.id)).toEqual(rows.slice(0, 15).map((r) => r.id).reverse());
+    const tests = await store.deliveries.page('drn_p', { limit: 100, kind: 'test' });
+    expect(tests.map((d) => d.id)).toEqual(['d20', 'd15', 'd10', 'd05', 'd00']);
+
+    expect(await store.deliveries.sweepExpired()).toBe(1);
+  });
+
+  it('reports 24 hourly points, oldest first, zero-filled, the newest the current hour', async () => {
+    const now = Date.now();
+    const h = hourOf(now);
+    await store.health.addHourly([
+      { drainId: 'drn_h', h, delivered: 5, dropped: 1, rejected: 0 },
+      { drainId: 'drn_h', h: h - 3, delivered: 2, dropped: 0, rejected: 4 },
+      { drainId: 'drn_h', h: h - 30, delivered: 99, dropped: 0, rejected: 0 },
+    ]);
+    await store.health.addHourly([{ drainId: 'drn_h', h, delivered: 1, dropped: 0, rejected: 0 }]);
+    const facts = await store.health.facts('drn_h', now);
+    expect(facts.hourly).toHaveLength(24);
+    expect(facts.hourly[0]!.h).toBe(h - 23);
+    expect(facts.hourly[23]).toEqual({ h, delivered: 6, dropped: 1, rejected: 0 });
+    expect(facts.hourly[20]).toEqual({ h: h - 3, delivered: 2, dropped: 0, rejected: 4 });
+    expect(facts.hourly.filter((p) => p.delivered === 0).length).toBe(22);
+  });
+
+  it('keeps an embedded queue with a committed cursor and trims what was passed', async () => {
+    await store.queue.enqueue([
+      { orgId: 'org_acme', payload: '{"a":1}' },
+      { orgId: 'org_acme', payload: '{"a":2}' },
+      { orgId: 'org_acme', payload: '{"a":3}' },
+    ]);
+    const c0 = await store.queue.cursor('w');
+    const got = await store.queue.readAfter(c0, 2);
+    expect(got.map((m) => m.payload)).toEqual(['{"a":1}', '{"a":2}']);
+    await store.queue.commit('w', got[1]!.seq);
+    expect(await store.queue.cursor('w')).toBe(got[1]!.seq);
+    const rest = await store.queue.readAfter(await store.queue.cursor('w'), 10);
+    expect(rest.map((m) => m.payload)).toEqual(['{"a":3}']);
+    const left = await store.sql.query<{ n: number }>('select count(*)::int as n from ingest_queue');
+    expect(left[0]!.n).toBe(1);
+  });
+
+  it('consumes a verification token once and only before it expires', async () => {
+    const now = new Date();
+    await store.verifications.insert({ id: 'v1', drainId: 'drn_v', tokenHash: 'h', createdAt: now, expiresAt: new Date(now.getTime() + 600_000) });
+    await store.verifications.insert({ id: 'v2', drainId: 'drn_v', tokenHash: 'h', createdAt: now, expiresAt: new Date(now.getTime() - 1) });
+    expect(await store.verifications.consume('v1')).toBe(true);
+    expect(await store.verifications.consume('v1')).toBe(false);
+    expect(await store.verifications.consume('v2')).toBe(false);
+    expect(await store.verifications.countSince('drn_v', new Date(now.getTime() - 3_600_000))).toBe(2);
+  });
+
+  it('seals secrets so the stored form never holds the plain text', () => {
+    const sealed = store.secretBox.seal('whsec_top-secret');
+    expect(sealed).not.toContain('top-secret');
+    expect(store.secretBox.open(sealed)).toBe('whsec_top-secret');
+  });
+
+  it('records dead letters with a bounded payload', async () => {
+    await store.deadLetters.insertMany([{ source: 'kafka', reason: 'not JSON', payload: 'x'.repeat(10_000) }]);
+    const [letter] = await store.deadLetters.recent(1);
+    expect(letter!.payload.length).toBe(4096);
+    expect(await store.deadLetters.count()).toBeGreaterThanOrEqual(1);
+  });
+});
