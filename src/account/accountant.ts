@@ -1,0 +1,119 @@
+/**
+ * Accounting: delivery records, hourly health counters and dead letters are
+ * buffered and written in batches (one multi-row statement per table per
+ * flush). A caller's promise resolves once its rows are durable, which is
+ * when the records they cover count as accounted for. A failed write keeps
+ * the rows and tries again: nothing is released before it is written.
+ */
+import type { DeliveryRecord } from '../model/delivery.js';
+import type { DeadLetter } from '../store/dead-letters-repo.js';
+import type { HourlyIncrement } from '../store/health-repo.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../telemetry/logger.js';
+
+export interface AccountantOptions {
+  store: Pick<Store, 'deliveries' | 'health' | 'deadLetters'>;
+  logger: Logger;
+  flushIntervalMs?: number;
+  maxBufferedRows?: number;
+}
+
+interface Waiting {
+  deliveries: DeliveryRecord[];
+  hourly: HourlyIncrement[];
+  deadLetters: DeadLetter[];
+  resolve: () => void;
+}
+
+export interface Accountant {
+  record(entry: { deliveries?: DeliveryRecord[]; hourly?: HourlyIncrement[]; deadLetters?: DeadLetter[] }): Promise<void>;
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createAccountant(opts: AccountantOptions): Accountant {
+  const intervalMs = opts.flushIntervalMs ?? 100;
+  const maxRows = opts.maxBufferedRows ?? 1000;
+  let buffer: Waiting[] = [];
+  let rows = 0;
+  let flushing: Promise<void> | undefined;
+  let failures = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  const schedule = (ms: number) => {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flush();
+    }, ms);
+  };
+
+  async function writeOnce(): Promise<void> {
+    const taken = buffer;
+    buffer = [];
+    rows = 0;
+    try {
+      const hourly = new Map<string, HourlyIncrement>();
+      for (const w of taken) {
+        for (const h of w.hourly) {
+          const k = `${h.drainId}\u0000${h.h}`;
+          const cur = hourly.get(k);
+          if (cur) {
+            cur.delivered += h.delivered;
+            cur.dropped += h.dropped;
+            cur.rejected += h.rejected;
+          } else hourly.set(k, { ...h });
+        }
+      }
+      await Promise.all([
+        opts.store.deliveries.insertMany(taken.flatMap((w) => w.deliveries)),
+        opts.store.health.addHourly([...hourly.values()]),
+        opts.store.deadLetters.insertMany(taken.flatMap((w) => w.deadLetters)),
+      ]);
+      failures = 0;
+      for (const w of taken) w.resolve();
+    } catch (e) {
+      // Deliveries are keyed by id (insert ignores repeats); hourly counters may count twice on a retry
+      // whose first try half-applied, which the health figures tolerate.
+      buffer = taken.concat(buffer);
+      rows += taken.length;
+      failures++;
+      opts.logger.warn({ event: 'account.write_failed', err: (e as Error).message, failures }, 'accounting write failed; retrying');
+      schedule(Math.min(5000, 100 * 2 ** Math.min(failures, 6)));
+    }
+  }
+
+  function flush(): Promise<void> {
+    if (flushing) return flushing;
+    if (buffer.length === 0) return Promise.resolve();
+    flushing = writeOnce().finally(() => {
+      flushing = undefined;
+      if (buffer.length > 0 && failures === 0) schedule(0);
+    });
+    return flushing;
+  }
+
+  return {
+    record(entry) {
+      return new Promise<void>((resolve) => {
+        const w: Waiting = {
+          deliveries: entry.deliveries ?? [],
+          hourly: entry.hourly ?? [],
+          deadLetters: entry.deadLetters ?? [],
+          resolve,
+        };
+        buffer.push(w);
+        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length;
+        if (rows >= maxRows) void flush();
+        else schedule(intervalMs);
+      });
+    },
+    flush,
+    async stop() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      for (let i = 0; i < 3 && buffer.length > 0; i++) await flush();
+      await flushing;
+    },
+  };
+}

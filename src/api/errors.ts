@@ -1,0 +1,58 @@
+/**
+ * REST error bodies (spec 01 part 7.1). Handlers throw AppError values; the
+ * error handler renders them. Framework errors (bad JSON, body too large)
+ * keep the framework shape; nothing ever answers with a stack trace.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+
+export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
+
+export function errorBody(e: AppError): Record<string, unknown> {
+  return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
+}
+
+export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: string): AppError =>
+  new AppError(401, code ?? 'UNAUTHORIZED', message);
+
+export const insufficientScope = (resourceType: string, resourceId: string, requiredScope: string): AppError =>
+  new AppError(403, 'INSUFFICIENT_SCOPE', `This credential lacks the ${requiredScope} scope.`, {
+    resourceType,
+    resourceId,
+    requiredScope,
+  });
+
+export const notProjected = (resourceType: string, resourceId: string, requiredScope: string): AppError =>
+  new AppError(403, 'RESOURCE_NOT_PROJECTED', `The ${resourceType} ${resourceId} is not visible to this credential.`, {
+    resourceType,
+    resourceId,
+    requiredScope,
+  });
+
+export const drainNotFound = (): AppError => new AppError(404, 'DRAIN_NOT_FOUND', 'Log drain not found.');
+
+export const drainValidation = (field: string, messages: string[]): AppError =>
+  new AppError(400, 'DRAIN_VALIDATION_FAILED', messages.join('; '), { field, message: messages });
+
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((e: FastifyError | AppError, req, reply) => {
+    if (e instanceof AppError) {
+      const body = errorBody(e);
+      // 401s carry the spec's message; only a revoked session adds a code.
+      if (e.statusCode === 401 && e.code === 'UNAUTHORIZED') delete body.code;
+      return reply.status(e.statusCode).send(body);
+    }
+    const status = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 ? e.statusCode : 500;
+    if (status === 500) {
+      req.log.error({ event: 'api.error', err: { message: e.message, code: e.code } }, 'unhandled error');
+      return reply.status(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal Server Error' });
+    }
+    const body: Record<string, unknown> = { statusCode: status, error: reasonPhrase(status), message: e.message };
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') Object.assign(body, { code: 'PAYLOAD_TOO_LARGE' });
+    return reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.status(404).send({ statusCode: 404, error: reasonPhrase(404), message: `Route ${req.method}:${req.url.split('?')[0]} not found` }),
+  );
+}

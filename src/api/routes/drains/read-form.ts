@@ -1,0 +1,75 @@
+/** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
+import type { Drain } from '../../../model/drain.js';
+import type { Store } from '../../../store/store.js';
+import { hourOf, HOUR_MS } from '../../../store/health-repo.js';
+
+/** Default daily quota (README, Quota); the ladder that enforces it is documented there. */
+export const DEFAULT_QUOTA = { eventsPerDay: 10_000_000, bytesPerDay: 10 * 1024 ** 3 } as const;
+
+const iso = (d: Date | null): string | undefined => (d ? d.toISOString() : undefined);
+
+/** `last4` of a header value: its last four characters, or '' when shorter than 8. */
+export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
+
+export async function drainReadForm(store: Store, d: Drain, nowMs = Date.now()): Promise<Record<string, unknown>> {
+  const facts = await store.health.facts(d.id, nowMs);
+  const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
+  const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
+  const usedEvents = facts.hourly.filter((p) => p.h >= dayStart && p.h <= hourOf(nowMs)).reduce((n, p) => n + p.delivered, 0);
+  const health: Record<string, unknown> = {
+    lastSuccessAt: iso(facts.lastSuccessAt),
+    lastFailureAt: iso(facts.lastFailureAt),
+    lastStatusCode: facts.lastStatusCode ?? undefined,
+    backlog: 0,
+    backlogBytes: 0,
+    deliveredCount24h: sum('delivered'),
+    droppedCount24h: sum('dropped'),
+    rejectedCount24h: sum('rejected'),
+    p50LatencyMs: facts.p50LatencyMs ?? undefined,
+    scrubHits24h: facts.scrubHits24h,
+    pauseReason: d.pauseReason ?? undefined,
+    hourly: facts.hourly,
+  };
+  const read: Record<string, unknown> = {
+    id: d.id,
+    orgId: d.orgId,
+    name: d.name,
+    type: d.type,
+    endpoint: d.endpoint ?? undefined,
+    site: d.type === 'vendor-a' ? d.site ?? undefined : undefined,
+    format: d.format,
+    headers: d.headers.map((h) => ({ name: h.name, last4: h.last4 })),
+    selectors: {
+      sources: d.selectors.sources ?? ['*'],
+      minSeverity: d.selectors.minSeverity,
+      agents: d.selectors.agents,
+      environments: d.selectors.environments,
+      includeContent: d.selectors.includeContent,
+    },
+    sampling: d.sampling ?? undefined,
+    redact: d.redact ?? undefined,
+    scrubRules: d.scrubRules ? { count: d.scrubRules.length, ids: d.scrubRules.map((r) => r.id) } : undefined,
+    signing: d.type === 'http' ? { enabled: d.secret !== null, rotation: rotationOf(d, nowMs) } : undefined,
+    state: d.state,
+    verifiedAt: iso(d.verifiedAt),
+    verification: d.verification ?? undefined,
+    health,
+    quota: {
+      ...DEFAULT_QUOTA,
+      usedEvents,
+      usedBytes: 0,
+      resetsAt: new Date((dayStart + 24) * HOUR_MS).toISOString(),
+      degradation: 'none',
+    },
+    version: d.version,
+    createdBy: d.createdBy,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+  return read;
+}
+
+function rotationOf(d: Drain, nowMs: number): { startedAt: string; expiresAt: string } | null {
+  if (!d.rotationStartedAt || !d.rotationExpiresAt || d.rotationExpiresAt.getTime() <= nowMs) return null;
+  return { startedAt: d.rotationStartedAt.toISOString(), expiresAt: d.rotationExpiresAt.toISOString() };
+}

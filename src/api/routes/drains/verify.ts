@@ -1,0 +1,103 @@
+/**
+ * Ownership verification (CONTRACT part 5). For `http`: a POST carrying a
+ * single-use token in `X-Svc-Verify`; it passes when the destination answers
+ * 2xx with the token, trimmed, as its body. Vendor types pass on any 2xx from
+ * the intake. The outcome lands in the drain's `verification` and in a
+ * `verify` delivery record; success moves `pending_verification` to `healthy`.
+ */
+import { randomBytes } from 'node:crypto';
+import { ulid } from 'ulid';
+import type { Drain } from '../../../model/drain.js';
+import type { Store } from '../../../store/store.js';
+import type { Transport } from '../../../deliver/transport.js';
+import { classifyTransportError } from '../../../deliver/outcome.js';
+import { signBatch, signingKey } from '../../../sign/standard-webhooks.js';
+import { DELIVERY_RETENTION_MS } from '../../../model/delivery.js';
+import { hashToken } from '../../../security/token-hash.js';
+import { scrubExcerpt } from '../../../shape/builtin-scrub.js';
+import { USER_AGENT } from '../../../deliver/deliverer.js';
+import type { Logger } from '../../../telemetry/logger.js';
+import type { Actor } from './audit.js';
+import { recordAudit } from './audit.js';
+
+export const VERIFY_TOKEN_TTL_MS = 10 * 60_000;
+
+export interface StartedVerification {
+  verificationId: string;
+  token: string;
+  expiresAt: Date;
+}
+
+export async function startVerification(store: Store, drain: Drain, now = new Date()): Promise<StartedVerification> {
+  const token = randomBytes(24).toString('base64url');
+  const v = { verificationId: ulid(), token, expiresAt: new Date(now.getTime() + VERIFY_TOKEN_TTL_MS) };
+  await store.verifications.insert({
+    id: v.verificationId, drainId: drain.id, tokenHash: hashToken(token), createdAt: now, expiresAt: v.expiresAt,
+  });
+  return v;
+}
+
+export async function runVerification(deps: {
+  store: Store;
+  transport: Transport;
+  logger: Logger;
+  drain: Drain;
+  verification: StartedVerification;
+  actor: Actor;
+}): Promise<boolean> {
+  const { store, transport, drain, verification } = deps;
+  // Single use: a token is spent by its one attempt, and not at all once expired.
+  if (!(await store.verifications.consume(verification.verificationId))) return false;
+  const body = Buffer.from(JSON.stringify({ type: 'svc.drain.verify', drainId: drain.id, verificationId: verification.verificationId }));
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-svc-verify': verification.token,
+  };
+  const headerValues: string[] = [verification.token];
+  for (const h of drain.headers) {
+    const value = store.secretBox.open(h.value);
+    headers[h.name.toLowerCase()] = value;
+    headerValues.push(value);
+  }
+  if (drain.type === 'http' && drain.secret) {
+    Object.assign(headers, signBatch([signingKey(store.secretBox.open(drain.secret))], verification.verificationId, body));
+  }
+  const startedAt = new Date();
+  const result = await transport.post({ url: drain.endpoint ?? '', headers, body });
+  let ok = false;
+  let statusCode: number | undefined;
+  let errorClass: string | undefined;
+  let excerpt: string | undefined;
+  if (result.kind === 'response') {
+    statusCode = result.statusCode;
+    const text = result.body.toString('utf8');
+    const is2xx = statusCode >= 200 && statusCode < 300;
+    ok = is2xx && (drain.type !== 'http' || text.trim() === verification.token);
+    if (!ok) errorClass = is2xx ? 'verify_mismatch' : statusCode >= 500 ? 'http_5xx' : statusCode >= 400 ? 'http_4xx' : 'http_3xx';
+    if (text.length > 0) excerpt = scrubExcerpt(text.slice(0, 1024), headerValues).slice(0, 1024);
+  } else {
+    errorClass = classifyTransportError(result.error);
+  }
+  await store.deliveries.insertMany([{
+    id: ulid(), orgId: drain.orgId, drainId: drain.id, batchId: verification.verificationId, kind: 'verify', attempt: 1,
+    statusCode, latencyMs: result.latencyMs, ok, errorClass, responseExcerpt: excerpt, startedAt,
+    expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
+  }]);
+  const outcome = { attemptedAt: startedAt.toISOString(), outcome: ok ? 'ok' : 'failed', statusCode, latencyMs: result.latencyMs };
+  const current = await store.drains.get(drain.orgId, drain.id);
+  if (!current) return false;
+  const updated = await store.drains.update(
+    drain.orgId,
+    drain.id,
+    ok
+      ? { verification: outcome, verifiedAt: startedAt, ...(current.state === 'pending_verification' ? { state: 'healthy' as const } : {}) }
+      : { verification: outcome },
+    false,
+  );
+  if (ok && updated) {
+    await recordAudit(store, deps.actor, 'logs.drain.verified', updated, { state: updated.state });
+  }
+  deps.logger.info({ event: 'drain.verified', drainId: drain.id, ok, statusCode, errorClass }, 'verification attempt finished');
+  return ok;
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env node
+/**
+ * logdrain: the command line (CONTRACT part 1). Wiring only: read the
+ * configuration once, pick the command, start or run it.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError } from './config/config.js';
+import { createLogger } from './telemetry/logger.js';
+import { run, stopOnSignals, type Role } from './commands/run.js';
+import { openStore } from './store/store.js';
+import { readSeedFile, SeedError } from './seed/seed-file.js';
+import { applySeed } from './store/seed-repo.js';
+import { produce } from './commands/produce.js';
+import { startHttpsReceiver } from './devtools/https-receiver.js';
+
+const USAGE = `usage: logdrain <command>
+
+  start              REST API, metrics and the delivery worker in one process (embedded defaults)
+  serve              REST API only
+  worker             delivery worker only (needs KAFKA_BROKERS and DATABASE_URL)
+  seed FILE          upsert orgs, users, agents, API keys and sessions from FILE
+  produce [options]  write synthetic records to Kafka or to a server's ingest route
+      --count N (1000)  --rate N per second (0: as fast as possible)  --batch N (500)
+      --org ID (org_acme)  --agent ID (repeatable; agt_support)
+      --url URL --key KEY  send to URL's POST /internal/records instead of Kafka
+  migrate            apply database migrations
+  receiver [--port N] [--dir DIR]
+                     a development HTTPS destination on 127.0.0.1 with a self-signed
+                     certificate: prints each batch it receives (README, Quick start)
+
+Configuration comes from the environment (README, Configuration).`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return command ? 0 : 2;
+  }
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  switch (command) {
+    case 'start':
+    case 'serve':
+    case 'worker': {
+      const running = await run(command as Role, config, logger);
+      stopOnSignals(running, config, logger);
+      return -1;
+    }
+    case 'seed': {
+      const file = rest[0];
+      if (!file) throw new SeedError(['usage: logdrain seed FILE']);
+      const seed = await readSeedFile(file);
+      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+      try {
+        await applySeed(store.sql, seed);
+      } finally {
+        await store.close();
+      }
+      process.stdout.write(
+        `seeded ${seed.orgs.length} orgs, ${seed.users.length} users, ${seed.agents.length} agents, ${seed.apiKeys.length} API keys, ${seed.sessions.length} sessions\n`,
+      );
+      return 0;
+    }
+    case 'migrate': {
+      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+      await store.close();
+      process.stdout.write('migrations applied\n');
+      return 0;
+    }
+    case 'produce': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          count: { type: 'string', default: '1000' },
+          rate: { type: 'string', default: '0' },
+          batch: { type: 'string', default: '500' },
+          org: { type: 'string', default: 'org_acme' },
+          agent: { type: 'string', multiple: true, default: ['agt_support'] },
+          url: { type: 'string' },
+          key: { type: 'string' },
+        },
+      });
+      const int = (name: string, v: string | undefined, min: number) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer of at least ${min}`);
+        return n;
+      };
+      await produce(config, {
+        count: int('count', values.count, 1),
+        rate: int('rate', values.rate, 0),
+        batch: int('batch', values.batch, 1),
+        org: values.org!,
+        agents: values.agent!,
+        url: values.url,
+        key: values.key,
+      });
+      return 0;
+    }
+    case 'receiver': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { port: { type: 'string', default: '8443' }, dir: { type: 'string', default: './data/receiver' } },
+      });
+      const receiver = await startHttpsReceiver({
+        certDir: values.dir!,
+        port: Number(values.port),
+        onRequest: (r) => {
+          const verify = r.headers['x-svc-verify'];
+          if (verify !== undefined) return void process.stdout.write(`verification challenge answered\n`);
+          process.stdout.write(`batch ${String(r.headers['x-svc-batch-id'])} ${r.headers['content-type']} ${r.rawBody.length} bytes gzip\n${r.body.toString('utf8')}\n`);
+        },
+      });
+      process.stdout.write(`receiver listening on ${receiver.url}\ntrust its certificate with NODE_EXTRA_CA_CERTS=${receiver.caPath}\n`);
+      return -1;
+    }
+    default:
+      process.stderr.write(`unknown command: ${command}\n\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (e: unknown) => {
+    const message = e instanceof ConfigError || e instanceof SeedError ? e.message : `logdrain: ${(e as Error).message}`;
+    process.stderr.write(message + '\n');
+    process.exit(1);
+  },
+);

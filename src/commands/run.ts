@@ -1,0 +1,113 @@
+/**
+ * Process composition for `start` (API + worker), `serve` (API only) and
+ * `worker` (worker only, with its own /metrics listener), and the graceful
+ * stop on SIGTERM/SIGINT (CONTRACT part 1).
+ */
+import { createServer, type Server } from 'node:http';
+import type { Config } from '../config/config.js';
+import { openStore, type Store } from '../store/store.js';
+import { readSeedFile } from '../seed/seed-file.js';
+import { applySeed } from '../store/seed-repo.js';
+import { createLogger, type Logger } from '../telemetry/logger.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { createTransport } from '../deliver/transport.js';
+import { buildApi } from '../api/server.js';
+import { startWorker, type Worker } from '../worker.js';
+import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
+import type { RecordSink } from '../api/routes/internal/records.js';
+
+export type Role = 'start' | 'serve' | 'worker';
+
+export interface Running {
+  /** Port the API or the worker's metrics listener bound. */
+  port: number;
+  store: Store;
+  stop(): Promise<void>;
+}
+
+export async function run(role: Role, config: Config, logger: Logger = createLogger(config.logLevel)): Promise<Running> {
+  if (role === 'worker' && (!config.kafka || !config.databaseUrl)) {
+    throw new Error('logdrain worker needs KAFKA_BROKERS and DATABASE_URL (use `logdrain start` for the embedded setup)');
+  }
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+  if (config.seedFile && role !== 'worker') {
+    await applySeed(store.sql, await readSeedFile(config.seedFile));
+    logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
+  }
+  const metrics = createMetrics(role === 'serve' ? 'api' : role === 'worker' ? 'worker' : 'all');
+  const worker: Worker | undefined =
+    role === 'serve' ? undefined : await startWorker({ config, store, logger, events: metrics.events });
+
+  let port: number;
+  let closeListener: () => Promise<void>;
+  let kafkaSink: KafkaSink | undefined;
+  if (role === 'worker') {
+    const server: Server = createServer((req, res) => {
+      if (req.url === '/metrics') {
+        void metrics.registry.metrics().then((text) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);
+        });
+      } else if (req.url === '/healthz') res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      else if (req.url === '/readyz') {
+        void store.ping().then((up) => {
+          const ready = up && worker!.ready();
+          res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ready ? 'ready' : 'not_ready' }));
+        });
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(config.metricsPort, config.host, resolve));
+    port = (server.address() as { port: number }).port;
+    closeListener = () => new Promise((resolve) => server.close(() => resolve()));
+  } else {
+    const transport = createTransport({ allowHosts: config.endpointAllowHosts, extraCaCerts: config.extraCaCerts, timeoutMs: config.deliveryTimeoutMs });
+    if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
+    const sink: RecordSink = kafkaSink ?? { write: (records) => store.queue.enqueue(records) };
+    const app = await buildApi({ config, store, transport, logger, metrics, sink, ...(worker ? { ready: () => worker.ready() } : {}) });
+    await app.listen({ host: config.host, port: config.port });
+    port = (app.server.address() as { port: number }).port;
+    closeListener = async () => {
+      await app.close();
+      await transport.close().catch(() => {});
+    };
+  }
+  logger.info({ event: 'process.started', role, port, source: worker?.source.name }, `logdrain ${role} listening on ${port}`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    store,
+    stop() {
+      stopping ??= (async () => {
+        await closeListener();
+        await worker?.stop();
+        await kafkaSink?.close().catch(() => {});
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Stops on the first SIGTERM or SIGINT and exits 0; a second signal or the deadline forces exit 1. */
+export function stopOnSignals(running: Running, config: Config, logger: Logger): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    logger.info({ event: 'process.stopping', signal }, 'stopping');
+    const force = setTimeout(() => {
+      logger.error({ event: 'process.stop_timeout' }, 'graceful stop exceeded SHUTDOWN_TIMEOUT_MS');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 2000);
+    force.unref();
+    running.stop().then(
+      () => process.exit(0),
+      (e) => {
+        logger.error({ event: 'process.stop_failed', err: (e as Error).message }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,232 @@
+/**
+ * Delivers ready batches: encode (a new batchId per attempt) -> gzip -> sign
+ * (http drains) -> POST -> classify -> account. Retries with backoff until
+ * the batch succeeds, fails for good, or outlives BUFFER_HORIZON_MS, in which
+ * case its records are dropped into a `dropped` delivery record with the
+ * reason. Each drain has its own concurrency limit, so a slow drain only
+ * slows itself. A batch's tickets are released only after the delivery
+ * record saying what happened to it is durable.
+ */
+import { promisify } from 'node:util';
+import { gzip as gzipCb, constants as zlib } from 'node:zlib';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { ulid } from 'ulid';
+import type { ReadyBatch } from '../batch/batcher.js';
+import { SCHEMA_URL } from '../encode/encoder.js';
+import { signBatch } from '../sign/standard-webhooks.js';
+import type { Accountant } from '../account/accountant.js';
+import { DELIVERY_RETENTION_MS, type DeliveryRecord } from '../model/delivery.js';
+import { hourOf } from '../store/health-repo.js';
+import { scrubExcerpt } from '../shape/builtin-scrub.js';
+import type { PipelineEvents } from '../telemetry/events.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Transport, TransportResult } from './transport.js';
+import { backoffMs } from './backoff.js';
+import { classifyTransportError, isRetryableClass, outcomeOfStatus, type AttemptOutcome } from './outcome.js';
+
+const gzip = promisify(gzipCb);
+
+export const EXCERPT_MAX_BYTES = 1024;
+export const USER_AGENT = 'logdrain/0.1';
+
+export interface DelivererOptions {
+  transport: Transport;
+  accountant: Accountant;
+  events: PipelineEvents;
+  logger: Logger;
+  retry: { baseMs: number; maxMs: number };
+  bufferHorizonMs: number;
+  concurrencyPerDrain?: number;
+  gzipLevel?: number;
+}
+
+export interface Deliverer {
+  submit(batch: ReadyBatch): Promise<void>;
+  /** Resolves when every submitted batch has finished (delivered or dropped). */
+  idle(): Promise<void>;
+  /** Stops retrying: batches still retrying are abandoned unaccounted, to be re-read after restart. */
+  abandonRetries(): void;
+  readonly inFlight: number;
+}
+
+export function createDeliverer(opts: DelivererOptions): Deliverer {
+  const limits = new Map<string, LimitFunction>();
+  const concurrency = opts.concurrencyPerDrain ?? 4;
+  const level = opts.gzipLevel ?? zlib.Z_BEST_SPEED;
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
+  let abandoned = false;
+  const wakeSleepers = new Set<() => void>();
+
+  const limitFor = (drainId: string): LimitFunction => {
+    let l = limits.get(drainId);
+    if (!l) limits.set(drainId, (l = pLimit(concurrency)));
+    return l;
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        wakeSleepers.delete(done);
+        resolve();
+      }
+      wakeSleepers.add(done);
+    });
+
+  async function attempt(batch: ReadyBatch, n: number): Promise<{ outcome: AttemptOutcome; row: DeliveryRecord }> {
+    const { plan } = batch;
+    const drain = plan.drain;
+    // Tenancy (ARCHITECTURE invariant 3): asserted on every batch before it leaves.
+    if (batch.resource['svc.org.id'] !== drain.orgId || batch.resource['service.namespace'] !== drain.orgId) {
+      throw new Error(`tenancy violation: batch of ${batch.resource['svc.org.id']} for a drain of another organization`);
+    }
+    const batchId = ulid();
+    const body = plan.encoder.encode({ batchId, resource: batch.resource, resourceJson: batch.resourceJson, entries: batch.entries });
+    const compressed = await gzip(body, { level });
+    const headers: Record<string, string> = {
+      ...plan.headers,
+      'content-type': plan.encoder.contentType,
+      'content-encoding': 'gzip',
+      'user-agent': USER_AGENT,
+      'x-svc-schema': SCHEMA_URL,
+      'x-svc-batch-id': batchId,
+    };
+    if (plan.signingKeys.length > 0) Object.assign(headers, signBatch(plan.signingKeys, batchId, body));
+    const startedAt = new Date();
+    const result = await opts.transport.post({ url: plan.url, headers, body: compressed });
+    const outcome = outcomeOf(result);
+    const row: DeliveryRecord = {
+      id: ulid(),
+      orgId: drain.orgId,
+      drainId: drain.id,
+      batchId,
+      kind: batch.kind,
+      attempt: n,
+      recordCount: batch.entries.length,
+      bytes: body.length,
+      bytesCompressed: compressed.length,
+      latencyMs: result.latencyMs,
+      ok: outcome.status === 'success',
+      startedAt,
+      expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
+      firstRecordId: batch.entries[0]?.record.id,
+      lastRecordId: batch.entries[batch.entries.length - 1]?.record.id,
+    };
+    if (result.kind === 'response') {
+      row.statusCode = result.statusCode;
+      if (result.body.length > 0) row.responseExcerpt = excerpt(result.body, Object.values(plan.headers));
+    }
+    if (outcome.status !== 'success' || outcome.errorClass) row.errorClass = outcome.errorClass;
+    opts.events.batchSent({
+      drainType: drain.type,
+      kind: batch.kind,
+      outcome: outcome.status === 'success' ? 'ok' : outcome.status === 'retryable' ? 'retry' : 'dropped',
+      errorClass: row.errorClass,
+      records: batch.entries.length,
+      bytes: body.length,
+      bytesCompressed: compressed.length,
+      latencyMs: result.latencyMs,
+    });
+    return { outcome, row };
+  }
+
+  async function deliver(batch: ReadyBatch): Promise<void> {
+    const firstAt = Date.now();
+    const records = batch.entries.length;
+    const drainId = batch.plan.drain.id;
+    for (let n = 1; ; n++) {
+      let result: Awaited<ReturnType<typeof attempt>>;
+      try {
+        result = await attempt(batch, n);
+      } catch (e) {
+        // Only a programming error lands here (the transport returns failures as values).
+        opts.logger.error({ event: 'deliver.bug', drainId, err: (e as Error).message }, 'delivery attempt threw');
+        await drop(batch, 'internal', n + 1);
+        return;
+      }
+      const { outcome, row } = result;
+      const h = hourOf(row.startedAt.getTime());
+      if (outcome.status === 'success') {
+        await opts.accountant.record({
+          deliveries: [row],
+          hourly: [{ drainId, h, delivered: records, dropped: 0, rejected: outcome.rejected }],
+        });
+        release(batch);
+        return;
+      }
+      const expired = Date.now() - firstAt >= opts.bufferHorizonMs;
+      if (outcome.status === 'failure' || expired || !isRetryableClass(outcome.errorClass)) {
+        await opts.accountant.record({ deliveries: [row] });
+        await drop(batch, expired ? 'horizon' : outcome.errorClass, n + 1);
+        return;
+      }
+      // The attempt row is written now, without waiting: it documents, it does not account.
+      void opts.accountant.record({ deliveries: [row] });
+      const wait = backoffMs(n, opts.retry, outcome.retryAfterMs);
+      opts.logger.debug({ event: 'deliver.retry', drainId, attempt: n, errorClass: outcome.errorClass, waitMs: wait }, 'retrying batch');
+      await sleep(Math.min(wait, Math.max(0, firstAt + opts.bufferHorizonMs - Date.now())));
+      if (abandoned) return;
+    }
+  }
+
+  async function drop(batch: ReadyBatch, reason: string, attemptNo: number): Promise<void> {
+    const drain = batch.plan.drain;
+    const now = new Date();
+    await opts.accountant.record({
+      deliveries: [{
+        id: ulid(), orgId: drain.orgId, drainId: drain.id, batchId: ulid(), kind: 'dropped', attempt: attemptNo,
+        recordCount: batch.entries.length, ok: false, errorClass: reason, startedAt: now,
+        expiresAt: new Date(now.getTime() + DELIVERY_RETENTION_MS),
+        firstRecordId: batch.entries[0]?.record.id, lastRecordId: batch.entries[batch.entries.length - 1]?.record.id,
+      }],
+      hourly: [{ drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: batch.entries.length, rejected: 0 }],
+    });
+    opts.events.recordsDropped(drain.type, reason, batch.entries.length);
+    release(batch);
+  }
+
+  function release(batch: ReadyBatch): void {
+    for (const t of batch.tickets) t.release();
+  }
+
+  return {
+    submit(batch) {
+      inFlight++;
+      return limitFor(batch.plan.drain.id)(() => deliver(batch)).finally(() => {
+        inFlight--;
+        if (inFlight === 0) {
+          const w = idleWaiters;
+          idleWaiters = [];
+          for (const resolve of w) resolve();
+        }
+      });
+    },
+    idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
+    abandonRetries() {
+      abandoned = true;
+      for (const wake of [...wakeSleepers]) wake();
+    },
+    get inFlight() {
+      return inFlight;
+    },
+  };
+}
+
+function outcomeOf(result: TransportResult): AttemptOutcome {
+  if (result.kind === 'error') {
+    const errorClass = classifyTransportError(result.error);
+    return isRetryableClass(errorClass) ? { status: 'retryable', errorClass } : { status: 'failure', errorClass };
+  }
+  const ra = result.headers['retry-after'];
+  return outcomeOfStatus(result.statusCode, Array.isArray(ra) ? ra[0] : ra);
+}
+
+/** At most 1 KB of the answer, cut on a character boundary, with secrets scrubbed. */
+function excerpt(body: Buffer, secrets: readonly string[]): string {
+  const text = scrubExcerpt(body.subarray(0, EXCERPT_MAX_BYTES * 4).toString('utf8'), secrets);
+  let cut = Buffer.from(text, 'utf8').subarray(0, EXCERPT_MAX_BYTES).toString('utf8');
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return cut;
+}

@@ -1,0 +1,69 @@
+/**
+ * A delivery attempt's outcome as a value, mapped from the transport result in
+ * one place. Error classes (README, "Delivery error classes"):
+ *
+ *   http_3xx  redirect answered; redirects are never followed (final)
+ *   http_4xx  client error; final except 408 and 429
+ *   http_5xx  server error (retried)
+ *   timeout   no complete answer within DELIVERY_TIMEOUT_MS (retried)
+ *   connect   connection refused, reset or closed early (retried)
+ *   tls       certificate or handshake failure (retried: often a rotation in progress)
+ *   dns       host name did not resolve (retried)
+ *   ssrf      the host resolved to a private, loopback, link-local or metadata address (final)
+ *   partial   OTLP partial success: delivered, some records refused (never retried)
+ */
+export type ErrorClass = 'http_3xx' | 'http_4xx' | 'http_5xx' | 'timeout' | 'connect' | 'tls' | 'dns' | 'ssrf' | 'partial';
+
+export type AttemptOutcome =
+  | { status: 'success'; errorClass?: 'partial'; rejected: number }
+  | { status: 'retryable'; errorClass: ErrorClass; retryAfterMs?: number }
+  | { status: 'failure'; errorClass: ErrorClass };
+
+/** 4xx answers that are worth retrying; every other 4xx is final. */
+const RETRYABLE_4XX = new Set([408, 429]);
+
+export function outcomeOfStatus(statusCode: number, retryAfterHeader: string | undefined, nowMs = Date.now()): AttemptOutcome {
+  if (statusCode >= 200 && statusCode < 300) return { status: 'success', rejected: 0 };
+  if (statusCode >= 300 && statusCode < 400) return { status: 'failure', errorClass: 'http_3xx' };
+  const retryAfterMs = parseRetryAfter(retryAfterHeader, nowMs);
+  if (statusCode >= 500) return withRetryAfter({ status: 'retryable', errorClass: 'http_5xx' }, retryAfterMs);
+  if (RETRYABLE_4XX.has(statusCode)) return withRetryAfter({ status: 'retryable', errorClass: 'http_4xx' }, retryAfterMs);
+  return { status: 'failure', errorClass: 'http_4xx' };
+}
+
+const withRetryAfter = (o: AttemptOutcome & { status: 'retryable' }, ms: number | undefined): AttemptOutcome =>
+  ms === undefined ? o : { ...o, retryAfterMs: ms };
+
+/** `Retry-After` as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, nowMs = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+const TLS_CODES = /^(ERR_TLS_|CERT_|ERR_SSL_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_(VERIFY|GET)|HOSTNAME_MISMATCH|ERR_OSSL)/;
+
+/** Classifies a transport error by its code (and its cause's), never by message text. */
+export function classifyTransportError(e: unknown): ErrorClass {
+  const codes: string[] = [];
+  let cur: unknown = e;
+  for (let depth = 0; cur && depth < 5; depth++) {
+    const c = (cur as { code?: unknown }).code;
+    if (typeof c === 'string') codes.push(c);
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  for (const code of codes) {
+    if (code === 'ERR_SSRF_BLOCKED') return 'ssrf';
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return 'dns';
+    if (TLS_CODES.test(code)) return 'tls';
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ABORT_ERR' || code === 'UND_ERR_ABORTED' || code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ERR_DELIVERY_TIMEOUT') {
+      return 'timeout';
+    }
+  }
+  if ((e as { name?: string })?.name === 'TimeoutError' || (e as { name?: string })?.name === 'AbortError') return 'timeout';
+  return 'connect';
+}
+
+export const isRetryableClass = (c: ErrorClass): boolean => c !== 'ssrf' && c !== 'http_3xx';

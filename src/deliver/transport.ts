@@ -1,0 +1,82 @@
+/**
+ * The HTTP transport: one undici Agent (a keep-alive pool per origin) whose
+ * connector checks every resolved address against the SSRF guard at connect
+ * time, trusts NODE_EXTRA_CA_CERTS in-process, and follows no redirects.
+ * It reads at most a small prefix of any answer, so a hostile destination's
+ * huge body costs nothing.
+ */
+import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'undici';
+import { checkConnectTarget, createGuardedLookup } from './ssrf-guard.js';
+
+export interface TransportOptions {
+  allowHosts: readonly string[];
+  extraCaCerts?: string | undefined;
+  timeoutMs: number;
+  connectionsPerOrigin?: number;
+}
+
+export interface PostRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export type TransportResult =
+  | { kind: 'response'; statusCode: number; headers: Record<string, string | string[] | undefined>; body: Buffer; latencyMs: number }
+  | { kind: 'error'; error: unknown; latencyMs: number };
+
+/** Bytes of an answer kept: enough for the 1 KB excerpt and an OTLP partial-success body. */
+export const RESPONSE_READ_LIMIT = 64 * 1024;
+
+export interface Transport {
+  post(req: PostRequest): Promise<TransportResult>;
+  close(): Promise<void>;
+}
+
+export function createTransport(opts: TransportOptions): Transport {
+  const ca = opts.extraCaCerts ? [...rootCertificates, opts.extraCaCerts] : undefined;
+  const agent = new Agent({
+    connect: { ...(ca ? { ca } : {}), lookup: createGuardedLookup({ allowHosts: opts.allowHosts }) },
+    connections: opts.connectionsPerOrigin ?? 16,
+    keepAliveTimeout: 30_000,
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+  });
+
+  return {
+    async post(req) {
+      const started = performance.now();
+      const latency = () => Math.round(performance.now() - started);
+      const target = new URL(req.url);
+      // IP-literal hosts never reach the lookup hook; check them here.
+      const direct = checkConnectTarget(target.hostname, opts.allowHosts);
+      if (!direct.ok) {
+        return { kind: 'error', error: Object.assign(new Error(direct.reason), { code: 'ERR_SSRF_BLOCKED' }), latencyMs: 0 };
+      }
+      try {
+        const res = await request(target, {
+          method: 'POST',
+          headers: req.headers,
+          body: req.body,
+          dispatcher: agent,
+          signal: AbortSignal.timeout(opts.timeoutMs),
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body) {
+          chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+          if (size >= RESPONSE_READ_LIMIT) {
+            res.body.destroy();
+            break;
+          }
+        }
+        return { kind: 'response', statusCode: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).subarray(0, RESPONSE_READ_LIMIT), latencyMs: latency() };
+      } catch (error) {
+        return { kind: 'error', error, latencyMs: latency() };
+      }
+    },
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * Encoding apart from sending: an encoder turns one batch (one resource, its
+ * records, a batch id) into the bytes of one request, before compression.
+ * Each record's JSON is produced once, when it enters the batch; encoders
+ * splice those strings rather than serialising the batch again.
+ */
+import type { Resource } from '../batch/resource.js';
+import type { DeliveredRecord } from '../shape/delivered-record.js';
+
+/** Named by `schemaUrl` and `X-Svc-Schema`: the delivered batch schema, major version 1.0. */
+export const SCHEMA_URL = 'https://schemas.svc.dev/log-drain/batch/1.0.json';
+
+export interface BatchEntry {
+  record: DeliveredRecord;
+  /** JSON.stringify(record), computed once. */
+  json: string;
+}
+
+export interface EncodableBatch {
+  batchId: string;
+  resource: Resource;
+  resourceJson: string;
+  entries: readonly BatchEntry[];
+}
+
+export interface Encoder {
+  readonly contentType: string;
+  encode(batch: EncodableBatch): Buffer;
+}

@@ -1,0 +1,91 @@
+/**
+ * The embedded source: polls the store's ingest queue table (no Kafka). One
+ * consumer, one "partition"; the committed cursor plays the offset.
+ */
+import { OffsetTracker } from './offset-tracker.js';
+import type { ChunkHandler, RecordSource } from './source.js';
+import type { QueueRepo } from '../store/queue-repo.js';
+import type { Logger } from '../telemetry/logger.js';
+
+export interface EmbeddedQueueSourceOptions {
+  queue: QueueRepo;
+  consumer?: string;
+  pollIntervalMs?: number;
+  chunkSize?: number;
+  maxInFlightRecords: number;
+  logger: Logger;
+}
+
+export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): RecordSource {
+  const consumerName = opts.consumer ?? 'embedded';
+  const pollMs = opts.pollIntervalMs ?? 100;
+  const chunkSize = opts.chunkSize ?? 1000;
+  let committable: number | undefined;
+  const tracker = new OffsetTracker({
+    maxInFlightRecords: opts.maxInFlightRecords,
+    onCommittable: (_p, next) => {
+      committable = Number(next);
+    },
+  });
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  async function commit(): Promise<void> {
+    if (committable === undefined) return;
+    const seq = committable;
+    committable = undefined;
+    try {
+      await opts.queue.commit(consumerName, seq);
+    } catch (e) {
+      committable = Math.max(committable ?? 0, seq);
+      opts.logger.warn({ event: 'queue.commit_failed', err: (e as Error).message }, 'queue cursor commit failed');
+    }
+  }
+
+  async function run(handler: ChunkHandler): Promise<void> {
+    let position = await opts.queue.cursor(consumerName);
+    while (running) {
+      await tracker.waitForCapacity();
+      await commit();
+      let messages: Awaited<ReturnType<QueueRepo['readAfter']>> = [];
+      try {
+        messages = await opts.queue.readAfter(position, chunkSize);
+      } catch (e) {
+        opts.logger.warn({ event: 'queue.read_failed', err: (e as Error).message }, 'queue read failed');
+      }
+      if (messages.length === 0) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, pollMs);
+        });
+        continue;
+      }
+      position = messages[messages.length - 1]!.seq;
+      const ticket = tracker.open(0, String(position), messages.length);
+      handler({ messages: messages.map((m) => m.payload), ticket });
+      ticket.seal();
+    }
+  }
+
+  return {
+    name: 'embedded',
+    ready: () => running,
+    async start(handler) {
+      running = true;
+      loop = run(handler);
+      loop.catch((e) => opts.logger.error({ event: 'queue.crash', err: (e as Error).message }, 'queue loop crashed'));
+    },
+    async stop(deadline, idle) {
+      running = false;
+      wake?.();
+      await loop?.catch(() => {});
+      await Promise.race([
+        tracker.drained(),
+        ...(idle ? [idle] : []),
+        new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
+      ]);
+      await commit();
+    },
+  };
+}

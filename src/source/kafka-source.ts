@@ -1,0 +1,109 @@
+/**
+ * The Kafka source: one member of the worker pool's consumer group (kafkajs).
+ * Offsets are never committed automatically: a partition's position is
+ * committed only once the OffsetTracker reports its records accounted for.
+ */
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { OffsetTracker } from './offset-tracker.js';
+import type { ChunkHandler, RecordSource } from './source.js';
+import type { Logger } from '../telemetry/logger.js';
+
+export interface KafkaSourceOptions {
+  brokers: readonly string[];
+  topic: string;
+  groupId: string;
+  clientId?: string;
+  maxInFlightRecords: number;
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  commitIntervalMs?: number;
+  logger: Logger;
+  /** Consumer lag per partition, reported after each fetched batch. */
+  onLag?: (partition: number, lag: number) => void;
+}
+
+export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
+  const kafka = new Kafka({
+    clientId: opts.clientId ?? 'logdrain-worker',
+    brokers: [...opts.brokers],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5000 },
+  });
+  const consumer: Consumer = kafka.consumer({
+    groupId: opts.groupId,
+    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+    rebalanceTimeout: opts.sessionTimeoutMs ?? 30_000,
+    heartbeatInterval: opts.heartbeatIntervalMs ?? 3000,
+    allowAutoTopicCreation: false,
+  });
+  const pending = new Map<number, string>();
+  const tracker = new OffsetTracker({
+    maxInFlightRecords: opts.maxInFlightRecords,
+    onCommittable: (partition, next) => pending.set(partition, next),
+  });
+  let joined = false;
+  let stopping = false;
+  let commitTimer: NodeJS.Timeout | undefined;
+
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = true;
+  });
+  consumer.on(consumer.events.CRASH, (e) => {
+    joined = false;
+    opts.logger.error({ event: 'kafka.crash', err: (e.payload.error as Error)?.message }, 'kafka consumer crashed');
+  });
+
+  async function commitPending(): Promise<void> {
+    if (pending.size === 0) return;
+    const offsets = [...pending].map(([partition, offset]) => ({ topic: opts.topic, partition, offset }));
+    pending.clear();
+    try {
+      await consumer.commitOffsets(offsets);
+    } catch (e) {
+      // A commit refused in a rebalance only means re-reading: at least once, never loss.
+      opts.logger.warn({ event: 'kafka.commit_failed', err: (e as Error).message }, 'offset commit failed');
+    }
+  }
+
+  return {
+    name: 'kafka',
+    ready: () => joined && !stopping,
+    async start(handler: ChunkHandler) {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [opts.topic], fromBeginning: true });
+      commitTimer = setInterval(() => void commitPending(), opts.commitIntervalMs ?? 500);
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 4,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          while (tracker.inFlightRecords >= opts.maxInFlightRecords && isRunning() && !isStale()) {
+            await Promise.race([tracker.waitForCapacity(), new Promise((r) => setTimeout(r, 1000))]);
+            await heartbeat();
+          }
+          if (!isRunning() || isStale() || batch.messages.length === 0) return;
+          const last = batch.lastOffset();
+          const ticket = tracker.open(batch.partition, (BigInt(last) + 1n).toString(), batch.messages.length);
+          handler({ messages: batch.messages.map((m) => m.value), ticket });
+          ticket.seal();
+          resolveOffset(last);
+          opts.onLag?.(batch.partition, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
+          await heartbeat();
+        },
+      });
+    },
+    async stop(deadline: number, idle?: Promise<void>) {
+      stopping = true;
+      // Stop fetching first, then give in-flight batches until the deadline to settle.
+      await consumer.stop().catch(() => {});
+      await Promise.race([
+        tracker.drained(),
+        ...(idle ? [idle] : []),
+        new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
+      ]);
+      if (commitTimer) clearInterval(commitTimer);
+      await commitPending();
+      await consumer.disconnect().catch(() => {});
+    },
+  };
+}

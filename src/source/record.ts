@@ -1,0 +1,97 @@
+/**
+ * The agent execution record of CONTRACT part 3, and its decoder. The decoder
+ * is hand-written rather than schema-driven because it runs once per consumed
+ * message; `schemas/agent-record.schema.json` states the same rules and a test
+ * holds the two in agreement.
+ */
+import type { Environment, Severity } from '../model/drain.js';
+
+export interface AgentRecord {
+  id: string;
+  orgId: string;
+  agentId: string;
+  agentName: string;
+  agentVersion?: string;
+  environment: Environment;
+  source: string;
+  event: string;
+  severity: Severity;
+  timestamp: string;
+  executionId: string;
+  message?: string;
+  traceId?: string;
+  spanId?: string;
+  attributes?: Record<string, string | number | boolean>;
+}
+
+export type DecodeResult = { ok: true; record: AgentRecord } | { ok: false; reason: string };
+
+const SOURCE_RE = /^[a-z_-]+$/;
+const EVENT_RE = /^[a-z]+$/;
+const TRACE_RE = /^[0-9a-f]{32}$/;
+const SPAN_RE = /^[0-9a-f]{16}$/;
+// RFC 3339: date, 'T' (or 't'/' '), time with optional fraction, and a zone.
+const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const SEVERITY_SET = new Set(['debug', 'info', 'warn', 'error']);
+const REQUIRED_STRINGS = ['id', 'orgId', 'agentId', 'agentName', 'executionId'] as const;
+/** Larger messages are refused: a record is a log line, not a payload channel. */
+export const MAX_RECORD_BYTES = 256 * 1024;
+
+export function decodeRecord(raw: Buffer | string): DecodeResult {
+  const size = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length;
+  if (size > MAX_RECORD_BYTES) return { ok: false, reason: `record of ${size} bytes exceeds ${MAX_RECORD_BYTES}` };
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'not valid JSON' };
+  }
+  return validateRecord(value);
+}
+
+export function validateRecord(value: unknown): DecodeResult {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, reason: 'not a JSON object' };
+  }
+  const r = value as Record<string, unknown>;
+  for (const f of REQUIRED_STRINGS) {
+    const v = r[f];
+    if (typeof v !== 'string' || v.length === 0) return { ok: false, reason: `${f} must be a non-empty string` };
+  }
+  if (r.environment !== 'production' && r.environment !== 'sandbox') {
+    return { ok: false, reason: 'environment must be production or sandbox' };
+  }
+  if (typeof r.source !== 'string' || !SOURCE_RE.test(r.source)) {
+    return { ok: false, reason: 'source must be lowercase letters, _ or -' };
+  }
+  if (typeof r.event !== 'string' || !EVENT_RE.test(r.event)) {
+    return { ok: false, reason: 'event must be lowercase letters' };
+  }
+  if (typeof r.severity !== 'string' || !SEVERITY_SET.has(r.severity)) {
+    return { ok: false, reason: 'severity must be debug, info, warn or error' };
+  }
+  if (typeof r.timestamp !== 'string' || !RFC3339_RE.test(r.timestamp) || Number.isNaN(Date.parse(r.timestamp))) {
+    return { ok: false, reason: 'timestamp must be RFC 3339' };
+  }
+  if (r.agentVersion !== undefined && typeof r.agentVersion !== 'string') {
+    return { ok: false, reason: 'agentVersion must be a string' };
+  }
+  if (r.message !== undefined && typeof r.message !== 'string') return { ok: false, reason: 'message must be a string' };
+  if (r.traceId !== undefined && (typeof r.traceId !== 'string' || !TRACE_RE.test(r.traceId))) {
+    return { ok: false, reason: 'traceId must be 32 lowercase hex characters' };
+  }
+  if (r.spanId !== undefined && (typeof r.spanId !== 'string' || !SPAN_RE.test(r.spanId))) {
+    return { ok: false, reason: 'spanId must be 16 lowercase hex characters' };
+  }
+  if (r.attributes !== undefined) {
+    const a = r.attributes;
+    if (typeof a !== 'object' || a === null || Array.isArray(a)) return { ok: false, reason: 'attributes must be an object' };
+    for (const k in a) {
+      const t = typeof (a as Record<string, unknown>)[k];
+      if (t !== 'string' && t !== 'number' && t !== 'boolean') {
+        return { ok: false, reason: `attributes.${k.slice(0, 64)} must be a string, number or boolean` };
+      }
+    }
+  }
+  return { ok: true, record: r as unknown as AgentRecord };
+}

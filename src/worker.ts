@@ -1,0 +1,108 @@
+/**
+ * The delivery worker, wired stage by stage:
+ *
+ *   source (Kafka or embedded queue)
+ *     -> pipeline: decode, route, select, shape     (pipeline/, select/, shape/)
+ *     -> batcher: per (drain, resource)              (batch/)
+ *     -> deliverer: encode, gzip, sign, POST, retry  (encode/, sign/, deliver/)
+ *     -> accountant: deliveries, hourly counters     (account/)
+ *     -> offsets committed once accounted for        (source/offset-tracker.ts)
+ */
+import type { Config } from './config/config.js';
+import type { Store } from './store/store.js';
+import type { Logger } from './telemetry/logger.js';
+import { noEvents, type PipelineEvents } from './telemetry/events.js';
+import { createTransport, type Transport } from './deliver/transport.js';
+import { createAccountant } from './account/accountant.js';
+import { createDeliverer } from './deliver/deliverer.js';
+import { createBatcher } from './batch/batcher.js';
+import { createDrainRegistry } from './pipeline/drain-plans.js';
+import { createPipeline } from './pipeline/pipeline.js';
+import { createKafkaSource } from './source/kafka-source.js';
+import { createEmbeddedQueueSource } from './source/embedded-queue-source.js';
+import type { RecordSource } from './source/source.js';
+
+export interface Worker {
+  readonly source: RecordSource;
+  ready(): boolean;
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  events?: PipelineEvents;
+  /** Kafka consumer timings; tests shorten them so rebalances take seconds. */
+  kafkaSessionTimeoutMs?: number;
+  kafkaHeartbeatIntervalMs?: number;
+}
+
+export async function startWorker(opts: WorkerOptions): Promise<Worker> {
+  const { config, store, logger } = opts;
+  const events = opts.events ?? noEvents;
+  const transport: Transport = createTransport({
+    allowHosts: config.endpointAllowHosts,
+    extraCaCerts: config.extraCaCerts,
+    timeoutMs: config.deliveryTimeoutMs,
+  });
+  const accountant = createAccountant({ store, logger });
+  const deliverer = createDeliverer({
+    transport, accountant, events, logger, retry: config.retry, bufferHorizonMs: config.bufferHorizonMs,
+  });
+  const batcher = createBatcher({
+    ...config.batch,
+    region: config.region,
+    onReady: (batch) => void deliverer.submit(batch),
+  });
+  const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, logger });
+  await registry.start();
+
+  const source: RecordSource = config.kafka
+    ? createKafkaSource({
+        ...config.kafka,
+        maxInFlightRecords: config.maxInFlightRecords,
+        logger,
+        onLag: (p, lag) => events.lag(p, lag),
+        ...(opts.kafkaSessionTimeoutMs ? { sessionTimeoutMs: opts.kafkaSessionTimeoutMs } : {}),
+        ...(opts.kafkaHeartbeatIntervalMs ? { heartbeatIntervalMs: opts.kafkaHeartbeatIntervalMs } : {}),
+      })
+    : createEmbeddedQueueSource({ queue: store.queue, maxInFlightRecords: config.maxInFlightRecords, logger });
+
+  const sweep = setInterval(() => {
+    store.deliveries.sweepExpired().catch((e) => logger.warn({ event: 'sweep_failed', err: (e as Error).message }, 'delivery sweep failed'));
+  }, 3_600_000);
+  sweep.unref();
+
+  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events }));
+  logger.info({ event: 'worker.started', source: source.name }, 'worker started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    source,
+    ready: () => source.ready(),
+    stop() {
+      stopping ??= (async () => {
+        const deadline = Date.now() + config.shutdownTimeoutMs;
+        // Leave a second at the end for the final commit and accounting writes.
+        const abandonAt = setTimeout(() => deliverer.abandonRetries(), Math.max(0, config.shutdownTimeoutMs - 1000));
+        const idle = (async () => {
+          do {
+            batcher.flushAll();
+            await deliverer.idle();
+            await new Promise((r) => setImmediate(r));
+          } while (batcher.openBatches > 0 || deliverer.inFlight > 0);
+        })();
+        batcher.flushAll();
+        await source.stop(deadline, idle);
+        clearTimeout(abandonAt);
+        clearInterval(sweep);
+        registry.stop();
+        await accountant.stop();
+        await transport.close().catch(() => {});
+        logger.info({ event: 'worker.stopped' }, 'worker stopped');
+      })();
+      return stopping;
+    },
+  };
+}
