@@ -1,0 +1,49 @@
+/** Starts logdrain in-process (start or serve) on an ephemeral port, configured the way an operator would. */
+import { loadConfig } from '../../src/config/config.js';
+import { run, type Role, type Running } from '../../src/commands/run.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+
+export const SEED_FIXTURE = new URL('../fixtures/seed-acme.json', import.meta.url).pathname;
+
+export interface TestApp extends Running {
+  base: string;
+  request(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export async function startApp(env: Record<string, string>, role: Role = 'start'): Promise<TestApp> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory://', SEED_FILE: SEED_FIXTURE, BATCH_LINGER_MS: '100', DRAIN_REFRESH_MS: '100', ...env });
+  const running = await run(role, config, silentLogger());
+  const base = `http://127.0.0.1:${running.port}`;
+  return {
+    ...running,
+    base,
+    async request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(base + path, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text.length > 0 ? JSON.parse(text) : undefined;
+      } catch {
+        /* not JSON */
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+  };
+}
+
+export async function waitFor<T>(fn: () => T | Promise<T>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'a condition'}`);
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
+  }
+}
