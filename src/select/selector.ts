@@ -27,8 +27,8 @@ export function compileSelector(selectors: Selectors, sampling: { debug: number 
 }
 
 /**
- * Head sampling keyed by execution: FNV-1a of the execution id mapped to
- * [0, 1). The same id gives the same answer on every worker, restart and
+ * Head sampling keyed by execution: FNV-1a of the execution id, mixed with
+ * murmur3's finalizer (FNV alone spreads similar ids poorly), mapped to [0, 1). The same id gives the same answer on every worker, restart and
  * retry, so an execution's debug records are kept or dropped together.
  */
 export function sampledIn(executionId: string, rate: number): boolean {
@@ -37,6 +37,11 @@ export function sampledIn(executionId: string, rate: number): boolean {
     h ^= executionId.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return (h >>> 0) / 0x1_0000_0000 < rate;
 }
 

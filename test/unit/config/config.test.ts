@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/config.js';
+
+describe('loadConfig', () => {
+  it('applies the CONTRACT defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      host: '0.0.0.0', port: 8080, metricsPort: 9464, databaseUrl: undefined, dataDir: './data', kafka: undefined,
+      logDrainsEnabled: true, endpointAllowHosts: [], batch: { maxRecords: 1000, maxBytes: 1_048_576, lingerMs: 1000 },
+      retry: { baseMs: 500, maxMs: 60_000 }, deliveryTimeoutMs: 10_000, bufferHorizonMs: 21_600_000, shutdownTimeoutMs: 30_000,
+    });
+    expect(Object.isFrozen(c.batch)).toBe(true);
+  });
+
+  it('reads Kafka and the switches', () => {
+    const c = loadConfig({ KAFKA_BROKERS: 'a:9092, b:9092', KAFKA_TOPIC: 't', LOG_DRAINS_ENABLED: 'false', DRAIN_ENDPOINT_ALLOW_HOSTS: 'LocalHost,127.0.0.1' });
+    expect(c.kafka).toEqual({ brokers: ['a:9092', 'b:9092'], topic: 't', groupId: 'logdrain-workers' });
+    expect(c.logDrainsEnabled).toBe(false);
+    expect(c.endpointAllowHosts).toEqual(['localhost', '127.0.0.1']);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({ PORT: 'eighty', BATCH_MAX_RECORDS: '0', LOG_DRAINS_ENABLED: 'maybe', DATABASE_URL: 'mysql://x' });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).problems).toHaveLength(4);
+    }
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { decodeRecord, MAX_RECORD_BYTES } from '../../../src/source/record.js';
+import { validateSourceRecord } from '../../helpers/receiver.js';
+
+const valid = {
+  id: 'r1', orgId: 'org_acme', agentId: 'agt_support', agentName: 'support-bot', environment: 'production',
+  source: 'mcp', event: 'error', severity: 'error', timestamp: '2026-11-22T10:00:00.123Z', executionId: 'exe_1',
+  message: 'tool failed', traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), attributes: { tool: 'search', ms: 12, ok: false },
+};
+
+/** Each case: a mutation of the valid record, and whether it must pass. */
+const CASES: [string, Record<string, unknown>, boolean][] = [
+  ['the valid record', {}, true],
+  ['no optional fields', { message: undefined, traceId: undefined, spanId: undefined, attributes: undefined }, true],
+  ['agentVersion', { agentVersion: '4' }, true],
+  ['offset timestamp', { timestamp: '2026-11-22T10:00:00+02:00' }, true],
+  ['source with _ and -', { source: 'agent_error-x' }, true],
+  ['empty id', { id: '' }, false],
+  ['numeric orgId', { orgId: 5 }, false],
+  ['missing agentName', { agentName: undefined }, false],
+  ['unknown environment', { environment: 'staging' }, false],
+  ['uppercase source', { source: 'MCP' }, false],
+  ['event with a digit', { event: 'err0r' }, false],
+  ['unknown severity', { severity: 'fatal' }, false],
+  ['timestamp without zone', { timestamp: '2026-11-22T10:00:00' }, false],
+  ['timestamp not a date', { timestamp: 'yesterday' }, false],
+  ['short traceId', { traceId: 'abc' }, false],
+  ['uppercase spanId', { spanId: 'B'.repeat(16) }, false],
+  ['nested attribute', { attributes: { a: { b: 1 } } }, false],
+  ['null attribute', { attributes: { a: null } }, false],
+  ['array attributes', { attributes: [1] }, false],
+  ['numeric message', { message: 5 }, false],
+];
+
+describe('decodeRecord (CONTRACT part 3)', () => {
+  it.each(CASES)('%s', (_name, patch, pass) => {
+    const r = JSON.parse(JSON.stringify({ ...valid, ...patch }));
+    const decoded = decodeRecord(JSON.stringify(r));
+    expect(decoded.ok).toBe(pass);
+    // The JSON Schema in schemas/ states the same rules.
+    expect(validateSourceRecord(r)).toBe(pass);
+  });
+
+  it('refuses what is not JSON, not an object, or too large, with a reason', () => {
+    expect(decodeRecord('{"id":')).toEqual({ ok: false, reason: 'not valid JSON' });
+    expect(decodeRecord('[1,2]')).toEqual({ ok: false, reason: 'not a JSON object' });
+    const big = decodeRecord(JSON.stringify({ ...valid, message: 'x'.repeat(MAX_RECORD_BYTES) }));
+    expect(big.ok).toBe(false);
+    expect(!big.ok && big.reason).toMatch(/exceeds/);
+  });
+});
