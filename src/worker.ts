@@ -33,9 +33,6 @@ export interface WorkerOptions {
   store: Store;
   logger: Logger;
   events?: PipelineEvents;
-  /** Kafka consumer timings; tests shorten them so rebalances take seconds. */
-  kafkaSessionTimeoutMs?: number;
-  kafkaHeartbeatIntervalMs?: number;
 }
 
 export async function startWorker(opts: WorkerOptions): Promise<Worker> {
@@ -64,8 +61,6 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         maxInFlightRecords: config.maxInFlightRecords,
         logger,
         onLag: (p, lag) => events.lag(p, lag),
-        ...(opts.kafkaSessionTimeoutMs ? { sessionTimeoutMs: opts.kafkaSessionTimeoutMs } : {}),
-        ...(opts.kafkaHeartbeatIntervalMs ? { heartbeatIntervalMs: opts.kafkaHeartbeatIntervalMs } : {}),
       })
     : createEmbeddedQueueSource({ queue: store.queue, maxInFlightRecords: config.maxInFlightRecords, logger });
 

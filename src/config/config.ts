@@ -16,6 +16,8 @@ export interface Config {
     readonly brokers: readonly string[];
     readonly topic: string;
     readonly groupId: string;
+    readonly sessionTimeoutMs: number;
+    readonly heartbeatIntervalMs: number;
   } | undefined;
   readonly kafkaTopic: string;
   readonly logDrainsEnabled: boolean;
@@ -87,6 +89,9 @@ export function loadConfig(env: Env = process.env): Config {
   const brokers = list('KAFKA_BROKERS');
   const kafkaTopic = str('KAFKA_TOPIC', 'agent-logs');
   const groupId = str('KAFKA_GROUP_ID', 'logdrain-workers');
+  // A dead member's partitions move after the session timeout: shorter is faster failover, longer tolerates pauses.
+  const sessionTimeoutMs = int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 1000, 3_600_000);
+  const heartbeatIntervalMs = int('KAFKA_HEARTBEAT_INTERVAL_MS', 3000, 100, 600_000);
 
   const caPath = optional('NODE_EXTRA_CA_CERTS');
   let extraCaCerts: string | undefined;
@@ -121,7 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: int('METRICS_PORT', 9464, 0, 65535),
     databaseUrl,
     dataDir: str('DATA_DIR', './data'),
-    kafka: brokers.length > 0 ? { brokers, topic: kafkaTopic, groupId } : undefined,
+    kafka: brokers.length > 0 ? { brokers, topic: kafkaTopic, groupId, sessionTimeoutMs, heartbeatIntervalMs } : undefined,
     kafkaTopic,
     logDrainsEnabled: bool('LOG_DRAINS_ENABLED', true),
     endpointAllowHosts: list('DRAIN_ENDPOINT_ALLOW_HOSTS').map((h) => h.toLowerCase()),

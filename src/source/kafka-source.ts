@@ -45,8 +45,10 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
   let stopping = false;
   let commitTimer: NodeJS.Timeout | undefined;
 
-  consumer.on(consumer.events.GROUP_JOIN, () => {
+  consumer.on(consumer.events.GROUP_JOIN, (e) => {
     joined = true;
+    const assigned = Object.values(e.payload.memberAssignment).flat();
+    opts.logger.info({ event: 'kafka.joined', partitions: assigned }, 'joined the consumer group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
     joined = false;
