@@ -1,0 +1,19 @@
+# logdrain: one image for the API (`serve`), the workers (`worker`) and the all-in-one `start`.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update -qq && apt-get install -y -qq python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json ./
+COPY src ./src
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY schemas ./schemas
+USER node
+EXPOSE 8080 9464
+ENTRYPOINT ["node", "dist/cli.js"]
+CMD ["start"]
