@@ -73,7 +73,7 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
     async start(handler: ChunkHandler) {
       await consumer.connect();
       await consumer.subscribe({ topics: [opts.topic], fromBeginning: true });
-      commitTimer = setInterval(() => void commitPending(), opts.commitIntervalMs ?? 500);
+      commitTimer = setInterval(() => void commitPending(), opts.commitIntervalMs ?? 200);
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -96,8 +96,9 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
     },
     async stop(deadline: number, idle?: Promise<void>) {
       stopping = true;
-      // Stop fetching first, then give in-flight batches until the deadline to settle.
-      await consumer.stop().catch(() => {});
+      // Pause rather than stop: kafkajs drops commits once its runner has stopped, and the
+      // final commit of what in-flight batches settle must still go through.
+      consumer.pause([{ topic: opts.topic }]);
       await Promise.race([
         tracker.drained(),
         ...(idle ? [idle] : []),
