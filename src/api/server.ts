@@ -9,7 +9,11 @@ import type { Transport } from '../deliver/transport.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './errors.js';
-import { registerDrainRoutes } from './routes/drains/routes.js';
+import swagger from '@fastify/swagger';
+import { registerDrainRoutes } from './routes/drains/index.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createAccountant } from '../account/accountant.js';
+import { createDeliverer } from '../deliver/deliverer.js';
 import { registerRecordRoutes, type RecordSink } from './routes/internal/records.js';
 
 export interface ApiOptions {
@@ -34,6 +38,19 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     shuttingDown = true;
   });
   installErrorHandler(app);
+  // Route schemas document; the route code validates (answering the spec's codes per rule) and
+  // serialises, so neither the schema validator nor the response serialiser may alter a request or answer.
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'logdrain', version: '0.1.0', description: 'Log drain administration and ingestion (spec 01).' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
@@ -49,7 +66,17 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics()),
   );
 
-  registerDrainRoutes(app, opts);
+  // Test batches go through the same delivery path as the worker's, with their own accounting.
+  const accountant = createAccountant({ store: opts.store, logger: opts.logger });
+  const deliverer = createDeliverer({
+    transport: opts.transport, accountant, events: opts.metrics.events, logger: opts.logger,
+    retry: opts.config.retry, bufferHorizonMs: opts.config.bufferHorizonMs,
+  });
+  app.addHook('onClose', async () => {
+    deliverer.abandonRetries();
+    await accountant.stop();
+  });
+  registerDrainRoutes(app, { ...opts, deliverer, limiter: createRateLimiter(opts.store) });
   registerRecordRoutes(app, { store: opts.store, sink: opts.sink });
   return app;
 }

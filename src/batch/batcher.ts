@@ -20,6 +20,8 @@ export interface ReadyBatch {
   /** One per entry: released when the entry is accounted for. */
   tickets: Ticket[];
   bytes: number;
+  /** Batch id of the first attempt, when the caller already announced one (the test route). */
+  batchId?: string;
 }
 
 export interface BatcherOptions {

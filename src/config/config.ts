@@ -24,6 +24,10 @@ export interface Config {
   readonly endpointAllowHosts: readonly string[];
   readonly extraCaCerts: string | undefined;
   readonly vendorAIntakeUrl: string;
+  /** Host names (or suffixes starting with '.') a `vendor-b` endpoint may use. */
+  readonly vendorBHosts: readonly string[];
+  /** Drain types this deployment offers; others answer DRAIN_TYPE_UNAVAILABLE. */
+  readonly drainTypesEnabled: readonly string[];
   readonly batch: { readonly maxRecords: number; readonly maxBytes: number; readonly lingerMs: number };
   readonly retry: { readonly baseMs: number; readonly maxMs: number };
   readonly deliveryTimeoutMs: number;
@@ -115,6 +119,12 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('VENDOR_A_INTAKE_URL must be an https URL template');
   }
 
+  const drainTypesEnabled = env.DRAIN_TYPES_ENABLED === undefined ? ['http', 'otlp', 'vendor-a', 'vendor-b'] : list('DRAIN_TYPES_ENABLED');
+  for (const t of drainTypesEnabled) {
+    if (!['http', 'otlp', 'vendor-a', 'vendor-b'].includes(t)) problems.push(`DRAIN_TYPES_ENABLED: unknown type ${t}`);
+  }
+  const vendorBHosts = env.VENDOR_B_HOSTS === undefined ? ['.logs.vendor-b.com'] : list('VENDOR_B_HOSTS').map((h) => h.toLowerCase());
+
   const logLevel = str('LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
@@ -132,6 +142,8 @@ export function loadConfig(env: Env = process.env): Config {
     endpointAllowHosts: list('DRAIN_ENDPOINT_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     extraCaCerts,
     vendorAIntakeUrl,
+    vendorBHosts,
+    drainTypesEnabled,
     batch: {
       maxRecords: int('BATCH_MAX_RECORDS', 1000, 1, 100_000),
       maxBytes: int('BATCH_MAX_BYTES', 1_048_576, 1024, 64 * 1_048_576),

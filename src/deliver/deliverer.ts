@@ -82,7 +82,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
     if (batch.resource['svc.org.id'] !== drain.orgId || batch.resource['service.namespace'] !== drain.orgId) {
       throw new Error(`tenancy violation: batch of ${batch.resource['svc.org.id']} for a drain of another organization`);
     }
-    const batchId = ulid();
+    const batchId = n === 1 && batch.batchId ? batch.batchId : ulid();
     const body = plan.encoder.encode({ batchId, resource: batch.resource, resourceJson: batch.resourceJson, entries: batch.entries });
     const compressed = await gzip(body, { level });
     const headers: Record<string, string> = {

@@ -21,11 +21,29 @@ export function createAuditRepo(sql: Sql) {
       );
     },
 
-    async list(orgId: string, limit: number): Promise<AuditEntry[]> {
+    /** Newest first, keyset-paginated on (at, id). */
+    async page(
+      orgId: string,
+      q: { action?: string | undefined; targetId?: string | undefined; limit: number; after?: { at: Date; id: string } | undefined },
+    ): Promise<AuditEntry[]> {
+      const params: unknown[] = [orgId, q.limit];
+      let where = 'org_id = $1';
+      if (q.action) {
+        params.push(q.action);
+        where += ` and action = $${params.length}`;
+      }
+      if (q.targetId) {
+        params.push(q.targetId);
+        where += ` and target_id = $${params.length}`;
+      }
+      if (q.after) {
+        params.push(q.after.at.toISOString(), q.after.id);
+        where += ` and (at, id) < ($${params.length - 1}::timestamptz, $${params.length})`;
+      }
       const rows = await sql.query<{
         id: string; org_id: string; action: string; actor: AuditEntry['actor']; target_type: string;
         target_id: string; details: Record<string, unknown>; at: Date;
-      }>('select * from audit_log where org_id = $1 order by at desc, id desc limit $2', [orgId, limit]);
+      }>(`select * from audit_log where ${where} order by at desc, id desc limit $2`, params);
       return rows.map((r) => ({
         id: r.id, orgId: r.org_id, action: r.action, actor: r.actor, targetType: r.target_type,
         targetId: r.target_id, details: r.details, at: r.at,

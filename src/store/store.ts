@@ -13,6 +13,7 @@ import { createQueueRepo } from './queue-repo.js';
 import { createDeadLettersRepo } from './dead-letters-repo.js';
 import { createVerificationsRepo } from './verifications-repo.js';
 import { createAuditRepo } from './audit-repo.js';
+import { createRateLimitsRepo } from './rate-limits-repo.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
 export interface StoreOptions {
@@ -46,6 +47,7 @@ function composeStore(sql: Sql, secretBox: SecretBox) {
     deadLetters: createDeadLettersRepo(sql),
     verifications: createVerificationsRepo(sql),
     audit: createAuditRepo(sql),
+    rateLimits: createRateLimitsRepo(sql),
     async ping(): Promise<boolean> {
       try {
         await sql.query('select 1');

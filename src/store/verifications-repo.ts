@@ -19,11 +19,16 @@ export function createVerificationsRepo(sql: Sql) {
     },
 
     async countSince(drainId: string, since: Date): Promise<number> {
-      const rows = await sql.query<{ n: number }>(
-        'select count(*)::int as n from drain_verifications where drain_id = $1 and created_at > $2',
+      return (await this.windowSince(drainId, since)).count;
+    },
+
+    /** Attempts since `since` and the oldest of them (when the window frees a place). */
+    async windowSince(drainId: string, since: Date): Promise<{ count: number; oldest: Date | null }> {
+      const rows = await sql.query<{ n: number; oldest: Date | null }>(
+        'select count(*)::int as n, min(created_at) as oldest from drain_verifications where drain_id = $1 and created_at > $2',
         [drainId, since.toISOString()],
       );
-      return rows[0]?.n ?? 0;
+      return { count: rows[0]?.n ?? 0, oldest: rows[0]?.oldest ?? null };
     },
   };
 }

@@ -176,7 +176,7 @@ describe('drain routes (first cut) over a real socket', () => {
         }, { what: 'a verification outcome' });
         expect(drain.state).toBe('pending_verification');
         expect(drain.verification.outcome).toBe('failed');
-        expect(drain.verifiedAt).toBeUndefined();
+        expect(drain.verifiedAt).toBeNull();
       } finally {
         receiver.respondWith(undefined);
       }

@@ -84,13 +84,17 @@ describe('embedded pipeline: ingest route -> queue -> worker -> HTTPS receiver',
     expect(d0).toMatchObject({ kind: 'batch', ok: true, statusCode: 200, attempt: 1, drainId: ndjsonDrainId });
     expect(d0.bytesCompressed).toBeLessThan(d0.bytes);
     expect(typeof first.body.nextCursor).toBe('string');
-    const all: { id: string; recordCount: number }[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { body: { deliveries: { id: string; recordCount: number }[]; nextCursor: string | null } } = await app.request('GET', `${ORG}/${ndjsonDrainId}/deliveries?kind=batch&limit=3${cursor ? `&cursor=${cursor}` : ''}`, { token: 'lk_acme_manage' });
-      all.push(...page.body.deliveries);
-      cursor = page.body.nextCursor;
-    } while (cursor);
+    // Receipt comes before accounting: wait until every batch's delivery record is written.
+    const all = await waitFor(async () => {
+      const rows: { id: string; recordCount: number }[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { body: { deliveries: { id: string; recordCount: number }[]; nextCursor: string | null } } = await app.request('GET', `${ORG}/${ndjsonDrainId}/deliveries?kind=batch&limit=3${cursor ? `&cursor=${cursor}` : ''}`, { token: 'lk_acme_manage' });
+        rows.push(...page.body.deliveries);
+        cursor = page.body.nextCursor;
+      } while (cursor);
+      return rows.reduce((n, d) => n + d.recordCount, 0) >= 240 ? rows : undefined;
+    }, { what: 'delivery records of every batch', timeoutMs: 5000 });
     expect(new Set(all.map((d) => d.id)).size).toBe(all.length);
     expect(all.reduce((n, d) => n + d.recordCount, 0)).toBe(240);
     const health = await waitFor(async () => {

@@ -6,7 +6,7 @@ import { hourOf, HOUR_MS } from '../../../store/health-repo.js';
 /** Default daily quota (README, Quota); the ladder that enforces it is documented there. */
 export const DEFAULT_QUOTA = { eventsPerDay: 10_000_000, bytesPerDay: 10 * 1024 ** 3 } as const;
 
-const iso = (d: Date | null): string | undefined => (d ? d.toISOString() : undefined);
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 /** `last4` of a header value: its last four characters, or '' when shorter than 8. */
 export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
@@ -19,15 +19,15 @@ export async function drainReadForm(store: Store, d: Drain, nowMs = Date.now()):
   const health: Record<string, unknown> = {
     lastSuccessAt: iso(facts.lastSuccessAt),
     lastFailureAt: iso(facts.lastFailureAt),
-    lastStatusCode: facts.lastStatusCode ?? undefined,
+    lastStatusCode: facts.lastStatusCode,
     backlog: 0,
     backlogBytes: 0,
     deliveredCount24h: sum('delivered'),
     droppedCount24h: sum('dropped'),
     rejectedCount24h: sum('rejected'),
-    p50LatencyMs: facts.p50LatencyMs ?? undefined,
+    p50LatencyMs: facts.p50LatencyMs,
     scrubHits24h: facts.scrubHits24h,
-    pauseReason: d.pauseReason ?? undefined,
+    pauseReason: d.pauseReason,
     hourly: facts.hourly,
   };
   const read: Record<string, unknown> = {
@@ -35,7 +35,7 @@ export async function drainReadForm(store: Store, d: Drain, nowMs = Date.now()):
     orgId: d.orgId,
     name: d.name,
     type: d.type,
-    endpoint: d.endpoint ?? undefined,
+    endpoint: d.endpoint,
     site: d.type === 'vendor-a' ? d.site ?? undefined : undefined,
     format: d.format,
     headers: d.headers.map((h) => ({ name: h.name, last4: h.last4 })),
@@ -46,13 +46,13 @@ export async function drainReadForm(store: Store, d: Drain, nowMs = Date.now()):
       environments: d.selectors.environments,
       includeContent: d.selectors.includeContent,
     },
-    sampling: d.sampling ?? undefined,
-    redact: d.redact ?? undefined,
-    scrubRules: d.scrubRules ? { count: d.scrubRules.length, ids: d.scrubRules.map((r) => r.id) } : undefined,
+    sampling: d.sampling,
+    redact: d.redact,
+    scrubRules: d.scrubRules ? { count: d.scrubRules.length, ids: d.scrubRules.map((r) => r.id) } : null,
     signing: d.type === 'http' ? { enabled: d.secret !== null, rotation: rotationOf(d, nowMs) } : undefined,
     state: d.state,
     verifiedAt: iso(d.verifiedAt),
-    verification: d.verification ?? undefined,
+    verification: d.verification,
     health,
     quota: {
       ...DEFAULT_QUOTA,

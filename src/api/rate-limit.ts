@@ -1,0 +1,47 @@
+/**
+ * Rate limits (spec 01 part 8): fixed one-minute windows counted in the
+ * database, so the budget holds across every API process. Each answer
+ * carries the budget headers suffixed with the bucket evaluated; over the
+ * limit the answer is 429 with a bare Retry-After in seconds.
+ */
+import type { FastifyReply } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Store } from '../store/store.js';
+
+export interface Bucket {
+  /** Suffix of the headers, e.g. `log-drains-read`. */
+  name: string;
+  limit: number;
+  windowMs: number;
+  /** The code of the 429 answer. */
+  code: string;
+}
+
+export const DRAIN_READ_BUCKET: Bucket = { name: 'log-drains-read', limit: 300, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' };
+export const DRAIN_MUTATE_BUCKET: Bucket = { name: 'log-drains-mutate', limit: 60, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' };
+
+export function createRateLimiter(store: Pick<Store, 'rateLimits'>) {
+  let lastSweep = 0;
+  return {
+    /** Counts one request of `subject` in `bucket`; sets the headers; throws 429 past the limit. */
+    async enforce(bucket: Bucket, subject: string, reply: FastifyReply, nowMs = Date.now()): Promise<void> {
+      const { hits, windowStartMs } = await store.rateLimits.hit(bucket.name, subject, bucket.windowMs, nowMs);
+      const resetSec = Math.max(1, Math.ceil((windowStartMs + bucket.windowMs - nowMs) / 1000));
+      reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
+      reply.header(`X-RateLimit-Remaining-${bucket.name}`, String(Math.max(0, bucket.limit - hits)));
+      reply.header(`X-RateLimit-Reset-${bucket.name}`, String(resetSec));
+      if (nowMs - lastSweep > 10 * bucket.windowMs) {
+        lastSweep = nowMs;
+        void store.rateLimits.sweep(nowMs - 2 * bucket.windowMs).catch(() => {});
+      }
+      if (hits > bucket.limit) {
+        reply.header('Retry-After', String(resetSec));
+        throw new AppError(429, bucket.code, `Rate limit of ${bucket.limit} requests a minute exceeded; retry in ${resetSec} s.`, {
+          retryAfterSeconds: resetSec,
+        });
+      }
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;

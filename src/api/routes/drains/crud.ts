@@ -1,0 +1,76 @@
+/** List, create, read, update (PATCH) and delete (spec 01 part 4.1). */
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../../errors.js';
+import { drainNotFound } from '../../errors.js';
+import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
+import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
+import { drainReadForm } from './read-form.js';
+import { recordAudit } from './audit.js';
+import { parseDrainBody } from './validate.js';
+import { schemas } from './schemas.js';
+
+const nameTaken = (name: string) =>
+  new AppError(409, 'DRAIN_NAME_TAKEN', `A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });
+const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === '23505';
+
+export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void {
+  const { store } = deps;
+  const guard = createDrainGuard(deps);
+
+  app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list }, async (req, reply) => {
+    await guard(req, reply);
+    const org = await store.auth.org(req.params.orgId);
+    const drains = await store.drains.listByOrg(req.params.orgId);
+    return {
+      drains: await Promise.all(drains.map((d) => drainReadForm(store, d))),
+      limits: { maxDrains: MAX_DRAINS[org?.plan ?? 'standard'] },
+    };
+  });
+
+  app.post<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.create }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const input = parseDrainBody(req.body, 'create');
+    const { drain, secret } = await buildNewDrain(deps, req.params.orgId, principal, input);
+    try {
+      await store.drains.insert(drain);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw nameTaken(drain.name);
+      throw e;
+    }
+    await recordAudit(store, actorOf(principal), 'logs.drain.created', drain);
+    const read = await drainReadForm(store, drain);
+    // The only answer that ever carries the secret.
+    return reply.status(201).send(secret === undefined ? read : { ...read, secret });
+  });
+
+  app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get }, async (req, reply) => {
+    await guard(req, reply);
+    return drainReadForm(store, await loadDrain(store, req.params));
+  });
+
+  app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    const input = parseDrainBody(req.body, 'patch');
+    const { patch, changed } = await buildDrainPatch(deps, drain, input);
+    if (changed.length === 0) return drainReadForm(store, drain);
+    let updated;
+    try {
+      updated = await store.drains.update(drain.orgId, drain.id, patch, true);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw nameTaken(input.name ?? '');
+      throw e;
+    }
+    if (!updated) throw drainNotFound();
+    await recordAudit(store, actorOf(principal), 'logs.drain.updated', updated, { changed });
+    return drainReadForm(store, updated);
+  });
+
+  app.delete<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.remove }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    if (!(await store.drains.softDelete(drain.orgId, drain.id))) throw drainNotFound();
+    await recordAudit(store, actorOf(principal), 'logs.drain.deleted', { ...drain, state: drain.state });
+    return reply.status(204).send();
+  });
+}

@@ -1,0 +1,55 @@
+/** GET .../:drainId/deliveries: attempts of the last seven days, newest first (spec 01 part 4.2). */
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../../errors.js';
+import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../../model/delivery.js';
+import { createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from './cursor.js';
+import { schemas } from './schemas.js';
+
+export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): void {
+  const guard = createDrainGuard(deps);
+  app.get<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/deliveries`, { schema: schemas.deliveries }, async (req, reply) => {
+    await guard(req, reply);
+    const drain = await loadDrain(deps.store, req.params);
+    const kind = single(req.query, 'kind');
+    if (kind !== undefined && !DELIVERY_KINDS.includes(kind as DeliveryKind)) {
+      const message = `kind must be one of ${DELIVERY_KINDS.join(', ')}`;
+      throw new AppError(400, 'VALIDATION_FAILED', message, { field: 'kind', message: [message] });
+    }
+    const limit = parseLimit(single(req.query, 'limit'), 20, 100);
+    const cursor = single(req.query, 'cursor');
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const rows = await deps.store.deliveries.page(drain.id, {
+      kind: kind as DeliveryKind | undefined,
+      limit: limit + 1,
+      after: after && { startedAt: after.at, id: after.id },
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { deliveries: page.map(deliveryReadForm), nextCursor: rows.length > limit && last ? encodeCursor(last.startedAt, last.id) : null };
+  });
+}
+
+export function deliveryReadForm(d: DeliveryRecord): Record<string, unknown> {
+  return {
+    id: d.id,
+    orgId: d.orgId,
+    drainId: d.drainId,
+    batchId: d.batchId,
+    kind: d.kind,
+    attempt: d.attempt,
+    recordCount: d.recordCount,
+    bytes: d.bytes,
+    bytesCompressed: d.bytesCompressed,
+    statusCode: d.statusCode,
+    latencyMs: d.latencyMs,
+    ok: d.ok,
+    errorClass: d.errorClass,
+    responseExcerpt: d.responseExcerpt,
+    scrubHits: d.scrubHits,
+    startedAt: d.startedAt.toISOString(),
+    expiresAt: d.expiresAt.toISOString(),
+    firstRecordId: d.firstRecordId,
+    lastRecordId: d.lastRecordId,
+  };
+}

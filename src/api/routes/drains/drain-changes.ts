@@ -1,0 +1,168 @@
+/**
+ * Turns a validated create or PATCH body into a new drain or a patch,
+ * applying the rules that need context: which types this deployment offers,
+ * what endpoint each type accepts, signing only for `http`, content only
+ * with acknowledgement, agents only of the organization.
+ */
+import { ulid } from 'ulid';
+import { AppError } from '../../../errors.js';
+import type { Drain, DrainType } from '../../../model/drain.js';
+import type { DrainPatch } from '../../../store/drains-repo.js';
+import { generateSecret } from '../../../sign/standard-webhooks.js';
+import { isAllowedHost } from '../../../deliver/ssrf-guard.js';
+import type { Principal } from '../../auth.js';
+import { drainValidation } from '../../errors.js';
+import type { DrainDeps } from './context.js';
+import { last4 } from './read-form.js';
+import { checkDrainEndpoint, type DrainInput } from './validate.js';
+
+export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;
+
+function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
+  if (!deps.config.drainTypesEnabled.includes(type)) {
+    throw new AppError(422, 'DRAIN_TYPE_UNAVAILABLE', `Drain type ${type} is not available yet.`, { field: 'type' });
+  }
+}
+
+/** The endpoint a drain of `type` gets from this body, checked; undefined when the body does not set one. */
+async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInput, creating: boolean): Promise<string | undefined> {
+  if (type === 'vendor-a') {
+    if (input.endpoint !== undefined) {
+      throw new AppError(422, 'DRAIN_ENDPOINT_NOT_ALLOWED', 'vendor-a drains derive their endpoint from site.', { field: 'endpoint' });
+    }
+    if (creating && !input.site) throw drainValidation('site', ['site is required for vendor-a']);
+    return input.site ? deps.config.vendorAIntakeUrl.replace('{site}', input.site) : undefined;
+  }
+  if (input.site !== undefined) throw drainValidation('site', ['site applies to vendor-a only']);
+  if (input.endpoint === undefined) {
+    if (creating) throw drainValidation('endpoint', [`endpoint is required for ${type}`]);
+    return undefined;
+  }
+  const endpoint = await checkDrainEndpoint(input.endpoint, deps.config.endpointAllowHosts);
+  if (type === 'vendor-b') {
+    const host = new URL(endpoint).hostname.toLowerCase();
+    const accepted = deps.config.vendorBHosts.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
+    if (!accepted && !isAllowedHost(host, deps.config.endpointAllowHosts)) {
+      throw new AppError(422, 'DRAIN_ENDPOINT_NOT_ALLOWED', `vendor-b accepts only its intake hosts (${deps.config.vendorBHosts.join(', ')}).`, { field: 'endpoint' });
+    }
+  }
+  return endpoint;
+}
+
+function checkSigningAndContent(type: DrainType, input: DrainInput): void {
+  if (input.secret !== undefined && type !== 'http') {
+    throw drainValidation('secret', ['only http drains are signed; other types authenticate with headers']);
+  }
+  if (input.includeContent === true && input.includeContentAck !== true) {
+    throw new AppError(422, 'DRAIN_CONTENT_ACK_REQUIRED', 'includeContent requires includeContentAck: true.', { field: 'includeContentAck' });
+  }
+}
+
+async function checkAgents(deps: DrainDeps, orgId: string, input: DrainInput): Promise<void> {
+  if (!Array.isArray(input.agents)) return;
+  const outside = await deps.store.auth.agentsOutsideOrg(orgId, input.agents);
+  if (outside.length > 0) {
+    throw new AppError(422, 'DRAIN_AGENT_NOT_IN_ORG', `Agents outside the organization: ${outside.slice(0, 5).join(', ')}.`, { field: 'agents' });
+  }
+}
+
+const sealHeaders = (deps: DrainDeps, headers: { name: string; value: string }[]) =>
+  headers.map((h) => ({ name: h.name, value: deps.store.secretBox.seal(h.value), last4: last4(h.value) }));
+
+export async function buildNewDrain(deps: DrainDeps, orgId: string, principal: Principal, input: DrainInput): Promise<{ drain: Drain; secret: string | undefined }> {
+  if (!input.name) throw drainValidation('name', ['name is required']);
+  if (!input.type) throw drainValidation('type', ['type is required']);
+  const type = input.type;
+  checkTypeAvailable(deps, type);
+  checkSigningAndContent(type, input);
+  const endpoint = await resolveEndpoint(deps, type, input, true);
+  await checkAgents(deps, orgId, input);
+  const org = await deps.store.auth.org(orgId);
+  const max = MAX_DRAINS[org?.plan ?? 'standard'];
+  if ((await deps.store.drains.countLive(orgId)) >= max) {
+    throw new AppError(422, 'DRAIN_LIMIT_REACHED', `This organization already has ${max} drains, its limit.`);
+  }
+  const secret = type === 'http' ? input.secret ?? generateSecret() : undefined;
+  const now = new Date();
+  const drain: Drain = {
+    id: `drn_${ulid().toLowerCase()}`,
+    orgId,
+    name: input.name,
+    type,
+    endpoint: endpoint ?? null,
+    site: input.site ?? null,
+    format: type === 'http' ? input.format ?? 'json' : 'json',
+    headers: sealHeaders(deps, input.headers ?? []),
+    secret: secret === undefined ? null : deps.store.secretBox.seal(secret),
+    previousSecret: null,
+    rotationStartedAt: null,
+    rotationExpiresAt: null,
+    selectors: {
+      sources: input.sources ?? null,
+      minSeverity: input.minSeverity ?? 'info',
+      agents: input.agents ?? '*',
+      environments: input.environments ?? ['production'],
+      includeContent: input.includeContent ?? false,
+    },
+    sampling: input.sampling ?? null,
+    redact: input.redact ?? null,
+    scrubRules: input.scrubRules ?? null,
+    state: 'pending_verification',
+    pauseReason: null,
+    verifiedAt: null,
+    verification: null,
+    version: 1,
+    createdBy: { type: 'user', id: principal.userId },
+    createdAt: now,
+    updatedAt: now,
+  };
+  return { drain, secret };
+}
+
+export interface DrainChange {
+  patch: DrainPatch;
+  /** Names of the fields whose value changes (for the audit entry). */
+  changed: string[];
+}
+
+export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: DrainInput): Promise<DrainChange> {
+  checkSigningAndContent(drain.type, input);
+  const endpoint = await resolveEndpoint(deps, drain.type, input, false);
+  await checkAgents(deps, drain.orgId, input);
+  const patch: DrainPatch = {};
+  const changed: string[] = [];
+  const set = <K extends keyof DrainPatch>(field: K, value: DrainPatch[K], current: unknown) => {
+    if (JSON.stringify(value) === JSON.stringify(current)) return;
+    patch[field] = value;
+    changed.push(field);
+  };
+  if (input.name !== undefined) set('name', input.name, drain.name);
+  if (input.site !== undefined) set('site', input.site, drain.site);
+  if (endpoint !== undefined && endpoint !== drain.endpoint) {
+    set('endpoint', endpoint, drain.endpoint);
+    // Part 3: a new endpoint must prove ownership again; records keep buffering meanwhile.
+    patch.state = 'pending_verification';
+    patch.pauseReason = null;
+  }
+  if (input.format !== undefined && drain.type === 'http') set('format', input.format, drain.format);
+  if (input.headers !== undefined) {
+    patch.headers = sealHeaders(deps, input.headers);
+    changed.push('headers');
+  }
+  if (input.secret !== undefined) {
+    // A secret set directly replaces the current one and closes any rotation window.
+    Object.assign(patch, { secret: deps.store.secretBox.seal(input.secret), previousSecret: null, rotationStartedAt: null, rotationExpiresAt: null });
+    changed.push('secret');
+  }
+  const selectors = { ...drain.selectors };
+  if (input.sources !== undefined) selectors.sources = input.sources;
+  if (input.minSeverity !== undefined) selectors.minSeverity = input.minSeverity;
+  if (input.agents !== undefined) selectors.agents = input.agents;
+  if (input.environments !== undefined) selectors.environments = input.environments;
+  if (input.includeContent !== undefined) selectors.includeContent = input.includeContent;
+  set('selectors', selectors, drain.selectors);
+  if (input.sampling !== undefined) set('sampling', input.sampling, drain.sampling);
+  if (input.redact !== undefined) set('redact', input.redact, drain.redact);
+  if (input.scrubRules !== undefined) set('scrubRules', input.scrubRules, drain.scrubRules);
+  return { patch, changed };
+}

@@ -1,0 +1,142 @@
+/** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
+import type { FastifyInstance } from 'fastify';
+import { ulid } from 'ulid';
+import { AppError } from '../../../errors.js';
+import { generateSecret } from '../../../sign/standard-webhooks.js';
+import { compilePlan } from '../../../pipeline/drain-plans.js';
+import { shapeRecord } from '../../../shape/delivered-record.js';
+import { buildResource } from '../../../batch/resource.js';
+import type { AgentRecord } from '../../../source/record.js';
+import { drainNotFound, drainValidation } from '../../errors.js';
+import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
+import { drainReadForm } from './read-form.js';
+import { recordAudit } from './audit.js';
+import { runVerification, startVerification } from './verify.js';
+import { schemas } from './schemas.js';
+
+export const VERIFY_ATTEMPTS_PER_HOUR = 5;
+export const ROTATION_WINDOW_MS = 24 * 3_600_000;
+const HOUR_MS = 3_600_000;
+
+export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): void {
+  const { store } = deps;
+  const guard = createDrainGuard(deps);
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/verify`, { schema: schemas.verify }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    const now = new Date();
+    const window = await store.verifications.windowSince(drain.id, new Date(now.getTime() - HOUR_MS));
+    if (window.count >= VERIFY_ATTEMPTS_PER_HOUR) {
+      const retryAfter = Math.max(1, Math.ceil(((window.oldest?.getTime() ?? now.getTime()) + HOUR_MS - now.getTime()) / 1000));
+      reply.header('Retry-After', String(retryAfter));
+      throw new AppError(429, 'DRAIN_VERIFY_RATE_LIMITED', `At most ${VERIFY_ATTEMPTS_PER_HOUR} verification attempts per drain an hour.`, { retryAfterSeconds: retryAfter });
+    }
+    const started = await startVerification(store, drain, now);
+    // The attempt runs after the answer; its outcome lands in `verification` and in deliveries.
+    setImmediate(() => {
+      runVerification({ ...deps, drain, verification: started, actor: actorOf(principal) }).catch((e) =>
+        deps.logger.error({ event: 'drain.verify_failed', drainId: drain.id, err: (e as Error).message }, 'verification crashed'),
+      );
+    });
+    return reply.status(202).send({ verificationId: started.verificationId, expiresAt: started.expiresAt.toISOString() });
+  });
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    const batchId = ulid();
+    const enqueuedAt = new Date().toISOString();
+    const record: AgentRecord = {
+      id: `test_${batchId.toLowerCase()}`,
+      orgId: drain.orgId,
+      agentId: 'svc-drain-test',
+      agentName: 'svc-drain-test',
+      environment: 'production',
+      source: 'drain',
+      event: 'test',
+      severity: 'info',
+      timestamp: enqueuedAt,
+      executionId: batchId,
+      message: `Test record for drain ${drain.name}`,
+      attributes: { 'svc.drain.id': drain.id },
+    };
+    const plan = compilePlan(drain, store.secretBox);
+    const resource = buildResource(record, deps.config.region);
+    const shaped = shapeRecord(record, enqueuedAt, { includeContent: false, redact: null });
+    // Through the real delivery path: encode, gzip, sign, POST, retry, account.
+    void deps.deliverer.submit({
+      plan, kind: 'test', resource, resourceJson: JSON.stringify(resource), batchId,
+      entries: [{ record: shaped, json: JSON.stringify(shaped) }], tickets: [], bytes: 0,
+    });
+    await recordAudit(store, actorOf(principal), 'logs.drain.test_sent', drain, { batchId });
+    return reply.status(202).send({ batchId, enqueuedAt });
+  });
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/pause`, { schema: schemas.pause }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    const body = req.body;
+    let reason: string | undefined;
+    if (body !== undefined && body !== null) {
+      if (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).some((k) => k !== 'reason')) {
+        throw drainValidation('body', ['body is optional: {reason: string}']);
+      }
+      const r = (body as { reason?: unknown }).reason;
+      if (r !== undefined && (typeof r !== 'string' || r.length > 256)) throw drainValidation('reason', ['reason is a string of at most 256 characters']);
+      reason = r as string | undefined;
+    }
+    const updated = await store.drains.update(drain.orgId, drain.id, { state: 'paused', pauseReason: 'manual' }, false);
+    if (!updated) throw drainNotFound();
+    await recordAudit(store, actorOf(principal), 'logs.drain.paused', updated, reason === undefined ? {} : { reason });
+    return drainReadForm(store, updated);
+  });
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    if (drain.state !== 'paused') return drainReadForm(store, drain);
+    // Never straight to healthy: it must prove itself again. A drain never verified goes back to waiting for it.
+    const state = drain.verifiedAt ? 'degraded' : 'pending_verification';
+    const updated = await store.drains.update(drain.orgId, drain.id, { state, pauseReason: null }, false);
+    if (!updated) throw drainNotFound();
+    await recordAudit(store, actorOf(principal), 'logs.drain.resumed', updated);
+    return drainReadForm(store, updated);
+  });
+
+  app.post<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate }, async (req, reply) => {
+    const principal = await guard(req, reply);
+    const drain = await loadDrain(store, req.params);
+    const raw = req.query.finalize;
+    if (raw !== undefined && raw !== 'true' && raw !== 'false') {
+      throw new AppError(400, 'VALIDATION_FAILED', 'finalize must be true or false', { field: 'finalize', message: ['finalize must be true or false'] });
+    }
+    if (drain.type !== 'http' || !drain.secret) {
+      throw new AppError(400, 'DRAIN_NOT_SIGNED', `${drain.type} drains are not signed; they authenticate with configured headers.`);
+    }
+    const now = new Date();
+    const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt > now && drain.previousSecret !== null;
+    if (raw === 'true') {
+      const updated = windowOpen
+        ? await store.drains.update(drain.orgId, drain.id, { previousSecret: null, rotationStartedAt: null, rotationExpiresAt: null }, true)
+        : drain;
+      if (!updated) throw drainNotFound();
+      if (windowOpen) await recordAudit(store, actorOf(principal), 'logs.drain.secret_rotated', updated, { finalized: true });
+      return drainReadForm(store, updated);
+    }
+    if (windowOpen) {
+      throw new AppError(409, 'DRAIN_ROTATION_IN_PROGRESS', 'A rotation window is open; finalize it first (finalize=true).');
+    }
+    const secret = generateSecret();
+    const expiresAt = new Date(now.getTime() + ROTATION_WINDOW_MS);
+    const updated = await store.drains.update(
+      drain.orgId,
+      drain.id,
+      { secret: store.secretBox.seal(secret), previousSecret: drain.secret, rotationStartedAt: now, rotationExpiresAt: expiresAt },
+      true,
+    );
+    if (!updated) throw drainNotFound();
+    await recordAudit(store, actorOf(principal), 'logs.drain.secret_rotated', updated, { finalized: false });
+    return { secret, rotation: { startedAt: now.toISOString(), expiresAt: expiresAt.toISOString() } };
+  });
+}
