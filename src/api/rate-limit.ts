@@ -17,8 +17,12 @@ export interface Bucket {
   code: string;
 }
 
-export const DRAIN_READ_BUCKET: Bucket = { name: 'log-drains-read', limit: 300, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' };
-export const DRAIN_MUTATE_BUCKET: Bucket = { name: 'log-drains-mutate', limit: 60, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' };
+export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: number }): { read: Bucket; mutate: Bucket } {
+  return {
+    read: { name: 'log-drains-read', limit: limits.readPerMinute, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' },
+    mutate: { name: 'log-drains-mutate', limit: limits.mutatePerMinute, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' },
+  };
+}
 
 export function createRateLimiter(store: Pick<Store, 'rateLimits'>) {
   let lastSweep = 0;

@@ -37,6 +37,8 @@ export interface Config {
   /** Base64 of 32 bytes; encrypts header values and signing secrets at rest. Unset: a key kept in the store. */
   readonly encryptionKey: Buffer | undefined;
   readonly logLevel: string;
+  /** Drain route budgets per organization and minute (spec 01 part 8: 300 reads, 60 mutations). */
+  readonly drainRateLimits: { readonly readPerMinute: number; readonly mutatePerMinute: number };
   /** How often a worker checks the store for drain configuration changes. */
   readonly drainRefreshMs: number;
   /** Upper bound on records taken from the source but not yet accounted for. */
@@ -159,6 +161,10 @@ export function loadConfig(env: Env = process.env): Config {
     seedFile: optional('SEED_FILE'),
     encryptionKey,
     logLevel,
+    drainRateLimits: {
+      readPerMinute: int('DRAIN_RATE_LIMIT_READ_PER_MIN', 300, 1),
+      mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
+    },
     drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 50_000, 100, 10_000_000),
     region: optional('REGION'),

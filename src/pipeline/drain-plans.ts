@@ -67,12 +67,14 @@ export function createDrainRegistry(opts: {
 }): DrainRegistry {
   let byOrg = new Map<string, DrainPlan[]>();
   let fingerprint = '';
+  // Plans built inside a rotation window sign with two keys; rebuild them when the window ends.
+  let rebuildAt = Infinity;
   let timer: NodeJS.Timeout | undefined;
   const none: readonly DrainPlan[] = [];
 
   async function refresh(): Promise<void> {
     const f = await opts.store.drains.configFingerprint();
-    if (f === fingerprint) return;
+    if (f === fingerprint && Date.now() < rebuildAt) return;
     const drains = await opts.store.drains.listAll();
     const next = new Map<string, DrainPlan[]>();
     for (const d of drains) {
@@ -87,6 +89,8 @@ export function createDrainRegistry(opts: {
     }
     byOrg = next;
     fingerprint = f;
+    const now = Date.now();
+    rebuildAt = Math.min(Infinity, ...drains.map((d) => d.rotationExpiresAt?.getTime() ?? Infinity).filter((t) => t > now));
   }
 
   return {

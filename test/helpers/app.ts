@@ -1,7 +1,7 @@
 /** Starts logdrain in-process (start or serve) on an ephemeral port, configured the way an operator would. */
 import { loadConfig } from '../../src/config/config.js';
 import { run, type Role, type Running } from '../../src/commands/run.js';
-import { silentLogger } from '../../src/telemetry/logger.js';
+import { silentLogger, type Logger } from '../../src/telemetry/logger.js';
 
 export const SEED_FIXTURE = new URL('../fixtures/seed-acme.json', import.meta.url).pathname;
 
@@ -10,9 +10,9 @@ export interface TestApp extends Running {
   request(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
-export async function startApp(env: Record<string, string>, role: Role = 'start'): Promise<TestApp> {
+export async function startApp(env: Record<string, string>, role: Role = 'start', logger: Logger = silentLogger()): Promise<TestApp> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory://', SEED_FILE: SEED_FIXTURE, BATCH_LINGER_MS: '100', DRAIN_REFRESH_MS: '100', ...env });
-  const running = await run(role, config, silentLogger());
+  const running = await run(role, config, logger);
   const base = `http://127.0.0.1:${running.port}`;
   return {
     ...running,

@@ -13,7 +13,7 @@ import type { Logger } from '../../../telemetry/logger.js';
 import type { Drain } from '../../../model/drain.js';
 import { authenticate, authorizeOrg, type Principal } from '../../auth.js';
 import { drainNotFound, notProjected } from '../../errors.js';
-import { DRAIN_MUTATE_BUCKET, DRAIN_READ_BUCKET, type RateLimiter } from '../../rate-limit.js';
+import { drainBuckets, type RateLimiter } from '../../rate-limit.js';
 import type { Actor } from './audit.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
@@ -40,6 +40,7 @@ export interface DrainParams extends OrgParams {
 export const actorOf = (p: Principal): Actor => ({ type: 'user', id: p.userId });
 
 export function createDrainGuard(deps: DrainDeps) {
+  const buckets = drainBuckets(deps.config.drainRateLimits);
   return async function guard(req: FastifyRequest<{ Params: OrgParams }>, reply: FastifyReply): Promise<Principal> {
     const principal = await authenticate(req, deps.store);
     if (!deps.config.logDrainsEnabled) throw drainNotFound();
@@ -47,7 +48,7 @@ export function createDrainGuard(deps: DrainDeps) {
     // A malformed id names no organization this credential can see: same answer as any other.
     if (!ID_PATTERN.test(orgId)) throw notProjected('organization', orgId.slice(0, 128), MANAGE_SCOPE);
     await authorizeOrg(deps.store, principal, orgId, MANAGE_SCOPE);
-    await deps.limiter.enforce(req.method === 'GET' ? DRAIN_READ_BUCKET : DRAIN_MUTATE_BUCKET, orgId, reply);
+    await deps.limiter.enforce(req.method === 'GET' ? buckets.read : buckets.mutate, orgId, reply);
     return principal;
   };
 }
