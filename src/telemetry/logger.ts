@@ -6,8 +6,8 @@ import { pino, type Logger as PinoLogger } from 'pino';
 
 export type Logger = PinoLogger;
 
-export function createLogger(level: string, name = 'logdrain'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'logdrain', destination?: { write(line: string): void }): Logger {
+  const options = {
     name,
     level,
     base: { pid: process.pid },
@@ -16,7 +16,8 @@ export function createLogger(level: string, name = 'logdrain'): Logger {
       paths: ['secret', '*.secret', 'headers', '*.headers', 'authorization', '*.authorization', 'req.headers.authorization'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export const silentLogger = (): Logger => pino({ level: 'silent' });
