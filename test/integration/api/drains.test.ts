@@ -206,8 +206,13 @@ describe('with LOG_DRAINS_ENABLED=false', () => {
   it('answers 404 DRAIN_NOT_FOUND on every drain route', async () => {
     const app = await startApp({ LOG_DRAINS_ENABLED: 'false' }, 'serve');
     try {
-      for (const [method, path] of [['GET', ORG], ['POST', ORG], ['GET', `${ORG}/drn_x`], ['POST', `${ORG}/drn_x/verify`], ['GET', `${ORG}/drn_x/deliveries`]] as const) {
-        const res = await app.request(method, path, { token: MANAGE, ...(method === 'POST' ? { body: {} } : {}) });
+      const routes = [
+        ['GET', ORG], ['POST', ORG], ['GET', `${ORG}/drn_x`], ['PATCH', `${ORG}/drn_x`], ['DELETE', `${ORG}/drn_x`],
+        ['POST', `${ORG}/drn_x/verify`], ['POST', `${ORG}/drn_x/test`], ['POST', `${ORG}/drn_x/pause`], ['POST', `${ORG}/drn_x/resume`],
+        ['POST', `${ORG}/drn_x/rotate-secret`], ['GET', `${ORG}/drn_x/deliveries`], ['GET', '/admin/orgs/org_acme/log-drains-audit'],
+      ] as const;
+      for (const [method, path] of routes) {
+        const res = await app.request(method, path, { token: MANAGE, ...(method === 'POST' || method === 'PATCH' ? { body: {} } : {}) });
         expect(res.status, `${method} ${path}`).toBe(404);
         expect(res.body.code).toBe('DRAIN_NOT_FOUND');
       }
