@@ -23,7 +23,7 @@ const select = compileSelector({ sources: null, minSeverity: 'debug', agents: '*
 const observed = new Date().toISOString();
 const shaped = RECORDS.map((r) => shapeRecord(r, observed, { includeContent: false, redact: null }));
 const resource = buildResource(RECORDS[0]!, undefined);
-const batch = { batchId: '01JBENCH000000000000000000', resource, resourceJson: JSON.stringify(resource), entries: shaped.map((record) => ({ record, json: JSON.stringify(record) })) };
+const batch = { batchId: '01JBENCH000000000000000000', resource, resourceJson: JSON.stringify(resource), entries: shaped.map((record) => ({ record, json: JSON.stringify(record), scrubHits: 0 })) };
 const ndjsonBody = ndjsonEncoder.encode(batch);
 const keys = [signingKey(generateSecret())];
 

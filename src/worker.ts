@@ -21,6 +21,12 @@ import { createPipeline } from './pipeline/pipeline.js';
 import { createKafkaSource } from './source/kafka-source.js';
 import { createEmbeddedQueueSource } from './source/embedded-queue-source.js';
 import type { RecordSource } from './source/source.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { ParkingSet } from './pipeline/parking.js';
+import { createBacklogPump } from './deliver/backlog-pump.js';
+import { createDrainHealth } from './account/drain-health.js';
+import { createHeartbeat } from './deliver/heartbeat.js';
 
 export interface Worker {
   readonly source: RecordSource;
@@ -44,16 +50,29 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     timeoutMs: config.deliveryTimeoutMs,
   });
   const accountant = createAccountant({ store, logger });
+  const parking = new ParkingSet();
   const deliverer = createDeliverer({
     transport, accountant, events, logger, retry: config.retry, bufferHorizonMs: config.bufferHorizonMs,
+    parkAfterAttempts: config.parkAfterAttempts,
+    onParked: (drainId) => parking.add(drainId),
+    observer: createDrainHealth({ store, logger }),
   });
   const batcher = createBatcher({
     ...config.batch,
     region: config.region,
     onReady: (batch) => void deliverer.submit(batch),
   });
-  const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, logger });
+  const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, logger, quota: config.quota });
   await registry.start();
+  const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const pump = createBacklogPump({
+    store, registry, deliverer, accountant, parking, events, logger, owner,
+    pollMs: config.backlogPollMs, horizonMs: config.bufferHorizonMs, batch: config.batch, retry: config.retry,
+  });
+  // Know which drains have parked records before the first record is routed, so order holds.
+  await pump.runOnce().catch(() => {});
+  pump.start();
+  const heartbeat = createHeartbeat({ store, registry, deliverer, logger, owner, intervalMs: config.heartbeatIntervalMs, region: config.region });
 
   const source: RecordSource = config.kafka
     ? createKafkaSource({
@@ -69,7 +88,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   }, 3_600_000);
   sweep.unref();
 
-  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events }));
+  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region }));
   logger.info({ event: 'worker.started', source: source.name }, 'worker started');
 
   let stopping: Promise<void> | undefined;
@@ -89,6 +108,8 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
           } while (batcher.openBatches > 0 || deliverer.inFlight > 0);
         })();
         batcher.flushAll();
+        heartbeat.stop();
+        await pump.stop();
         await source.stop(deadline, idle);
         clearTimeout(abandonAt);
         clearInterval(sweep);

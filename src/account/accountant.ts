@@ -3,30 +3,50 @@
  * buffered and written in batches (one multi-row statement per table per
  * flush). A caller's promise resolves once its rows are durable, which is
  * when the records they cover count as accounted for. A failed write keeps
- * the rows and tries again: nothing is released before it is written.
+ * the rows and tries again: nothing is released before it is written. One
+ * flush is one transaction (five multi-row statements at most).
  */
 import type { DeliveryRecord } from '../model/delivery.js';
 import type { DeadLetter } from '../store/dead-letters-repo.js';
 import type { HourlyIncrement } from '../store/health-repo.js';
-import type { Store } from '../store/store.js';
+import type { ParkedRecord } from '../store/backlog-repo.js';
+import type { Sql } from '../store/sql.js';
+import { createDeliveriesRepo } from '../store/deliveries-repo.js';
+import { createHealthRepo } from '../store/health-repo.js';
+import { createDeadLettersRepo } from '../store/dead-letters-repo.js';
+import { createBacklogRepo } from '../store/backlog-repo.js';
 import type { Logger } from '../telemetry/logger.js';
 
 export interface AccountantOptions {
-  store: Pick<Store, 'deliveries' | 'health' | 'deadLetters'>;
+  store: { sql: Sql };
   logger: Logger;
   flushIntervalMs?: number;
   maxBufferedRows?: number;
 }
 
-interface Waiting {
-  deliveries: DeliveryRecord[];
-  hourly: HourlyIncrement[];
-  deadLetters: DeadLetter[];
+export interface UsageIncrement {
+  drainId: string;
+  day: number;
+  events: number;
+  bytes: number;
+}
+
+export interface AccountingEntry {
+  deliveries?: DeliveryRecord[];
+  hourly?: HourlyIncrement[];
+  deadLetters?: DeadLetter[];
+  /** Records parked in the durable backlog. */
+  backlog?: ParkedRecord[];
+  /** Delivered events and bytes, for the quota ladder. */
+  usage?: UsageIncrement[];
+}
+
+interface Waiting extends Required<AccountingEntry> {
   resolve: () => void;
 }
 
 export interface Accountant {
-  record(entry: { deliveries?: DeliveryRecord[]; hourly?: HourlyIncrement[]; deadLetters?: DeadLetter[] }): Promise<void>;
+  record(entry: AccountingEntry): Promise<void>;
   flush(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -65,16 +85,29 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           } else hourly.set(k, { ...h });
         }
       }
-      await Promise.all([
-        opts.store.deliveries.insertMany(taken.flatMap((w) => w.deliveries)),
-        opts.store.health.addHourly([...hourly.values()]),
-        opts.store.deadLetters.insertMany(taken.flatMap((w) => w.deadLetters)),
-      ]);
+      const usage = new Map<string, UsageIncrement>();
+      for (const w of taken) {
+        for (const u of w.usage) {
+          const k = `${u.drainId}\u0000${u.day}`;
+          const cur = usage.get(k);
+          if (cur) {
+            cur.events += u.events;
+            cur.bytes += u.bytes;
+          } else usage.set(k, { ...u });
+        }
+      }
+      // One transaction: a flush is written whole or not at all, so a retry never counts twice.
+      await opts.store.sql.transaction(async (tx) => {
+        await createDeliveriesRepo(tx).insertMany(taken.flatMap((w) => w.deliveries));
+        await createHealthRepo(tx).addHourly([...hourly.values()]);
+        await createDeadLettersRepo(tx).insertMany(taken.flatMap((w) => w.deadLetters));
+        const backlog = createBacklogRepo(tx);
+        await backlog.park(taken.flatMap((w) => w.backlog));
+        await backlog.addUsage([...usage.values()]);
+      });
       failures = 0;
       for (const w of taken) w.resolve();
     } catch (e) {
-      // Deliveries are keyed by id (insert ignores repeats); hourly counters may count twice on a retry
-      // whose first try half-applied, which the health figures tolerate.
       buffer = taken.concat(buffer);
       rows += taken.length;
       failures++;
@@ -100,10 +133,12 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           deliveries: entry.deliveries ?? [],
           hourly: entry.hourly ?? [],
           deadLetters: entry.deadLetters ?? [],
+          backlog: entry.backlog ?? [],
+          usage: entry.usage ?? [],
           resolve,
         };
         buffer.push(w);
-        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length;
+        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length;
         if (rows >= maxRows) void flush();
         else schedule(intervalMs);
       });

@@ -13,7 +13,7 @@ import { buildResource, resourceKey, type Resource } from './resource.js';
 
 export interface ReadyBatch {
   plan: DrainPlan;
-  kind: 'batch' | 'test';
+  kind: 'batch' | 'test' | 'heartbeat';
   resource: Resource;
   resourceJson: string;
   entries: BatchEntry[];
@@ -37,7 +37,7 @@ interface OpenBatch extends ReadyBatch {
 }
 
 export interface Batcher {
-  add(plan: DrainPlan, source: AgentRecord, record: DeliveredRecord, ticket: Ticket): void;
+  add(plan: DrainPlan, source: AgentRecord, record: DeliveredRecord, scrubHits: number, ticket: Ticket): void;
   flushAll(): void;
   readonly openBatches: number;
 }
@@ -53,7 +53,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   }
 
   return {
-    add(plan, source, record, ticket) {
+    add(plan, source, record, scrubHits, ticket) {
       const key = `${plan.key}\u0001${resourceKey(source)}`;
       const json = JSON.stringify(record);
       const size = Buffer.byteLength(json);
@@ -76,7 +76,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
           }, opts.lingerMs);
         }
       }
-      b.entries.push({ record, json });
+      b.entries.push({ record, json, scrubHits });
       b.tickets.push(ticket);
       b.bytes += size;
       if (b.entries.length >= opts.maxRecords || b.bytes >= opts.maxBytes || opts.lingerMs === 0) close(key, b);

@@ -41,6 +41,14 @@ export interface Config {
   readonly drainRateLimits: { readonly readPerMinute: number; readonly mutatePerMinute: number };
   /** How often a worker checks the store for drain configuration changes. */
   readonly drainRefreshMs: number;
+  /** Daily quota of every drain (README, Quota). */
+  readonly quota: { readonly eventsPerDay: number; readonly bytesPerDay: number };
+  /** An idle delivering drain gets a `heartbeat` delivery after this long without one; 0: never. */
+  readonly heartbeatIntervalMs: number;
+  /** How often the backlog pump looks for parked records to deliver or expire. */
+  readonly backlogPollMs: number;
+  /** Failed attempts of a live batch before its records are parked in the backlog. */
+  readonly parkAfterAttempts: number;
   /** Upper bound on records taken from the source but not yet accounted for. */
   readonly maxInFlightRecords: number;
   /** Region name put in `cloud.region` of each batch resource, when set. */
@@ -166,6 +174,13 @@ export function loadConfig(env: Env = process.env): Config {
       mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
     },
     drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
+    quota: {
+      eventsPerDay: int('DRAIN_QUOTA_EVENTS_PER_DAY', 10_000_000, 1),
+      bytesPerDay: int('DRAIN_QUOTA_BYTES_PER_DAY', 10 * 1024 ** 3, 1),
+    },
+    heartbeatIntervalMs: int('HEARTBEAT_INTERVAL_MS', 300_000, 0),
+    backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
+    parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 50_000, 100, 10_000_000),
     region: optional('REGION'),
   };

@@ -1,11 +1,16 @@
 /**
  * Delivers ready batches: encode (a new batchId per attempt) -> gzip -> sign
- * (http drains) -> POST -> classify -> account. Retries with backoff until
- * the batch succeeds, fails for good, or outlives BUFFER_HORIZON_MS, in which
- * case its records are dropped into a `dropped` delivery record with the
- * reason. Each drain has its own concurrency limit, so a slow drain only
- * slows itself. A batch's tickets are released only after the delivery
- * record saying what happened to it is durable.
+ * (http drains) -> POST -> classify -> account.
+ *
+ * A live batch is retried with backoff a few times (`parkAfterAttempts`);
+ * if it still fails, its records are parked in the durable backlog and the
+ * drain switches to parking, so a sick destination holds no partition and
+ * no healthy drain waits for it (ARCHITECTURE invariant 2). The backlog pump
+ * then probes the drain with single attempts (`deliverOnce`). A final
+ * failure (a 4xx other than 408/429, a redirect, an SSRF refusal) drops the
+ * records into a `dropped` delivery record with the reason. Each drain has
+ * its own concurrency limit. A batch's tickets are released only once the
+ * delivery record saying what happened to it is durable.
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCb, constants as zlib } from 'node:zlib';
@@ -17,6 +22,7 @@ import { signBatch } from '../sign/standard-webhooks.js';
 import type { Accountant } from '../account/accountant.js';
 import { DELIVERY_RETENTION_MS, type DeliveryRecord } from '../model/delivery.js';
 import { hourOf } from '../store/health-repo.js';
+import { dayOf, type ParkedRecord } from '../store/backlog-repo.js';
 import { scrubExcerpt } from '../shape/builtin-scrub.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -29,6 +35,11 @@ const gzip = promisify(gzipCb);
 export const EXCERPT_MAX_BYTES = 1024;
 export const USER_AGENT = 'logdrain/0.1';
 
+/** Told of every attempt's outcome: drives healthy <-> degraded (account/drain-health.ts). */
+export interface AttemptObserver {
+  attempted(drain: ReadyBatch['plan']['drain'], ok: boolean): void;
+}
+
 export interface DelivererOptions {
   transport: Transport;
   accountant: Accountant;
@@ -38,11 +49,24 @@ export interface DelivererOptions {
   bufferHorizonMs: number;
   concurrencyPerDrain?: number;
   gzipLevel?: number;
+  /** Failed attempts of a live batch before its records are parked. */
+  parkAfterAttempts?: number;
+  /** Called when a drain's records start going to the backlog. */
+  onParked?: (drainId: string) => void;
+  observer?: AttemptObserver;
+}
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  row: DeliveryRecord;
 }
 
 export interface Deliverer {
+  /** A live batch: retried, then parked or dropped; tickets released once accounted. */
   submit(batch: ReadyBatch): Promise<void>;
-  /** Resolves when every submitted batch has finished (delivered or dropped). */
+  /** One attempt, accounted (the backlog pump's probe). */
+  deliverOnce(batch: ReadyBatch, attempt: number): Promise<AttemptResult>;
+  /** Resolves when every submitted batch has finished. */
   idle(): Promise<void>;
   /** Stops retrying: batches still retrying are abandoned unaccounted, to be re-read after restart. */
   abandonRetries(): void;
@@ -53,6 +77,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
   const limits = new Map<string, LimitFunction>();
   const concurrency = opts.concurrencyPerDrain ?? 4;
   const level = opts.gzipLevel ?? zlib.Z_BEST_SPEED;
+  const parkAfter = opts.parkAfterAttempts ?? 3;
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
   let abandoned = false;
@@ -75,7 +100,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       wakeSleepers.add(done);
     });
 
-  async function attempt(batch: ReadyBatch, n: number): Promise<{ outcome: AttemptOutcome; row: DeliveryRecord }> {
+  async function attempt(batch: ReadyBatch, n: number): Promise<AttemptResult> {
     const { plan } = batch;
     const drain = plan.drain;
     // Tenancy (ARCHITECTURE invariant 3): asserted on every batch before it leaves.
@@ -96,7 +121,9 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
     if (plan.signingKeys.length > 0) Object.assign(headers, signBatch(plan.signingKeys, batchId, body));
     const startedAt = new Date();
     const result = await opts.transport.post({ url: plan.url, headers, body: compressed });
-    const outcome = outcomeOf(result);
+    const outcome = outcomeOf(result, plan.encoder);
+    let scrubHits = 0;
+    for (const e of batch.entries) scrubHits += e.scrubHits;
     const row: DeliveryRecord = {
       id: ulid(),
       orgId: drain.orgId,
@@ -109,6 +136,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       bytesCompressed: compressed.length,
       latencyMs: result.latencyMs,
       ok: outcome.status === 'success',
+      scrubHits,
       startedAt,
       expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
       firstRecordId: batch.entries[0]?.record.id,
@@ -119,6 +147,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       if (result.body.length > 0) row.responseExcerpt = excerpt(result.body, Object.values(plan.headers));
     }
     if (outcome.status !== 'success' || outcome.errorClass) row.errorClass = outcome.errorClass;
+    opts.observer?.attempted(drain, outcome.status === 'success');
     opts.events.batchSent({
       drainType: drain.type,
       kind: batch.kind,
@@ -132,27 +161,41 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
     return { outcome, row };
   }
 
+  /** Accounts a successful attempt: its row, the hourly counts, the quota usage. */
+  function accountSuccess(batch: ReadyBatch, r: AttemptResult): Promise<void> {
+    const drainId = batch.plan.drain.id;
+    const at = r.row.startedAt.getTime();
+    const rejected = r.outcome.status === 'success' ? r.outcome.rejected : 0;
+    return opts.accountant.record({
+      deliveries: [r.row],
+      hourly: [{ drainId, h: hourOf(at), delivered: batch.entries.length, dropped: 0, rejected }],
+      usage: [{ drainId, day: dayOf(at), events: batch.entries.length, bytes: r.row.bytes ?? 0 }],
+    });
+  }
+
+  async function deliverOnce(batch: ReadyBatch, n: number): Promise<AttemptResult> {
+    const r = await attempt(batch, n);
+    if (r.outcome.status === 'success') await accountSuccess(batch, r);
+    else await opts.accountant.record({ deliveries: [r.row] });
+    return r;
+  }
+
   async function deliver(batch: ReadyBatch): Promise<void> {
     const firstAt = Date.now();
-    const records = batch.entries.length;
     const drainId = batch.plan.drain.id;
     for (let n = 1; ; n++) {
-      let result: Awaited<ReturnType<typeof attempt>>;
+      let r: AttemptResult;
       try {
-        result = await attempt(batch, n);
+        r = await attempt(batch, n);
       } catch (e) {
         // Only a programming error lands here (the transport returns failures as values).
         opts.logger.error({ event: 'deliver.bug', drainId, err: (e as Error).message }, 'delivery attempt threw');
         await drop(batch, 'internal', n + 1);
         return;
       }
-      const { outcome, row } = result;
-      const h = hourOf(row.startedAt.getTime());
+      const { outcome, row } = r;
       if (outcome.status === 'success') {
-        await opts.accountant.record({
-          deliveries: [row],
-          hourly: [{ drainId, h, delivered: records, dropped: 0, rejected: outcome.rejected }],
-        });
+        await accountSuccess(batch, r);
         release(batch);
         return;
       }
@@ -160,6 +203,14 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       if (outcome.status === 'failure' || expired || !isRetryableClass(outcome.errorClass)) {
         await opts.accountant.record({ deliveries: [row] });
         await drop(batch, expired ? 'horizon' : outcome.errorClass, n + 1);
+        return;
+      }
+      if (n >= parkAfter && batch.kind === 'batch') {
+        // Failing for long: park durably and free the partition; the backlog pump takes over.
+        await opts.accountant.record({ deliveries: [row], backlog: parkedRecords(batch) });
+        opts.onParked?.(drainId);
+        opts.logger.info({ event: 'deliver.parked', drainId, records: batch.entries.length, errorClass: outcome.errorClass }, 'parked a failing batch');
+        release(batch);
         return;
       }
       // The attempt row is written now, without waiting: it documents, it does not account.
@@ -173,16 +224,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
 
   async function drop(batch: ReadyBatch, reason: string, attemptNo: number): Promise<void> {
     const drain = batch.plan.drain;
-    const now = new Date();
-    await opts.accountant.record({
-      deliveries: [{
-        id: ulid(), orgId: drain.orgId, drainId: drain.id, batchId: ulid(), kind: 'dropped', attempt: attemptNo,
-        recordCount: batch.entries.length, ok: false, errorClass: reason, startedAt: now,
-        expiresAt: new Date(now.getTime() + DELIVERY_RETENTION_MS),
-        firstRecordId: batch.entries[0]?.record.id, lastRecordId: batch.entries[batch.entries.length - 1]?.record.id,
-      }],
-      hourly: [{ drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: batch.entries.length, rejected: 0 }],
-    });
+    await opts.accountant.record(droppedEntry(drain, batch.entries.length, reason, attemptNo, batch.entries[0]?.record.id, batch.entries[batch.entries.length - 1]?.record.id));
     opts.events.recordsDropped(drain.type, reason, batch.entries.length);
     release(batch);
   }
@@ -203,6 +245,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
         }
       });
     },
+    deliverOnce: (batch, n) => limitFor(batch.plan.drain.id)(() => deliverOnce(batch, n)),
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
     abandonRetries() {
       abandoned = true;
@@ -214,13 +257,48 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
   };
 }
 
-function outcomeOf(result: TransportResult): AttemptOutcome {
+export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
+  const drain = batch.plan.drain;
+  return batch.entries.map((e) => ({
+    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, recordJson: e.json, recordId: e.record.id,
+    bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
+  }));
+}
+
+/** A `dropped` delivery record and its hourly count: how deliberately dropped records are accounted. */
+export function droppedEntry(
+  drain: { id: string; orgId: string },
+  count: number,
+  reason: string,
+  attempt: number,
+  firstRecordId: string | undefined,
+  lastRecordId: string | undefined,
+  now = new Date(),
+) {
+  return {
+    deliveries: [{
+      id: ulid(), orgId: drain.orgId, drainId: drain.id, batchId: ulid(), kind: 'dropped' as const, attempt,
+      recordCount: count, ok: false, errorClass: reason, startedAt: now,
+      expiresAt: new Date(now.getTime() + DELIVERY_RETENTION_MS), firstRecordId, lastRecordId,
+    }],
+    hourly: [{ drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: count, rejected: 0 }],
+  };
+}
+
+function outcomeOf(result: TransportResult, encoder: ReadyBatch['plan']['encoder']): AttemptOutcome {
   if (result.kind === 'error') {
     const errorClass = classifyTransportError(result.error);
     return isRetryableClass(errorClass) ? { status: 'retryable', errorClass } : { status: 'failure', errorClass };
   }
   const ra = result.headers['retry-after'];
-  return outcomeOfStatus(result.statusCode, Array.isArray(ra) ? ra[0] : ra);
+  const outcome = outcomeOfStatus(result.statusCode, Array.isArray(ra) ? ra[0] : ra);
+  if (outcome.status === 'success' && encoder.rejectedRecords) {
+    const ct = result.headers['content-type'];
+    // Spec 01 part 4.2: refused records make a delivered batch `partial`; zero refused is a plain ok.
+    const rejected = encoder.rejectedRecords(result.body, Array.isArray(ct) ? ct[0] : ct);
+    if (rejected > 0) return { status: 'success', errorClass: 'partial', rejected };
+  }
+  return outcome;
 }
 
 /** At most 1 KB of the answer, cut on a character boundary, with secrets scrubbed. */

@@ -18,6 +18,8 @@ export interface ReceivedRequest {
   body: Buffer;
   rawBody: Buffer;
   receivedAt: number;
+  /** The status this receiver answered with, once the answer is sent. */
+  status?: number;
 }
 
 /** What to answer; undefined lets the default (verify echo, else 200) answer. */
@@ -31,6 +33,8 @@ export interface HttpsReceiver {
   requests: ReceivedRequest[];
   /** Batches received (verify challenges excluded). */
   batches(): ReceivedRequest[];
+  /** Batches received and answered 2xx. */
+  accepted(): ReceivedRequest[];
   respondWith(responder: Responder | undefined): void;
   close(): Promise<void>;
 }
@@ -56,6 +60,7 @@ export async function startHttpsReceiver(opts: { certDir: string; port?: number;
         }
         const r: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, rawBody, receivedAt: Date.now() };
         requests.push(r);
+        res.on('finish', () => (r.status = res.statusCode));
         opts.onRequest?.(r);
         if (responder && (await responder(r, res)) === true) return;
         if (res.headersSent) return;
@@ -74,6 +79,7 @@ export async function startHttpsReceiver(opts: { certDir: string; port?: number;
     ca: pair.cert,
     requests,
     batches: () => requests.filter((r) => r.headers['x-svc-verify'] === undefined),
+    accepted: () => requests.filter((r) => r.headers['x-svc-verify'] === undefined && r.status !== undefined && r.status < 300),
     respondWith(next) {
       responder = next;
     },

@@ -14,6 +14,8 @@ export interface BatchEntry {
   record: DeliveredRecord;
   /** JSON.stringify(record), computed once. */
   json: string;
+  /** Scrub matches replaced in this record. */
+  scrubHits: number;
 }
 
 export interface EncodableBatch {
@@ -26,4 +28,6 @@ export interface EncodableBatch {
 export interface Encoder {
   readonly contentType: string;
   encode(batch: EncodableBatch): Buffer;
+  /** Records a 2xx answer says were refused (OTLP partial success); absent: never any. */
+  rejectedRecords?(body: Buffer, contentType: string | undefined): number;
 }

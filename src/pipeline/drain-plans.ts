@@ -8,13 +8,19 @@
 import { isDeliverable, type Drain } from '../model/drain.js';
 import { compileSelector, type Selector } from '../select/selector.js';
 import type { ShapeOptions } from '../shape/delivered-record.js';
+import { compileScrubber, type Scrubber } from '../shape/scrubber.js';
+import { otlpEncoder } from '../encode/otlp.js';
 import type { Encoder } from '../encode/encoder.js';
 import { jsonEncoder } from '../encode/json.js';
 import { ndjsonEncoder } from '../encode/ndjson.js';
+import { vendorAEncoder, vendorBEncoder } from '../encode/vendors.js';
 import { signingKey } from '../sign/standard-webhooks.js';
 import type { Store } from '../store/store.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Logger } from '../telemetry/logger.js';
+import { degradationFor, type Degradation, type Quota, type Usage } from '../select/quota-ladder.js';
+import { dayOf } from '../store/backlog-repo.js';
+import { recordAudit } from '../audit/drain-audit.js';
 
 export interface DrainPlan {
   readonly drain: Drain;
@@ -23,6 +29,8 @@ export interface DrainPlan {
   readonly deliverable: boolean;
   readonly select: Selector;
   readonly shape: ShapeOptions;
+  /** Built-in and customer scrub rules, compiled once (RE2). */
+  readonly scrubber: Scrubber;
   readonly encoder: Encoder;
   readonly url: string;
   /** Configured headers, opened. */
@@ -46,26 +54,49 @@ export function compilePlan(drain: Drain, box: SecretBox, nowMs = Date.now()): D
     deliverable: isDeliverable(drain.state),
     select: compileSelector(drain.selectors, drain.sampling),
     shape: { includeContent: drain.selectors.includeContent, redact: drain.redact ? new Set(drain.redact) : null },
-    encoder: drain.format === 'ndjson' ? ndjsonEncoder : jsonEncoder,
+    scrubber: compileScrubber(drain.scrubRules),
+    encoder: encoderFor(drain),
     url: drain.endpoint ?? '',
     headers,
     signingKeys,
   };
 }
 
+/** Each type fixes its encoding; only `http` honours `format`. */
+function encoderFor(drain: Drain): Encoder {
+  switch (drain.type) {
+    case 'otlp':
+      return otlpEncoder;
+    case 'vendor-a':
+      return vendorAEncoder;
+    case 'vendor-b':
+      return vendorBEncoder;
+    default:
+      return drain.format === 'ndjson' ? ndjsonEncoder : jsonEncoder;
+  }
+}
+
 export interface DrainRegistry {
+  /** Where the drain stands on the quota ladder today. */
+  degradationOf(drainId: string): Degradation;
   plansFor(orgId: string): readonly DrainPlan[];
+  planFor(drainId: string): DrainPlan | undefined;
+  allPlans(): Iterable<DrainPlan>;
   refresh(): Promise<void>;
   start(): Promise<void>;
   stop(): void;
 }
 
 export function createDrainRegistry(opts: {
-  store: Pick<Store, 'drains' | 'secretBox'>;
+  store: Pick<Store, 'drains' | 'secretBox' | 'backlog' | 'audit'>;
   refreshMs: number;
   logger: Logger;
+  quota: Quota;
 }): DrainRegistry {
+  let usage = new Map<string, Usage>();
+  const degradations = new Map<string, Degradation>();
   let byOrg = new Map<string, DrainPlan[]>();
+  let byId = new Map<string, DrainPlan>();
   let fingerprint = '';
   // Plans built inside a rotation window sign with two keys; rebuild them when the window ends.
   let rebuildAt = Infinity;
@@ -74,12 +105,17 @@ export function createDrainRegistry(opts: {
 
   async function refresh(): Promise<void> {
     const f = await opts.store.drains.configFingerprint();
-    if (f === fingerprint && Date.now() < rebuildAt) return;
+    if (f === fingerprint && Date.now() < rebuildAt) {
+      await applyQuota();
+      return;
+    }
     const drains = await opts.store.drains.listAll();
     const next = new Map<string, DrainPlan[]>();
+    const nextById = new Map<string, DrainPlan>();
     for (const d of drains) {
       try {
         const plan = compilePlan(d, opts.store.secretBox);
+        nextById.set(d.id, plan);
         const list = next.get(d.orgId);
         if (list) list.push(plan);
         else next.set(d.orgId, [plan]);
@@ -88,13 +124,40 @@ export function createDrainRegistry(opts: {
       }
     }
     byOrg = next;
+    byId = nextById;
     fingerprint = f;
+    await applyQuota();
     const now = Date.now();
     rebuildAt = Math.min(Infinity, ...drains.map((d) => d.rotationExpiresAt?.getTime() ?? Infinity).filter((t) => t > now));
   }
 
+  /** Reads today's use, places each drain on the ladder, pauses and resumes drains at its top. */
+  async function applyQuota(): Promise<void> {
+    usage = await opts.store.backlog.usage(dayOf(Date.now()));
+    for (const plan of byId.values()) {
+      const d = plan.drain;
+      const level = degradationFor(usage.get(d.id) ?? { events: 0, bytes: 0 }, opts.quota);
+      degradations.set(d.id, level);
+      const system = { type: 'system' as const, id: 'quota-ladder' };
+      if (level === 'paused' && d.state !== 'paused') {
+        const moved = await opts.store.drains.transition(d.id, ['healthy', 'degraded', 'pending_verification'], 'paused', 'quota');
+        if (moved) {
+          await recordAudit(opts.store as Store, system, 'logs.drain.quota_paused', moved, { usage: usage.get(d.id) });
+          opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
+        }
+      } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
+        // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
+        const moved = await opts.store.drains.transition(d.id, ['paused'], d.verifiedAt ? 'degraded' : 'pending_verification', null);
+        if (moved) await recordAudit(opts.store as Store, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
+      }
+    }
+  }
+
   return {
+    degradationOf: (drainId) => degradations.get(drainId) ?? 'none',
     plansFor: (orgId) => byOrg.get(orgId) ?? none,
+    planFor: (drainId) => byId.get(drainId),
+    allPlans: () => byId.values(),
     refresh,
     async start() {
       await refresh();

@@ -9,7 +9,12 @@ import type { SourceChunk } from '../source/source.js';
 import { shapeRecord } from '../shape/delivered-record.js';
 import type { Batcher } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
-import type { DrainRegistry } from './drain-plans.js';
+import type { DrainPlan, DrainRegistry } from './drain-plans.js';
+import { admits } from '../select/quota-ladder.js';
+import { droppedEntry } from '../deliver/deliverer.js';
+import type { ParkingSet } from './parking.js';
+import { buildResource, resourceKey } from '../batch/resource.js';
+import type { ParkedRecord } from '../store/backlog-repo.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 
 export interface PipelineOptions {
@@ -18,6 +23,8 @@ export interface PipelineOptions {
   batcher: Batcher;
   accountant: Accountant;
   events: PipelineEvents;
+  parking: ParkingSet;
+  region?: string | undefined;
 }
 
 export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => void {
@@ -25,6 +32,9 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     const observed = new Date().toISOString();
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
+    const parked: ParkedRecord[] = [];
+    const quotaDropped = new Map<DrainPlan, { count: number; first: string; last: string }>();
+    const resources = new Map<string, string>();
     for (const raw of messages) {
       if (raw === null) {
         letters.push({ source: opts.sourceName, reason: 'empty message', payload: '' });
@@ -37,12 +47,44 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
       }
       const record = decoded.record;
       for (const plan of opts.registry.plansFor(record.orgId)) {
-        // Drains not delivering (pending verification, paused) receive nothing yet; see README, Known gaps.
-        if (!plan.deliverable || !plan.select(record)) continue;
+        if (!plan.select(record)) continue;
         opts.events.selected(plan.drain.type, 1);
+        if (plan.deliverable && !admits(opts.registry.degradationOf(plan.drain.id), record.severity)) {
+          const q = quotaDropped.get(plan);
+          if (q) {
+            q.count++;
+            q.last = record.id;
+          } else quotaDropped.set(plan, { count: 1, first: record.id, last: record.id });
+          continue;
+        }
+        const shaped = shapeRecord(record, observed, plan.shape);
+        const hits = plan.scrubber.scrubRecord(shaped);
+        if (!plan.deliverable || opts.parking.has(plan.drain.id)) {
+          // Not delivering now (unverified, paused, failing, or queued behind parked records): park durably.
+          const key = resourceKey(record);
+          let resourceJson = resources.get(key);
+          if (resourceJson === undefined) resources.set(key, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+          const json = JSON.stringify(shaped);
+          parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: json, recordId: shaped.id, bytes: Buffer.byteLength(json), scrubHits: hits });
+          continue;
+        }
         ticket.hold();
-        opts.batcher.add(plan, record, shapeRecord(record, observed, plan.shape), ticket);
+        opts.batcher.add(plan, record, shaped, hits, ticket);
       }
+    }
+    if (parked.length > 0) {
+      ticket.hold();
+      void opts.accountant.record({ backlog: parked }).then(() => ticket.release());
+    }
+    if (quotaDropped.size > 0) {
+      const entries = [...quotaDropped].map(([plan, q]) => {
+        opts.events.recordsDropped(plan.drain.type, 'quota', q.count);
+        return droppedEntry(plan.drain, q.count, 'quota', 0, q.first, q.last);
+      });
+      ticket.hold();
+      void opts.accountant
+        .record({ deliveries: entries.flatMap((e) => e.deliveries), hourly: entries.flatMap((e) => e.hourly) })
+        .then(() => ticket.release());
     }
     if (letters.length > 0) {
       for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));

@@ -104,6 +104,15 @@ export function createDeliveriesRepo(sql: Sql) {
       return rows.map(fromRow);
     },
 
+    /** When the drain last had an attempt of any kind, or null. */
+    async lastAttemptAt(drainId: string): Promise<Date | null> {
+      const rows = await sql.query<{ started_at: Date }>(
+        'select started_at from deliveries where drain_id = $1 order by started_at desc, id desc limit 1',
+        [drainId],
+      );
+      return rows[0]?.started_at ?? null;
+    },
+
     /** Removes rows past their seven-day expiry. */
     async sweepExpired(now = new Date()): Promise<number> {
       const rows = await sql.query('delete from deliveries where expires_at <= $1 returning 1', [now.toISOString()]);

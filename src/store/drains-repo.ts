@@ -156,8 +156,22 @@ export function createDrainsRepo(sql: Sql) {
       return rows[0] && fromRow(rows[0]);
     },
 
-    /** Soft delete: purges header values and secrets, frees the name. */
+    /**
+     * Moves a drain between states only when it is in one of `from`: outcome-driven moves
+     * (healthy <-> degraded, quota pause) must never undo a concurrent manual pause or PATCH.
+     */
+    async transition(id: string, from: readonly DrainState[], to: DrainState, pauseReason?: string | null): Promise<Drain | undefined> {
+      const rows = await sql.query<DrainRow>(
+        `update drains set state = $3, pause_reason = case when $4::boolean then $5 else pause_reason end, updated_at = now()
+         where id = $1 and deleted_at is null and state = any($2::text[]) returning *`,
+        [id, from, to, pauseReason !== undefined, pauseReason ?? null],
+      );
+      return rows[0] && fromRow(rows[0]);
+    },
+
+    /** Soft delete: purges header values and secrets, frees the name, drops the backlog. */
     async softDelete(orgId: string, id: string): Promise<boolean> {
+      await sql.query('delete from drain_backlog where drain_id = $1 and exists (select 1 from drains where id = $1 and org_id = $2)', [id, orgId]);
       const rows = await sql.query(
         `update drains set deleted_at = now(), updated_at = now(), secret = null, previous_secret = null,
            headers = (select coalesce(jsonb_agg(jsonb_build_object('name', h->>'name')), '[]'::jsonb)

@@ -14,6 +14,7 @@ import { createDeadLettersRepo } from './dead-letters-repo.js';
 import { createVerificationsRepo } from './verifications-repo.js';
 import { createAuditRepo } from './audit-repo.js';
 import { createRateLimitsRepo } from './rate-limits-repo.js';
+import { createBacklogRepo } from './backlog-repo.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
 export interface StoreOptions {
@@ -48,6 +49,7 @@ function composeStore(sql: Sql, secretBox: SecretBox) {
     verifications: createVerificationsRepo(sql),
     audit: createAuditRepo(sql),
     rateLimits: createRateLimitsRepo(sql),
+    backlog: createBacklogRepo(sql),
     async ping(): Promise<boolean> {
       try {
         await sql.query('select 1');

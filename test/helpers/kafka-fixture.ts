@@ -21,7 +21,7 @@ export interface KafkaFixture {
   workerEnv: Record<string, string>;
   createVerifiedDrain(orgId: string, token: string, body: Record<string, unknown>): Promise<string>;
   producer(): Promise<Producer>;
-  /** Record ids received by the destination path, with how often each arrived. */
+  /** Record ids the destination path accepted (answered 2xx), with how often each arrived. */
   receivedIds(path?: string): Map<string, number>;
   close(): Promise<void>;
 }
@@ -65,7 +65,7 @@ export async function startKafkaFixture(opts: { partitions?: number } = {}): Pro
     },
     receivedIds(path) {
       const counts = new Map<string, number>();
-      for (const r of receiver.batches()) {
+      for (const r of receiver.accepted()) {
         if (path && r.path !== path) continue;
         for (const rec of parseBatch(r).records) counts.set(rec.id, (counts.get(rec.id) ?? 0) + 1);
       }

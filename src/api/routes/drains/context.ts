@@ -14,7 +14,7 @@ import type { Drain } from '../../../model/drain.js';
 import { authenticate, authorizeOrg, type Principal } from '../../auth.js';
 import { drainNotFound, notProjected } from '../../errors.js';
 import { drainBuckets, type RateLimiter } from '../../rate-limit.js';
-import type { Actor } from './audit.js';
+import type { Actor } from '../../../audit/drain-audit.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;

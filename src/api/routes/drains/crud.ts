@@ -5,7 +5,7 @@ import { drainNotFound } from '../../errors.js';
 import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { drainReadForm } from './read-form.js';
-import { recordAudit } from './audit.js';
+import { recordAudit } from '../../../audit/drain-audit.js';
 import { parseDrainBody } from './validate.js';
 import { schemas } from './schemas.js';
 
@@ -22,7 +22,7 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     const org = await store.auth.org(req.params.orgId);
     const drains = await store.drains.listByOrg(req.params.orgId);
     return {
-      drains: await Promise.all(drains.map((d) => drainReadForm(store, d))),
+      drains: await Promise.all(drains.map((d) => drainReadForm(store, d, deps.config.quota))),
       limits: { maxDrains: MAX_DRAINS[org?.plan ?? 'standard'] },
     };
   });
@@ -38,14 +38,14 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
       throw e;
     }
     await recordAudit(store, actorOf(principal), 'logs.drain.created', drain);
-    const read = await drainReadForm(store, drain);
+    const read = await drainReadForm(store, drain, deps.config.quota);
     // The only answer that ever carries the secret.
     return reply.status(201).send(secret === undefined ? read : { ...read, secret });
   });
 
   app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get }, async (req, reply) => {
     await guard(req, reply);
-    return drainReadForm(store, await loadDrain(store, req.params));
+    return drainReadForm(store, await loadDrain(store, req.params), deps.config.quota);
   });
 
   app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch }, async (req, reply) => {
@@ -53,7 +53,7 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     const drain = await loadDrain(store, req.params);
     const input = parseDrainBody(req.body, 'patch');
     const { patch, changed } = await buildDrainPatch(deps, drain, input);
-    if (changed.length === 0) return drainReadForm(store, drain);
+    if (changed.length === 0) return drainReadForm(store, drain, deps.config.quota);
     let updated;
     try {
       updated = await store.drains.update(drain.orgId, drain.id, patch, true);
@@ -63,7 +63,7 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     }
     if (!updated) throw drainNotFound();
     await recordAudit(store, actorOf(principal), 'logs.drain.updated', updated, { changed });
-    return drainReadForm(store, updated);
+    return drainReadForm(store, updated, deps.config.quota);
   });
 
   app.delete<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.remove }, async (req, reply) => {

@@ -1,16 +1,13 @@
 /** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
 import type { FastifyInstance } from 'fastify';
-import { ulid } from 'ulid';
 import { AppError } from '../../../errors.js';
 import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { compilePlan } from '../../../pipeline/drain-plans.js';
-import { shapeRecord } from '../../../shape/delivered-record.js';
-import { buildResource } from '../../../batch/resource.js';
-import type { AgentRecord } from '../../../source/record.js';
+import { serviceBatch } from '../../../batch/service-batch.js';
 import { drainNotFound, drainValidation } from '../../errors.js';
 import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
-import { recordAudit } from './audit.js';
+import { recordAudit } from '../../../audit/drain-audit.js';
 import { runVerification, startVerification } from './verify.js';
 import { schemas } from './schemas.js';
 
@@ -45,30 +42,11 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
   app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test }, async (req, reply) => {
     const principal = await guard(req, reply);
     const drain = await loadDrain(store, req.params);
-    const batchId = ulid();
+    const batch = serviceBatch(compilePlan(drain, store.secretBox), 'test', deps.config.region);
     const enqueuedAt = new Date().toISOString();
-    const record: AgentRecord = {
-      id: `test_${batchId.toLowerCase()}`,
-      orgId: drain.orgId,
-      agentId: 'svc-drain-test',
-      agentName: 'svc-drain-test',
-      environment: 'production',
-      source: 'drain',
-      event: 'test',
-      severity: 'info',
-      timestamp: enqueuedAt,
-      executionId: batchId,
-      message: `Test record for drain ${drain.name}`,
-      attributes: { 'svc.drain.id': drain.id },
-    };
-    const plan = compilePlan(drain, store.secretBox);
-    const resource = buildResource(record, deps.config.region);
-    const shaped = shapeRecord(record, enqueuedAt, { includeContent: false, redact: null });
     // Through the real delivery path: encode, gzip, sign, POST, retry, account.
-    void deps.deliverer.submit({
-      plan, kind: 'test', resource, resourceJson: JSON.stringify(resource), batchId,
-      entries: [{ record: shaped, json: JSON.stringify(shaped) }], tickets: [], bytes: 0,
-    });
+    void deps.deliverer.submit(batch);
+    const batchId = batch.batchId!;
     await recordAudit(store, actorOf(principal), 'logs.drain.test_sent', drain, { batchId });
     return reply.status(202).send({ batchId, enqueuedAt });
   });
@@ -89,19 +67,19 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const updated = await store.drains.update(drain.orgId, drain.id, { state: 'paused', pauseReason: 'manual' }, false);
     if (!updated) throw drainNotFound();
     await recordAudit(store, actorOf(principal), 'logs.drain.paused', updated, reason === undefined ? {} : { reason });
-    return drainReadForm(store, updated);
+    return drainReadForm(store, updated, deps.config.quota);
   });
 
   app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume }, async (req, reply) => {
     const principal = await guard(req, reply);
     const drain = await loadDrain(store, req.params);
-    if (drain.state !== 'paused') return drainReadForm(store, drain);
+    if (drain.state !== 'paused') return drainReadForm(store, drain, deps.config.quota);
     // Never straight to healthy: it must prove itself again. A drain never verified goes back to waiting for it.
     const state = drain.verifiedAt ? 'degraded' : 'pending_verification';
     const updated = await store.drains.update(drain.orgId, drain.id, { state, pauseReason: null }, false);
     if (!updated) throw drainNotFound();
     await recordAudit(store, actorOf(principal), 'logs.drain.resumed', updated);
-    return drainReadForm(store, updated);
+    return drainReadForm(store, updated, deps.config.quota);
   });
 
   app.post<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate }, async (req, reply) => {
@@ -122,7 +100,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
         : drain;
       if (!updated) throw drainNotFound();
       if (windowOpen) await recordAudit(store, actorOf(principal), 'logs.drain.secret_rotated', updated, { finalized: true });
-      return drainReadForm(store, updated);
+      return drainReadForm(store, updated, deps.config.quota);
     }
     if (windowOpen) {
       throw new AppError(409, 'DRAIN_ROTATION_IN_PROGRESS', 'A rotation window is open; finalize it first (finalize=true).');

@@ -1,27 +1,31 @@
 /** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
 import type { Drain } from '../../../model/drain.js';
 import type { Store } from '../../../store/store.js';
-import { hourOf, HOUR_MS } from '../../../store/health-repo.js';
+import { HOUR_MS } from '../../../store/health-repo.js';
+import { dayOf } from '../../../store/backlog-repo.js';
+import { degradationFor, type Quota } from '../../../select/quota-ladder.js';
 
-/** Default daily quota (README, Quota); the ladder that enforces it is documented there. */
-export const DEFAULT_QUOTA = { eventsPerDay: 10_000_000, bytesPerDay: 10 * 1024 ** 3 } as const;
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 /** `last4` of a header value: its last four characters, or '' when shorter than 8. */
 export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
 
-export async function drainReadForm(store: Store, d: Drain, nowMs = Date.now()): Promise<Record<string, unknown>> {
-  const facts = await store.health.facts(d.id, nowMs);
+export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<Record<string, unknown>> {
+  const [facts, backlog, usageToday] = await Promise.all([
+    store.health.facts(d.id, nowMs),
+    store.backlog.sizeOf(d.id),
+    store.backlog.usage(dayOf(nowMs)),
+  ]);
+  const used = usageToday.get(d.id) ?? { events: 0, bytes: 0 };
   const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
   const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
-  const usedEvents = facts.hourly.filter((p) => p.h >= dayStart && p.h <= hourOf(nowMs)).reduce((n, p) => n + p.delivered, 0);
   const health: Record<string, unknown> = {
     lastSuccessAt: iso(facts.lastSuccessAt),
     lastFailureAt: iso(facts.lastFailureAt),
     lastStatusCode: facts.lastStatusCode,
-    backlog: 0,
-    backlogBytes: 0,
+    backlog: backlog.records,
+    backlogBytes: backlog.bytes,
     deliveredCount24h: sum('delivered'),
     droppedCount24h: sum('dropped'),
     rejectedCount24h: sum('rejected'),
@@ -55,11 +59,11 @@ export async function drainReadForm(store: Store, d: Drain, nowMs = Date.now()):
     verification: d.verification,
     health,
     quota: {
-      ...DEFAULT_QUOTA,
-      usedEvents,
-      usedBytes: 0,
+      ...quota,
+      usedEvents: used.events,
+      usedBytes: used.bytes,
       resetsAt: new Date((dayStart + 24) * HOUR_MS).toISOString(),
-      degradation: 'none',
+      degradation: degradationFor(used, quota),
     },
     version: d.version,
     createdBy: d.createdBy,

@@ -17,8 +17,8 @@ import { hashToken } from '../../../security/token-hash.js';
 import { scrubExcerpt } from '../../../shape/builtin-scrub.js';
 import { USER_AGENT } from '../../../deliver/deliverer.js';
 import type { Logger } from '../../../telemetry/logger.js';
-import type { Actor } from './audit.js';
-import { recordAudit } from './audit.js';
+import type { Actor } from '../../../audit/drain-audit.js';
+import { recordAudit } from '../../../audit/drain-audit.js';
 
 export const VERIFY_TOKEN_TTL_MS = 10 * 60_000;
 

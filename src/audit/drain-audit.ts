@@ -4,8 +4,8 @@
  * number of scrub rules only; whether signing is on, never the secret.
  */
 import { ulid } from 'ulid';
-import type { Drain } from '../../../model/drain.js';
-import type { Store } from '../../../store/store.js';
+import type { Drain } from '../model/drain.js';
+import type { Store } from '../store/store.js';
 
 export interface Actor {
   type: 'user' | 'api_key' | 'system';

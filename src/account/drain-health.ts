@@ -1,0 +1,42 @@
+/**
+ * Outcome-driven state moves (README, "Drain states"): a healthy drain whose
+ * last `degradeAfter` attempts failed becomes `degraded`; a degraded drain
+ * whose last `recoverAfter` attempts succeeded becomes `healthy`. Moves are
+ * conditional on the current state, so they never undo a pause or a PATCH.
+ */
+import type { Drain } from '../model/drain.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { AttemptObserver } from '../deliver/deliverer.js';
+
+export const DEGRADE_AFTER_FAILURES = 3;
+export const RECOVER_AFTER_SUCCESSES = 5;
+
+export function createDrainHealth(opts: {
+  store: Pick<Store, 'drains'>;
+  logger: Logger;
+  degradeAfter?: number;
+  recoverAfter?: number;
+}): AttemptObserver {
+  const degradeAfter = opts.degradeAfter ?? DEGRADE_AFTER_FAILURES;
+  const recoverAfter = opts.recoverAfter ?? RECOVER_AFTER_SUCCESSES;
+  const streaks = new Map<string, { ok: boolean; n: number }>();
+
+  const move = (drain: Drain, from: Drain['state'], to: Drain['state']) => {
+    streaks.delete(drain.id);
+    opts.store.drains.transition(drain.id, [from], to).then(
+      (moved) => moved && opts.logger.info({ event: 'drain.state', drainId: drain.id, from, to }, `drain ${to}`),
+      (e) => opts.logger.warn({ event: 'drain.state_failed', drainId: drain.id, err: (e as Error).message }, 'state move failed'),
+    );
+  };
+
+  return {
+    attempted(drain, ok) {
+      const s = streaks.get(drain.id);
+      const n = s && s.ok === ok ? s.n + 1 : 1;
+      streaks.set(drain.id, { ok, n });
+      if (!ok && n >= degradeAfter && drain.state === 'healthy') move(drain, 'healthy', 'degraded');
+      if (ok && n >= recoverAfter && drain.state === 'degraded') move(drain, 'degraded', 'healthy');
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * A one-record batch the service sends on its own behalf: `svc.drain.test`
+ * (the test route) and `svc.drain.heartbeat` (idle drains). It takes the
+ * same path as any batch: shape, encode, gzip, sign, deliver, account.
+ */
+import { ulid } from 'ulid';
+import type { DrainPlan } from '../pipeline/drain-plans.js';
+import type { AgentRecord } from '../source/record.js';
+import { shapeRecord } from '../shape/delivered-record.js';
+import { buildResource } from './resource.js';
+import type { ReadyBatch } from './batcher.js';
+
+export function serviceBatch(plan: DrainPlan, kind: 'test' | 'heartbeat', region: string | undefined, now = new Date()): ReadyBatch {
+  const batchId = ulid();
+  const at = now.toISOString();
+  const drain = plan.drain;
+  const record: AgentRecord = {
+    id: `${kind}_${batchId.toLowerCase()}`,
+    orgId: drain.orgId,
+    agentId: 'svc-drain',
+    agentName: 'svc-drain',
+    environment: 'production',
+    source: 'drain',
+    event: kind,
+    severity: 'info',
+    timestamp: at,
+    executionId: batchId,
+    message: kind === 'test' ? `Test record for drain ${drain.name}` : `Heartbeat of drain ${drain.name}`,
+    attributes: { 'svc.drain.id': drain.id },
+  };
+  const resource = buildResource(record, region);
+  const shaped = shapeRecord(record, at, { includeContent: false, redact: null });
+  return {
+    plan, kind, batchId, resource, resourceJson: JSON.stringify(resource),
+    entries: [{ record: shaped, json: JSON.stringify(shaped), scrubHits: 0 }], tickets: [], bytes: 0,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Heartbeats (README, "Heartbeats"): a delivering drain (healthy or
+ * degraded) that has had no attempt of any kind for HEARTBEAT_INTERVAL_MS
+ * gets one `svc.drain.heartbeat` record, recorded as a `heartbeat`
+ * delivery. It tells the customer the pipe is alive when their agents are
+ * quiet, and gives the state machine an outcome to judge. A lease per drain
+ * keeps one worker sending it.
+ */
+import type { Store } from '../store/store.js';
+import type { DrainRegistry } from '../pipeline/drain-plans.js';
+import type { Logger } from '../telemetry/logger.js';
+import { serviceBatch } from '../batch/service-batch.js';
+import type { Deliverer } from './deliverer.js';
+
+export function createHeartbeat(opts: {
+  store: Store;
+  registry: DrainRegistry;
+  deliverer: Deliverer;
+  logger: Logger;
+  intervalMs: number;
+  owner: string;
+  region?: string | undefined;
+}): { stop(): void } {
+  if (opts.intervalMs <= 0) return { stop() {} };
+  const checkEveryMs = Math.max(1000, Math.min(60_000, opts.intervalMs / 5));
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void beat().finally(() => (busy = false));
+  }, checkEveryMs);
+  timer.unref();
+
+  async function beat(): Promise<void> {
+    for (const plan of opts.registry.allPlans()) {
+      if (!plan.deliverable) continue;
+      try {
+        const last = await opts.store.deliveries.lastAttemptAt(plan.drain.id);
+        if (last && Date.now() - last.getTime() < opts.intervalMs) continue;
+        if (!(await opts.store.backlog.lease(`heartbeat:${plan.drain.id}`, opts.owner, opts.intervalMs))) continue;
+        await opts.deliverer.deliverOnce(serviceBatch(plan, 'heartbeat', opts.region), 1);
+      } catch (e) {
+        opts.logger.warn({ event: 'heartbeat.failed', drainId: plan.drain.id, err: (e as Error).message }, 'heartbeat failed');
+      }
+    }
+  }
+
+  return { stop: () => clearInterval(timer) };
+}

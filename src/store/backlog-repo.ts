@@ -1,0 +1,119 @@
+import type { Sql } from './sql.js';
+
+export interface ParkedRecord {
+  drainId: string;
+  orgId: string;
+  resourceJson: string;
+  recordJson: string;
+  recordId: string;
+  bytes: number;
+  scrubHits: number;
+}
+
+export interface BacklogRow extends ParkedRecord {
+  id: number;
+  enqueuedAt: Date;
+}
+
+export const DAY_MS = 86_400_000;
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+export function createBacklogRepo(sql: Sql) {
+  return {
+    async park(rows: readonly ParkedRecord[]): Promise<void> {
+      if (rows.length === 0) return;
+      await sql.query(
+        `insert into drain_backlog (drain_id, org_id, resource_json, record_json, record_id, bytes, scrub_hits)
+         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])`,
+        [
+          rows.map((r) => r.drainId), rows.map((r) => r.orgId), rows.map((r) => r.resourceJson), rows.map((r) => r.recordJson),
+          rows.map((r) => r.recordId), rows.map((r) => r.bytes), rows.map((r) => r.scrubHits),
+        ],
+      );
+    },
+
+    /** Drains that have parked records, with counts: what the pump visits. */
+    async drainsWithBacklog(): Promise<{ drainId: string; records: number; bytes: number }[]> {
+      const rows = await sql.query<{ drain_id: string; n: number; b: number }>(
+        'select drain_id, count(*)::int as n, coalesce(sum(bytes), 0)::bigint as b from drain_backlog group by drain_id',
+      );
+      return rows.map((r) => ({ drainId: r.drain_id, records: r.n, bytes: Number(r.b) }));
+    },
+
+    async sizeOf(drainId: string): Promise<{ records: number; bytes: number }> {
+      const rows = await sql.query<{ n: number; b: number }>(
+        'select count(*)::int as n, coalesce(sum(bytes), 0)::bigint as b from drain_backlog where drain_id = $1',
+        [drainId],
+      );
+      return { records: rows[0]?.n ?? 0, bytes: Number(rows[0]?.b ?? 0) };
+    },
+
+    /** The oldest parked records of a drain, in order. */
+    async oldest(drainId: string, limit: number): Promise<BacklogRow[]> {
+      const rows = await sql.query<{
+        id: number; drain_id: string; org_id: string; resource_json: string; record_json: string; record_id: string;
+        bytes: number; scrub_hits: number; enqueued_at: Date;
+      }>('select * from drain_backlog where drain_id = $1 order by id limit $2', [drainId, limit]);
+      return rows.map((r) => ({
+        id: Number(r.id), drainId: r.drain_id, orgId: r.org_id, resourceJson: r.resource_json, recordJson: r.record_json,
+        recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits, enqueuedAt: r.enqueued_at,
+      }));
+    },
+
+    async remove(ids: readonly number[]): Promise<void> {
+      if (ids.length === 0) return;
+      await sql.query('delete from drain_backlog where id = any($1::bigint[])', [ids]);
+    },
+
+    /** Removes records parked before `before`; returns what was removed, oldest first. */
+    async expire(drainId: string, before: Date): Promise<{ count: number; firstRecordId?: string; lastRecordId?: string }> {
+      const rows = await sql.query<{ id: number; record_id: string }>(
+        'delete from drain_backlog where drain_id = $1 and enqueued_at < $2 returning id, record_id',
+        [drainId, before.toISOString()],
+      );
+      rows.sort((a, b) => Number(a.id) - Number(b.id));
+      return { count: rows.length, firstRecordId: rows[0]?.record_id, lastRecordId: rows[rows.length - 1]?.record_id };
+    },
+
+    async dropDrain(drainId: string): Promise<void> {
+      await sql.query('delete from drain_backlog where drain_id = $1', [drainId]);
+    },
+
+    /** Takes or renews the drain's lease for `owner`; false when another owner holds a live one. */
+    async lease(drainId: string, owner: string, ttlMs: number): Promise<boolean> {
+      const rows = await sql.query(
+        `insert into drain_leases (drain_id, owner, until) values ($1, $2, now() + make_interval(secs => $3::double precision / 1000))
+         on conflict (drain_id) do update set owner = excluded.owner, until = excluded.until
+         where drain_leases.owner = excluded.owner or drain_leases.until < now()
+         returning drain_id`,
+        [drainId, owner, ttlMs],
+      );
+      return rows.length > 0;
+    },
+
+    async release(drainId: string, owner: string): Promise<void> {
+      await sql.query('delete from drain_leases where drain_id = $1 and owner = $2', [drainId, owner]);
+    },
+
+    async addUsage(rows: readonly { drainId: string; day: number; events: number; bytes: number }[]): Promise<void> {
+      if (rows.length === 0) return;
+      await sql.query(
+        `insert into drain_daily_usage (drain_id, day, events, bytes)
+         select * from unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[])
+         on conflict (drain_id, day) do update set events = drain_daily_usage.events + excluded.events,
+           bytes = drain_daily_usage.bytes + excluded.bytes`,
+        [rows.map((r) => r.drainId), rows.map((r) => r.day), rows.map((r) => r.events), rows.map((r) => r.bytes)],
+      );
+    },
+
+    async usage(day: number): Promise<Map<string, { events: number; bytes: number }>> {
+      const rows = await sql.query<{ drain_id: string; events: number; bytes: number }>(
+        'select drain_id, events, bytes from drain_daily_usage where day = $1',
+        [day],
+      );
+      return new Map(rows.map((r) => [r.drain_id, { events: Number(r.events), bytes: Number(r.bytes) }]));
+    },
+  };
+}
+
+export type BacklogRepo = ReturnType<typeof createBacklogRepo>;
