@@ -29,13 +29,29 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
     logLevel: logLevel.NOTHING,
     retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5000 },
   });
-  const consumer: Consumer = kafka.consumer({
-    groupId: opts.groupId,
-    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
-    rebalanceTimeout: opts.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: opts.heartbeatIntervalMs ?? 3000,
-    allowAutoTopicCreation: false,
-  });
+  const newConsumer = (): Consumer => {
+    const c = kafka.consumer({
+      groupId: opts.groupId,
+      sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
+      rebalanceTimeout: opts.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: opts.heartbeatIntervalMs ?? 3000,
+      allowAutoTopicCreation: false,
+    });
+    c.on(c.events.GROUP_JOIN, (e) => {
+      joined = true;
+      const assigned = Object.values(e.payload.memberAssignment).flat();
+      opts.logger.info({ event: 'kafka.joined', partitions: assigned }, 'joined the consumer group');
+    });
+    c.on(c.events.CRASH, (e) => {
+      joined = false;
+      const err = e.payload.error as Error & { type?: string; code?: number };
+      opts.logger.error({ event: 'kafka.crash', err: err?.message, type: err?.type, restart: e.payload.restart }, 'kafka consumer crashed');
+      // kafkajs restarts itself after retriable errors only. After any other (a broker answering
+      // INVALID_REQUEST to a SyncGroup, say), rejoin with a fresh consumer rather than idle as a zombie.
+      if (!e.payload.restart && !stopping) scheduleRestart();
+    });
+    return c;
+  };
   const pending = new Map<number, string>();
   const tracker = new OffsetTracker({
     maxInFlightRecords: opts.maxInFlightRecords,
@@ -44,16 +60,52 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
   let joined = false;
   let stopping = false;
   let commitTimer: NodeJS.Timeout | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let handler: ChunkHandler | undefined;
+  let consumer: Consumer = newConsumer();
 
-  consumer.on(consumer.events.GROUP_JOIN, (e) => {
-    joined = true;
-    const assigned = Object.values(e.payload.memberAssignment).flat();
-    opts.logger.info({ event: 'kafka.joined', partitions: assigned }, 'joined the consumer group');
-  });
-  consumer.on(consumer.events.CRASH, (e) => {
-    joined = false;
-    opts.logger.error({ event: 'kafka.crash', err: (e.payload.error as Error)?.message }, 'kafka consumer crashed');
-  });
+  function scheduleRestart(): void {
+    if (restartTimer) return;
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      void (async () => {
+        await consumer.disconnect().catch(() => {});
+        if (stopping || !handler) return;
+        consumer = newConsumer();
+        try {
+          await run(handler);
+          opts.logger.info({ event: 'kafka.restarted' }, 'kafka consumer restarted');
+        } catch (e) {
+          opts.logger.error({ event: 'kafka.restart_failed', err: (e as Error).message }, 'kafka consumer restart failed');
+          scheduleRestart();
+        }
+      })();
+    }, 1000);
+  }
+
+  async function run(h: ChunkHandler): Promise<void> {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [opts.topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 4,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        while (tracker.inFlightRecords >= opts.maxInFlightRecords && isRunning() && !isStale()) {
+          await Promise.race([tracker.waitForCapacity(), new Promise((r) => setTimeout(r, 1000))]);
+          await heartbeat();
+        }
+        if (!isRunning() || isStale() || batch.messages.length === 0) return;
+        const last = batch.lastOffset();
+        const ticket = tracker.open(batch.partition, (BigInt(last) + 1n).toString(), batch.messages.length);
+        h({ messages: batch.messages.map((m) => m.value), ticket });
+        ticket.seal();
+        resolveOffset(last);
+        opts.onLag?.(batch.partition, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
+        await heartbeat();
+      },
+    });
+  }
 
   async function commitPending(): Promise<void> {
     if (pending.size === 0) return;
@@ -70,29 +122,10 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
   return {
     name: 'kafka',
     ready: () => joined && !stopping,
-    async start(handler: ChunkHandler) {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [opts.topic], fromBeginning: true });
+    async start(h: ChunkHandler) {
+      handler = h;
       commitTimer = setInterval(() => void commitPending(), opts.commitIntervalMs ?? 200);
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: 4,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          while (tracker.inFlightRecords >= opts.maxInFlightRecords && isRunning() && !isStale()) {
-            await Promise.race([tracker.waitForCapacity(), new Promise((r) => setTimeout(r, 1000))]);
-            await heartbeat();
-          }
-          if (!isRunning() || isStale() || batch.messages.length === 0) return;
-          const last = batch.lastOffset();
-          const ticket = tracker.open(batch.partition, (BigInt(last) + 1n).toString(), batch.messages.length);
-          handler({ messages: batch.messages.map((m) => m.value), ticket });
-          ticket.seal();
-          resolveOffset(last);
-          opts.onLag?.(batch.partition, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
-          await heartbeat();
-        },
-      });
+      await run(h);
     },
     async stop(deadline: number, idle?: Promise<void>) {
       stopping = true;
@@ -105,6 +138,7 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
         new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
       ]);
       if (commitTimer) clearInterval(commitTimer);
+      if (restartTimer) clearTimeout(restartTimer);
       await commitPending();
       await consumer.disconnect().catch(() => {});
     },
