@@ -24,10 +24,13 @@ export function checkScrubPattern(pattern: string, flags = ''): ScrubRuleCheck {
   if (!/^[imsu]*$/.test(flags) || new Set(flags).size !== flags.length) {
     return { ok: false, reason: 'flags may only combine i, m, s and u' };
   }
+  let re: RE2;
   try {
-    new RE2(pattern, flags.includes('u') ? flags : flags + 'u');
+    re = new RE2(pattern, flags.includes('u') ? flags : flags + 'u');
   } catch (e) {
     return { ok: false, reason: `pattern does not compile in RE2: ${(e as Error).message.slice(0, 120)}` };
   }
+  // An empty match scrubs nothing and would shadow the rules after it.
+  if (re.test('')) return { ok: false, reason: 'pattern must not match the empty string' };
   return { ok: true };
 }

@@ -147,6 +147,8 @@ describe('drain administration', () => {
       ['nested quantifier with braces', '(x{2,}y*)*'],
       ['does not compile in RE2 (lookahead)', 'a(?=b)'],
       ['does not compile at all', '(unclosed'],
+      ['matches the empty string', 'x*'],
+      ['matches the empty string through an alternative', 'secret|'],
     ])('refuses a scrub rule: %s', async (_name, pattern) => {
       const res = await create({ ...base(), scrubRules: [{ id: 'r', pattern }] });
       expect(res.status).toBe(422);
