@@ -49,7 +49,14 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     extraCaCerts: config.extraCaCerts,
     timeoutMs: config.deliveryTimeoutMs,
   });
-  const accountant = createAccountant({ store, logger });
+  const accountant = createAccountant({ store, logger, logs: { repo: store.logs, retentionDays: config.logRetentionDays } });
+  // The platform copy's day partitions: made ahead now and hourly, old ones dropped (retention).
+  const maintainLogs = () =>
+    store.logs.maintain(config.logRetentionDays).then(
+      ({ dropped }) => dropped.length > 0 && logger.info({ event: 'logs.retention', dropped }, 'dropped expired log partitions'),
+      (e) => logger.warn({ event: 'logs.maintain_failed', err: (e as Error).message }, 'log partition upkeep failed'),
+    );
+  await maintainLogs();
   const parking = new ParkingSet();
   const deliverer = createDeliverer({
     transport, accountant, events, logger, retry: config.retry, bufferHorizonMs: config.bufferHorizonMs,
@@ -84,6 +91,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     : createEmbeddedQueueSource({ queue: store.queue, maxInFlightRecords: config.maxInFlightRecords, logger });
 
   const sweep = setInterval(() => {
+    void maintainLogs();
     store.deliveries.sweepExpired().catch((e) => logger.warn({ event: 'sweep_failed', err: (e as Error).message }, 'delivery sweep failed'));
   }, 3_600_000);
   sweep.unref();

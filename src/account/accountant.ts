@@ -15,10 +15,14 @@ import { createDeliveriesRepo } from '../store/deliveries-repo.js';
 import { createHealthRepo } from '../store/health-repo.js';
 import { createDeadLettersRepo } from '../store/dead-letters-repo.js';
 import { createBacklogRepo } from '../store/backlog-repo.js';
+import type { LogsRepo } from '../store/logs-repo.js';
+import type { AgentRecord } from '../source/record.js';
 import type { Logger } from '../telemetry/logger.js';
 
 export interface AccountantOptions {
   store: { sql: Sql };
+  /** The platform copy of records (log read routes), written before each flush's transaction. */
+  logs?: { repo: LogsRepo; retentionDays: number };
   logger: Logger;
   flushIntervalMs?: number;
   maxBufferedRows?: number;
@@ -39,6 +43,8 @@ export interface AccountingEntry {
   backlog?: ParkedRecord[];
   /** Delivered events and bytes, for the quota ladder. */
   usage?: UsageIncrement[];
+  /** Consumed records, for the platform copy. */
+  logs?: AgentRecord[];
 }
 
 interface Waiting extends Required<AccountingEntry> {
@@ -96,6 +102,11 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           } else usage.set(k, { ...u });
         }
       }
+      // The platform copy first: its insert ignores records already stored, so a retry is harmless.
+      if (opts.logs) {
+        const logs = taken.flatMap((w) => w.logs);
+        if (logs.length > 0) await opts.logs.repo.insert(logs, opts.logs.retentionDays);
+      }
       // One transaction: a flush is written whole or not at all, so a retry never counts twice.
       await opts.store.sql.transaction(async (tx) => {
         await createDeliveriesRepo(tx).insertMany(taken.flatMap((w) => w.deliveries));
@@ -135,10 +146,11 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           deadLetters: entry.deadLetters ?? [],
           backlog: entry.backlog ?? [],
           usage: entry.usage ?? [],
+          logs: entry.logs ?? [],
           resolve,
         };
         buffer.push(w);
-        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length;
+        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length + w.logs.length;
         if (rows >= maxRows) void flush();
         else schedule(intervalMs);
       });

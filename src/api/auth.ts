@@ -70,19 +70,68 @@ export async function authenticate(req: FastifyRequest, store: Store): Promise<P
   throw unauthorized('Invalid or expired token');
 }
 
+export interface ScopeRule {
+  required: string;
+  /** A deprecated scope still accepted for this route (spec 01 part 5.6) until the sunset. */
+  deprecated?: string | undefined;
+  /** After this instant the deprecated scope is refused. */
+  sunset?: Date | undefined;
+}
+
+/** Which scope authorizes the request: the required one, a deprecated one, or none. */
+function scopeGranted(p: Principal, role: string | undefined, rule: ScopeRule): 'required' | 'deprecated' | undefined {
+  if (p.scopes === null) return ADMIN_ROLES.has(role ?? '') || READ_SCOPE.test(rule.required) ? 'required' : undefined;
+  if (scopesSatisfy(p.scopes, rule.required)) return 'required';
+  const live = rule.sunset === undefined || Date.now() < rule.sunset.getTime();
+  if (rule.deprecated && live && scopesSatisfy(p.scopes, rule.deprecated)) return 'deprecated';
+  return undefined;
+}
+
 /**
  * Organization-scoped routes: the organization must be visible to the
  * credential (else RESOURCE_NOT_PROJECTED, the same for another org and a
  * nonexistent one), then the scope must be held (else INSUFFICIENT_SCOPE).
+ * Returns the deprecated scope when that is what authorized the request.
  */
-export async function authorizeOrg(store: Store, p: Principal, orgId: string, requiredScope: string): Promise<void> {
+export async function authorizeOrgScopes(store: Store, p: Principal, orgId: string, rule: ScopeRule): Promise<{ deprecatedScope?: string }> {
   const org = await store.auth.org(orgId);
   const role = await store.auth.roleIn(p.userId, orgId);
   const visible = org !== undefined && (p.kind === 'api_key' ? p.keyOrgId === orgId && (p.scopes !== null || role !== undefined) : role !== undefined);
-  if (!visible) throw notProjected('organization', orgId, requiredScope);
-  const allowed =
-    p.scopes !== null
-      ? scopesSatisfy(p.scopes, requiredScope)
-      : ADMIN_ROLES.has(role ?? '') || READ_SCOPE.test(requiredScope);
-  if (!allowed) throw insufficientScope('organization', orgId, requiredScope);
+  if (!visible) throw notProjected('organization', orgId, rule.required);
+  const granted = scopeGranted(p, role, rule);
+  if (!granted) throw insufficientScope('organization', orgId, rule.required);
+  return granted === 'deprecated' ? { deprecatedScope: rule.deprecated! } : {};
+}
+
+export async function authorizeOrg(store: Store, p: Principal, orgId: string, requiredScope: string): Promise<void> {
+  await authorizeOrgScopes(store, p, orgId, { required: requiredScope });
+}
+
+/**
+ * Agent-scoped routes: an agent the credential cannot see (private without a
+ * grant, of another organization, or nonexistent) answers the same
+ * RESOURCE_NOT_PROJECTED; a visible agent without the scope, INSUFFICIENT_SCOPE.
+ */
+export async function authorizeAgent(store: Store, p: Principal, agentId: string, rule: ScopeRule): Promise<{ orgId: string; deprecatedScope?: string }> {
+  const agent = await store.auth.agent(agentId);
+  const role = agent ? await store.auth.roleIn(p.userId, agent.orgId) : undefined;
+  let visible = false;
+  if (agent) {
+    if (p.kind === 'api_key' && p.scopes !== null) {
+      visible = p.keyOrgId === agent.orgId && (agent.visibility === 'org' || p.agentGrants.includes(agent.id));
+    } else {
+      visible = role !== undefined && (p.kind === 'session' || p.keyOrgId === agent.orgId);
+    }
+  }
+  if (!agent || !visible) throw notProjected('agent', agentId, rule.required);
+  const granted = scopeGranted(p, role, rule);
+  if (!granted) throw insufficientScope('agent', agentId, rule.required);
+  return granted === 'deprecated' ? { orgId: agent.orgId, deprecatedScope: rule.deprecated! } : { orgId: agent.orgId };
+}
+
+/** Agents of an organization a scoped key may not see: private ones without a grant. */
+export async function hiddenAgents(store: Store, p: Principal, orgId: string): Promise<string[]> {
+  if (p.scopes === null) return [];
+  const priv = await store.auth.privateAgents(orgId);
+  return priv.filter((id) => !p.agentGrants.includes(id));
 }

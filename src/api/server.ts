@@ -15,6 +15,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { createAccountant } from '../account/accountant.js';
 import { createDeliverer } from '../deliver/deliverer.js';
 import { registerRecordRoutes, type RecordSink } from './routes/internal/records.js';
+import { registerLogRoutes } from './routes/logs/index.js';
 
 export interface ApiOptions {
   config: Config;
@@ -76,7 +77,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     deliverer.abandonRetries();
     await accountant.stop();
   });
-  registerDrainRoutes(app, { ...opts, deliverer, limiter: createRateLimiter(opts.store) });
+  const limiter = createRateLimiter(opts.store);
+  registerDrainRoutes(app, { ...opts, deliverer, limiter });
+  registerLogRoutes(app, { config: opts.config, store: opts.store, limiter });
   registerRecordRoutes(app, { store: opts.store, sink: opts.sink });
   return app;
 }

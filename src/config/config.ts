@@ -45,6 +45,12 @@ export interface Config {
   readonly quota: { readonly eventsPerDay: number; readonly bytesPerDay: number };
   /** An idle delivering drain gets a `heartbeat` delivery after this long without one; 0: never. */
   readonly heartbeatIntervalMs: number;
+  /** Days of records the platform copy keeps for the log read routes. */
+  readonly logRetentionDays: number;
+  /** Requests a minute each credential may make to the log read routes. */
+  readonly logsReadPerMinute: number;
+  /** After this instant the deprecated scopes of the log read routes are refused (spec 01 part 5.6). */
+  readonly deprecatedScopesSunset: Date;
   /** How often the backlog pump looks for parked records to deliver or expire. */
   readonly backlogPollMs: number;
   /** Failed attempts of a live batch before its records are parked in the backlog. */
@@ -140,6 +146,12 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
 
+  const sunsetRaw = str('DEPRECATED_SCOPES_SUNSET', '2027-06-30T00:00:00Z');
+  const deprecatedScopesSunset = new Date(sunsetRaw);
+  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(sunsetRaw) || Number.isNaN(deprecatedScopesSunset.getTime())) {
+    problems.push('DEPRECATED_SCOPES_SUNSET must be an ISO 8601 date or date-time');
+  }
+
   const config: Config = {
     host: str('HOST', '0.0.0.0'),
     port: int('PORT', 8080, 0, 65535),
@@ -179,6 +191,9 @@ export function loadConfig(env: Env = process.env): Config {
       bytesPerDay: int('DRAIN_QUOTA_BYTES_PER_DAY', 10 * 1024 ** 3, 1),
     },
     heartbeatIntervalMs: int('HEARTBEAT_INTERVAL_MS', 300_000, 0),
+    logRetentionDays: int('LOG_RETENTION_DAYS', 7, 1, 3650),
+    logsReadPerMinute: int('LOGS_READ_RATE_LIMIT_PER_MIN', 120, 1),
+    deprecatedScopesSunset,
     backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 50_000, 100, 10_000_000),

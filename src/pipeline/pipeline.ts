@@ -4,7 +4,7 @@
  * record's organization, select, shape, and add to that drain's open batch.
  * Routing is synchronous; everything slower happens after the batcher.
  */
-import { decodeRecord } from '../source/record.js';
+import { decodeRecord, type AgentRecord } from '../source/record.js';
 import type { SourceChunk } from '../source/source.js';
 import { shapeRecord } from '../shape/delivered-record.js';
 import type { Batcher } from '../batch/batcher.js';
@@ -35,6 +35,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     const parked: ParkedRecord[] = [];
     const quotaDropped = new Map<DrainPlan, { count: number; first: string; last: string }>();
     const resources = new Map<string, string>();
+    const copies: AgentRecord[] = [];
     for (const raw of messages) {
       if (raw === null) {
         letters.push({ source: opts.sourceName, reason: 'empty message', payload: '' });
@@ -46,6 +47,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         continue;
       }
       const record = decoded.record;
+      copies.push(record);
       for (const plan of opts.registry.plansFor(record.orgId)) {
         if (!plan.select(record)) continue;
         opts.events.selected(plan.drain.type, 1);
@@ -72,9 +74,10 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         opts.batcher.add(plan, record, shaped, hits, ticket);
       }
     }
-    if (parked.length > 0) {
+    if (parked.length > 0 || copies.length > 0) {
+      // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
       ticket.hold();
-      void opts.accountant.record({ backlog: parked }).then(() => ticket.release());
+      void opts.accountant.record({ backlog: parked, logs: copies }).then(() => ticket.release());
     }
     if (quotaDropped.size > 0) {
       const entries = [...quotaDropped].map(([plan, q]) => {

@@ -73,6 +73,11 @@ export function createAuthRepo(sql: Sql) {
       return r && { id: r.id, orgId: r.org_id, name: r.name, visibility: r.visibility, version: r.version };
     },
 
+    async privateAgents(orgId: string): Promise<string[]> {
+      const rows = await sql.query<{ id: string }>("select id from agents where org_id = $1 and visibility = 'private'", [orgId]);
+      return rows.map((r) => r.id);
+    },
+
     /** Ids among `agentIds` that do not belong to `orgId`. */
     async agentsOutsideOrg(orgId: string, agentIds: readonly string[]): Promise<string[]> {
       if (agentIds.length === 0) return [];

@@ -15,6 +15,7 @@ import { createVerificationsRepo } from './verifications-repo.js';
 import { createAuditRepo } from './audit-repo.js';
 import { createRateLimitsRepo } from './rate-limits-repo.js';
 import { createBacklogRepo } from './backlog-repo.js';
+import { createLogsRepo } from './logs-repo.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
 export interface StoreOptions {
@@ -50,6 +51,7 @@ function composeStore(sql: Sql, secretBox: SecretBox) {
     audit: createAuditRepo(sql),
     rateLimits: createRateLimitsRepo(sql),
     backlog: createBacklogRepo(sql),
+    logs: createLogsRepo(sql),
     async ping(): Promise<boolean> {
       try {
         await sql.query('select 1');

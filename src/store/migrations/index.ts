@@ -1,10 +1,12 @@
 import * as m001 from './001-initial.js';
 import * as m002 from './002-rate-limits.js';
 import * as m003 from './003-backlog.js';
+import * as m004 from './004-agent-logs.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
   { id: '001-initial', sql: m001.sql },
   { id: '002-rate-limits', sql: m002.sql },
   { id: '003-backlog', sql: m003.sql },
+  { id: '004-agent-logs', sql: m004.sql },
 ];

@@ -8,7 +8,7 @@ import { createTransport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
-/** Every drain route of spec 01 part 4, plus ours. */
+/** Every drain and log read route of spec 01 part 4, plus ours. */
 const EXPECTED: [string, string][] = [
   ['get', '/admin/orgs/{orgId}/log-drains'],
   ['post', '/admin/orgs/{orgId}/log-drains'],
@@ -23,6 +23,9 @@ const EXPECTED: [string, string][] = [
   ['get', '/admin/orgs/{orgId}/log-drains/{drainId}/deliveries'],
   ['get', '/admin/orgs/{orgId}/log-drains-audit'],
   ['post', '/internal/records'],
+  ['get', '/developer/agents/{agentId}/logs'],
+  ['get', '/admin/orgs/{orgId}/logs'],
+  ['get', '/admin/orgs/{orgId}/logs/download'],
 ];
 
 describe('OpenAPI document', () => {

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
 import { createDrainGuard, ID_PATTERN, type DrainDeps, type OrgParams } from './context.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from './cursor.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
 import { schemas } from './schemas.js';
 
 export const AUDIT_ACTIONS = [

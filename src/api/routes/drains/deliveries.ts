@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
 import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../../model/delivery.js';
 import { createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from './cursor.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
 import { schemas } from './schemas.js';
 
 export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): void {

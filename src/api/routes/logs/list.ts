@@ -1,0 +1,85 @@
+/**
+ * The paginated answer of the log read routes (spec 01 part 2.5): keyset
+ * pages through `cursor`, the deprecated `page` through an offset, and the
+ * `pagination` object kept for one release. Counting stops past 10,000
+ * matches, so a large selection costs no more than a small one.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { LogQuery, LogsRepo } from '../../../store/logs-repo.js';
+import { encodeCursor } from '../../cursor.js';
+import { logEntry, type LogEntry } from './log-entry.js';
+import { parseListQuery } from './log-query.js';
+import { markDeprecated } from './context.js';
+import type { Config } from '../../../config/config.js';
+
+export const TOTAL_COUNT_CAP = 10_000;
+
+export interface Pagination {
+  /** Null when reading by cursor. */
+  currentPage: number | null;
+  totalPages: number;
+  totalCount: number;
+  limit: number;
+  hasNextPage: boolean;
+  hasPrevPage: boolean;
+  nextPage: number | null;
+  prevPage: number | null;
+  totalCountExact: boolean;
+}
+
+export interface LogListResult {
+  logs: LogEntry[];
+  nextCursor: string | null;
+  pagination: Pagination;
+}
+
+export async function answerLogList(
+  deps: { config: Config; store: { logs: LogsRepo } },
+  req: FastifyRequest<{ Querystring: Record<string, unknown> }>,
+  reply: FastifyReply,
+  scope: LogQuery,
+): Promise<LogListResult> {
+  const q = parseListQuery(req.query);
+  const query: LogQuery = { ...scope, source: q.source, environment: q.environment, since: q.since, until: q.until };
+  const byCursor = q.after !== undefined;
+  const [rows, counted] = await Promise.all([
+    deps.store.logs.page(query, q.limit + 1, byCursor ? { after: q.after } : { offset: (q.page - 1) * q.limit }),
+    deps.store.logs.countUpTo(query, TOTAL_COUNT_CAP),
+  ]);
+  const hasNextPage = rows.length > q.limit;
+  const page = rows.slice(0, q.limit);
+  const last = page[page.length - 1];
+  const nextCursor = hasNextPage && last ? encodeCursor(last.ts, last.id) : null;
+  const totalCount = Math.min(counted, TOTAL_COUNT_CAP);
+
+  if (q.pageExplicit) {
+    markDeprecated(reply, deps.config);
+    if (nextCursor !== null) reply.header('Link', `<${cursorForm(req, nextCursor)}>; rel="next"`);
+  }
+  return {
+    logs: page.map(logEntry),
+    nextCursor,
+    pagination: {
+      currentPage: byCursor ? null : q.page,
+      totalPages: Math.ceil(totalCount / q.limit),
+      totalCount,
+      limit: q.limit,
+      hasNextPage,
+      hasPrevPage: byCursor || q.page > 1,
+      nextPage: !byCursor && hasNextPage ? q.page + 1 : null,
+      prevPage: !byCursor && q.page > 1 ? q.page - 1 : null,
+      totalCountExact: counted <= TOTAL_COUNT_CAP,
+    },
+  };
+}
+
+/** The request's own URL with `page` replaced by `cursor`: where a deprecated page reader goes next. */
+function cursorForm(req: FastifyRequest<{ Querystring: Record<string, unknown> }>, cursor: string): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(req.query)) {
+    if (k === 'page' || k === 'cursor' || typeof v !== 'string') continue;
+    params.set(k, v);
+  }
+  params.set('cursor', cursor);
+  return `${req.url.split('?')[0]}?${params.toString()}`;
+}

@@ -1,0 +1,51 @@
+/**
+ * One entry of the log read routes and of the NDJSON export (README, "Log
+ * read routes"): the stored record with its derived names. Every field is
+ * always present; optional ones are null (attributes: `{}`), so clients
+ * need no existence checks.
+ */
+import type { Severity } from '../../../model/drain.js';
+import { SEVERITY_NUMBER } from '../../../shape/delivered-record.js';
+import type { LogRow } from '../../../store/logs-repo.js';
+
+export interface LogEntry {
+  id: string;
+  /** RFC 3339 in UTC, millisecond precision. */
+  timestamp: string;
+  orgId: string;
+  agentId: string;
+  agentName: string;
+  agentVersion: string | null;
+  environment: string;
+  source: string;
+  /** `svc.<source>.<event>`, the name drains deliver. */
+  eventName: string;
+  severity: string;
+  severityNumber: number;
+  message: string | null;
+  executionId: string;
+  traceId: string | null;
+  spanId: string | null;
+  attributes: Record<string, unknown>;
+}
+
+export function logEntry(r: LogRow): LogEntry {
+  return {
+    id: r.id,
+    timestamp: r.ts.toISOString(),
+    orgId: r.orgId,
+    agentId: r.agentId,
+    agentName: r.agentName,
+    agentVersion: r.agentVersion,
+    environment: r.environment,
+    source: r.source,
+    eventName: `svc.${r.source}.${r.event}`,
+    severity: r.severity,
+    severityNumber: SEVERITY_NUMBER[r.severity as Severity] ?? 0,
+    message: r.message,
+    executionId: r.executionId,
+    traceId: r.traceId,
+    spanId: r.spanId,
+    attributes: r.attributes ?? {},
+  };
+}

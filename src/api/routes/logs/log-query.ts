@@ -1,0 +1,99 @@
+/**
+ * The query parameters of the log read routes (spec 01 part 4.3), parsed
+ * and validated in one place. Every refusal is a 400 naming the parameter.
+ */
+import { badRequest, decodeCursor, parseLimit, single } from '../../cursor.js';
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+/**
+ * Page numbers reach at most this many entries deep: an offset scan costs
+ * what it skips, so deeper reads go through `cursor`, which costs nothing extra.
+ */
+export const MAX_PAGE_OFFSET = 100_000;
+
+const SOURCE_RE = /^[a-z_-]{1,64}$/;
+const ENVIRONMENTS = new Set(['production', 'sandbox']);
+const RELATIVE_RE = /^(\d{1,7})([smhdw])$/;
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
+// ISO 8601 date-time with a zone (Z or ±hh:mm / ±hhmm), optional seconds and fraction.
+const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** What the list and download routes select. */
+export interface LogSelection {
+  /** A source name; undefined is `all`. */
+  source: string | undefined;
+  environment: string | undefined;
+  since: Date | undefined;
+  until: Date | undefined;
+}
+
+export interface LogListQuery extends LogSelection {
+  limit: number;
+  /** Continue after this entry (keyset). */
+  after: { at: Date; id: string } | undefined;
+  /** The deprecated page number; `explicit` when the request named it. */
+  page: number;
+  pageExplicit: boolean;
+}
+
+/**
+ * `since`/`until`: ISO 8601 (a date-time with a zone, or a date: `since` at
+ * its first instant, `until` at its last, so both bounds stay inclusive) or
+ * relative to now (`15m`, `2h`, `7d`, also `s` and `w`).
+ */
+export function parseInstant(name: 'since' | 'until', raw: string, nowMs: number): Date {
+  const rel = RELATIVE_RE.exec(raw);
+  if (rel) return new Date(nowMs - Number(rel[1]) * UNIT_MS[rel[2]!]!);
+  if (DATE_ONLY_RE.test(raw)) {
+    const day = new Date(`${raw}T00:00:00.000Z`);
+    if (!Number.isNaN(day.getTime()) && day.toISOString().startsWith(raw)) {
+      return name === 'since' ? day : new Date(day.getTime() + 86_400_000 - 1);
+    }
+  } else if (DATE_TIME_RE.test(raw)) {
+    const at = new Date(raw);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  throw badRequest(name, `${name} must be an ISO 8601 date or date-time with a zone, or relative such as 15m, 2h, 7d`);
+}
+
+export function parseSelection(query: Record<string, unknown>, nowMs = Date.now()): LogSelection {
+  const logSource = single(query, 'logSource');
+  if (logSource !== undefined && logSource !== 'all' && !SOURCE_RE.test(logSource)) {
+    throw badRequest('logSource', 'logSource must be a log source (lowercase letters, _ or -) or all');
+  }
+  const environment = single(query, 'environment');
+  if (environment !== undefined && !ENVIRONMENTS.has(environment)) {
+    throw badRequest('environment', 'environment must be production or sandbox');
+  }
+  const sinceRaw = single(query, 'since');
+  const untilRaw = single(query, 'until');
+  const since = sinceRaw === undefined ? undefined : parseInstant('since', sinceRaw, nowMs);
+  const until = untilRaw === undefined ? undefined : parseInstant('until', untilRaw, nowMs);
+  if (since && until && since.getTime() > until.getTime()) throw badRequest('since', 'since must not be after until');
+  return { source: logSource === 'all' ? undefined : logSource, environment, since, until };
+}
+
+export function parseListQuery(query: Record<string, unknown>, nowMs = Date.now()): LogListQuery {
+  const selection = parseSelection(query, nowMs);
+  const cursor = single(query, 'cursor');
+  const pageRaw = single(query, 'page');
+  if (cursor !== undefined && pageRaw !== undefined) throw badRequest('cursor', 'cursor cannot be combined with page');
+  const limit = parseLimit(single(query, 'limit'), DEFAULT_LIMIT, MAX_LIMIT, true);
+  let page = 1;
+  if (pageRaw !== undefined) {
+    if (!/^\d{1,9}$/.test(pageRaw) || Number(pageRaw) < 1) throw badRequest('page', 'page must be an integer from 1');
+    page = Number(pageRaw);
+    if ((page - 1) * limit > MAX_PAGE_OFFSET) {
+      throw badRequest('page', `page reaches past ${MAX_PAGE_OFFSET} entries; continue with cursor (nextCursor)`);
+    }
+  }
+  return {
+    ...selection,
+    limit,
+    after: cursor === undefined ? undefined : decodeCursor(cursor),
+    page,
+    pageExplicit: pageRaw !== undefined,
+  };
+}

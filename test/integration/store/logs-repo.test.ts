@@ -1,0 +1,111 @@
+/** The platform copy of records (store/logs-repo.ts) on PGlite and on Postgres. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_KINDS } from '../../helpers/stores.js';
+import { record } from '../../helpers/records.js';
+import type { Store } from '../../../src/store/store.js';
+import type { LogQuery } from '../../../src/store/logs-repo.js';
+
+const DAY = 86_400_000;
+const NOW = Date.parse('2026-11-20T12:00:00.000Z');
+const at = (msBeforeNow: number) => new Date(NOW - msBeforeNow).toISOString();
+
+describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  // Each test uses its own organization, so they do not see each other's rows.
+  let orgN = 0;
+  const org = () => `org_logs_${++orgN}`;
+
+  beforeAll(async () => {
+    ({ store, dispose } = await kind.open());
+  });
+  afterAll(async () => dispose?.());
+
+  const ids = async (q: LogQuery, limit = 1000) => (await store.logs.page(q, limit)).map((r) => r.id);
+
+  it('stores records once and reads them newest first, ties broken by id, every field kept', async () => {
+    const o = org();
+    const full = record({
+      id: 'b', orgId: o, timestamp: at(1000), agentVersion: '7', traceId: 'a'.repeat(32), spanId: 'b'.repeat(16),
+      attributes: { tool: 'search', n: 3, ok: true }, severity: 'warn', source: 'skill', event: 'done',
+    });
+    const recs = [record({ id: 'a', orgId: o, timestamp: at(1000) }), full, record({ id: 'c', orgId: o, timestamp: at(5000) }), record({ id: 'd', orgId: o, timestamp: at(0) })];
+    expect(await store.logs.insert(recs, 7, NOW)).toBe(0);
+    expect(await store.logs.insert(recs, 7, NOW)).toBe(0); // a re-read after a crash
+    expect(await ids({ orgId: o })).toEqual(['d', 'b', 'a', 'c']);
+    const [row] = await store.logs.page({ orgId: o, source: 'skill' }, 10);
+    expect(row).toMatchObject({
+      id: 'b', orgId: o, agentId: full.agentId, agentName: full.agentName, agentVersion: '7', environment: 'production',
+      source: 'skill', event: 'done', severity: 'warn', executionId: full.executionId, message: full.message,
+      traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), attributes: { tool: 'search', n: 3, ok: true },
+    });
+    expect(row!.ts.toISOString()).toBe(full.timestamp);
+  });
+
+  it('keeps times to the millisecond so a keyset continuation never skips a row', async () => {
+    const o = org();
+    await store.logs.insert([
+      record({ id: 'x1', orgId: o, timestamp: '2026-11-20T11:00:00.123900Z' }),
+      record({ id: 'x2', orgId: o, timestamp: '2026-11-20T11:00:00.123200+00:00' }),
+      record({ id: 'x3', orgId: o, timestamp: '2026-11-20T12:00:00.123456+01:00' }),
+    ], 7, NOW);
+    const first = await store.logs.page({ orgId: o }, 1);
+    expect(first.map((r) => r.ts.toISOString())).toEqual(['2026-11-20T11:00:00.123Z']);
+    const rest = await store.logs.page({ orgId: o }, 10, { after: { at: first[0]!.ts, id: first[0]!.id } });
+    expect([first[0]!.id, ...rest.map((r) => r.id)]).toEqual(['x3', 'x2', 'x1']);
+  });
+
+  it('filters by agent, hidden agents, source, environment and inclusive time bounds', async () => {
+    const o = org();
+    await store.logs.insert([
+      record({ id: 'f1', orgId: o, agentId: 'a1', source: 'mcp', environment: 'production', timestamp: at(3000) }),
+      record({ id: 'f2', orgId: o, agentId: 'a2', source: 'skill', environment: 'sandbox', timestamp: at(2000) }),
+      record({ id: 'f3', orgId: o, agentId: 'a1', source: 'skill', environment: 'production', timestamp: at(1000) }),
+      record({ id: 'f4', orgId: 'org_elsewhere', agentId: 'a1', timestamp: at(1000) }),
+    ], 7, NOW);
+    expect(await ids({ orgId: o, agentId: 'a1' })).toEqual(['f3', 'f1']);
+    expect(await ids({ orgId: o, hiddenAgents: ['a1'] })).toEqual(['f2']);
+    expect(await ids({ orgId: o, source: 'skill' })).toEqual(['f3', 'f2']);
+    expect(await ids({ orgId: o, environment: 'sandbox' })).toEqual(['f2']);
+    expect(await ids({ orgId: o, since: new Date(at(2000)), until: new Date(at(1000)) })).toEqual(['f3', 'f2']);
+    expect(await ids({ orgId: o, since: new Date(at(2000)), until: new Date(at(2000)) })).toEqual(['f2']);
+    expect(await store.logs.countUpTo({ orgId: o }, 2)).toBe(3);
+    expect(await store.logs.countUpTo({ orgId: o }, 5)).toBe(3);
+  });
+
+  it('pages by offset and by keyset to the same rows', async () => {
+    const o = org();
+    await store.logs.insert(Array.from({ length: 25 }, (_, i) => record({ id: `p${String(i).padStart(2, '0')}`, orgId: o, timestamp: at(i * 10) })), 7, NOW);
+    const byOffset = await store.logs.page({ orgId: o }, 10, { offset: 10 });
+    const first = await store.logs.page({ orgId: o }, 10);
+    const last = first[9]!;
+    const byKeyset = await store.logs.page({ orgId: o }, 10, { after: { at: last.ts, id: last.id } });
+    expect(byKeyset.map((r) => r.id)).toEqual(byOffset.map((r) => r.id));
+    expect(byOffset[0]!.id).toBe('p10');
+  });
+
+  it('keeps only the retention window and drops whole day partitions past it', async () => {
+    const o = org();
+    const old = record({ id: 'old', orgId: o, timestamp: at(9 * DAY) });
+    const recent = record({ id: 'recent', orgId: o, timestamp: at(2 * DAY) });
+    const tooOld = record({ id: 'ancient', orgId: o, timestamp: at(40 * DAY) });
+    const farFuture = record({ id: 'future', orgId: o, timestamp: new Date(NOW + 5 * DAY).toISOString() });
+    // With 30 days kept, the 9-day-old record is stored; the 40-day-old one and one 5 days ahead are not.
+    expect(await store.logs.insert([old, recent, tooOld, farFuture], 30, NOW)).toBe(2);
+    expect(await ids({ orgId: o })).toEqual(['recent', 'old']);
+    // Retention shortened to 7 days: upkeep drops the old record's day.
+    const { dropped } = await store.logs.maintain(7, NOW);
+    expect(dropped).toContain(`agent_logs_${new Date(NOW - 9 * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    expect(await ids({ orgId: o })).toEqual(['recent']);
+    // Upkeep made today's and the next days' partitions, and is idempotent.
+    expect((await store.logs.maintain(7, NOW)).dropped).toEqual([]);
+    const parts = await store.sql.query<{ n: string }>(
+      `select c.relname as n from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'agent_logs'`,
+    );
+    const names = parts.map((p) => p.n);
+    for (let d = 0; d <= 2; d++) expect(names).toContain(`agent_logs_${new Date(NOW + d * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    // A record for a day whose partition was dropped is stored again once it is back in the window.
+    expect(await store.logs.insert([record({ id: 'again', orgId: o, timestamp: at(6 * DAY) })], 7, NOW)).toBe(0);
+    expect(await ids({ orgId: o })).toEqual(['recent', 'again']);
+  });
+});
