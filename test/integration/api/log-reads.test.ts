@@ -338,6 +338,23 @@ describe.each(STORES)('log read routes on $name', (kind) => {
       expect(bad.status).toBe(400);
       expect(bad.body.field).toBe('since');
     });
+    it('ends a failed export as a failed transfer, never as a silently short file', async () => {
+      const original = app.store.logs.page;
+      let calls = 0;
+      app.store.logs.page = async (...args: Parameters<typeof original>) => {
+        if (++calls === 3) throw new Error('store went away');
+        return original(...args);
+      };
+      try {
+        const res = await fetch(`${app.base}${DOWNLOAD}`, { headers: { authorization: 'Bearer lk_read' } });
+        expect(res.status).toBe(200);
+        await expect(res.text()).rejects.toThrow();
+      } finally {
+        app.store.logs.page = original;
+      }
+      // The API carries on.
+      expect((await get(`${ORG}?limit=1`)).status).toBe(200);
+    });
   });
 
   describe('scopes and projection', () => {
