@@ -49,7 +49,9 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     extraCaCerts: config.extraCaCerts,
     timeoutMs: config.deliveryTimeoutMs,
   });
-  const accountant = createAccountant({ store, logger, logs: { repo: store.logs, retentionDays: config.logRetentionDays } });
+  const accountant = createAccountant({
+    store, logger, logs: { repo: store.logs, retentionDays: config.logRetentionDays, onStored: (n) => events.logsStored(n) },
+  });
   // The platform copy's day partitions: made ahead now and hourly, old ones dropped (retention).
   const maintainLogs = () =>
     store.logs.maintain(config.logRetentionDays).then(

@@ -22,7 +22,7 @@ import type { Logger } from '../telemetry/logger.js';
 export interface AccountantOptions {
   store: { sql: Sql };
   /** The platform copy of records (log read routes), written before each flush's transaction. */
-  logs?: { repo: LogsRepo; retentionDays: number };
+  logs?: { repo: LogsRepo; retentionDays: number; onStored?: (count: number) => void };
   logger: Logger;
   flushIntervalMs?: number;
   maxBufferedRows?: number;
@@ -105,7 +105,10 @@ export function createAccountant(opts: AccountantOptions): Accountant {
       // The platform copy first: its insert ignores records already stored, so a retry is harmless.
       if (opts.logs) {
         const logs = taken.flatMap((w) => w.logs);
-        if (logs.length > 0) await opts.logs.repo.insert(logs, opts.logs.retentionDays);
+        if (logs.length > 0) {
+          const skipped = await opts.logs.repo.insert(logs, opts.logs.retentionDays);
+          opts.logs.onStored?.(logs.length - skipped);
+        }
       }
       // One transaction: a flush is written whole or not at all, so a retry never counts twice.
       await opts.store.sql.transaction(async (tx) => {

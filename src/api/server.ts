@@ -39,6 +39,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     shuttingDown = true;
   });
   installErrorHandler(app);
+  // Request metrics by route template (bounded), never by raw URL.
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    opts.metrics.httpRequest(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
   // Route schemas document; the route code validates (answering the spec's codes per rule) and
   // serialises, so neither the schema validator nor the response serialiser may alter a request or answer.
   app.setValidatorCompiler(() => () => true);
@@ -64,7 +69,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
   app.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.registry.metrics()),
+    reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.scrape()),
   );
 
   // Test batches go through the same delivery path as the worker's, with their own accounting.

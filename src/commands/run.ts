@@ -15,6 +15,7 @@ import { buildApi } from '../api/server.js';
 import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
 import type { RecordSink } from '../api/routes/internal/records.js';
+import { dayOf } from '../store/backlog-repo.js';
 
 export type Role = 'start' | 'serve' | 'worker';
 
@@ -34,9 +35,19 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
     await applySeed(store.sql, await readSeedFile(config.seedFile));
     logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
   }
-  const metrics = createMetrics(role === 'serve' ? 'api' : role === 'worker' ? 'worker' : 'all');
+  const metrics = createMetrics(role === 'serve' ? 'api' : role === 'worker' ? 'worker' : 'all', { drainLabels: config.metricsDrainLabels });
   const worker: Worker | undefined =
     role === 'serve' ? undefined : await startWorker({ config, store, logger, events: metrics.events });
+  if (worker) {
+    // Workers report the shared store's backlog, quota use and drain states (the API does not, so
+    // dashboards take max() over workers rather than summing copies).
+    metrics.attach({
+      inFlightRecords: () => worker.source.inFlightRecords(),
+      drainGauges: () => store.backlog.drainGauges(dayOf(Date.now())),
+      quota: config.quota,
+      bufferHorizonMs: config.bufferHorizonMs,
+    });
+  }
 
   let port: number;
   let closeListener: () => Promise<void>;
@@ -44,7 +55,7 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
   if (role === 'worker') {
     const server: Server = createServer((req, res) => {
       if (req.url === '/metrics') {
-        void metrics.registry.metrics().then((text) => {
+        void metrics.scrape().then((text) => {
           res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);
         });
       } else if (req.url === '/healthz') res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');

@@ -47,6 +47,8 @@ export interface Config {
   readonly heartbeatIntervalMs: number;
   /** Days of records the platform copy keeps for the log read routes. */
   readonly logRetentionDays: number;
+  /** Adds org_id and drain_id labels to the per-drain gauges (opt-in: one series per drain). */
+  readonly metricsDrainLabels: boolean;
   /** Requests a minute each credential may make to the log read routes. */
   readonly logsReadPerMinute: number;
   /** After this instant the deprecated scopes of the log read routes are refused (spec 01 part 5.6). */
@@ -193,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     heartbeatIntervalMs: int('HEARTBEAT_INTERVAL_MS', 300_000, 0),
     logRetentionDays: int('LOG_RETENTION_DAYS', 7, 1, 3650),
     logsReadPerMinute: int('LOGS_READ_RATE_LIMIT_PER_MIN', 120, 1),
+    metricsDrainLabels: bool('METRICS_DRAIN_LABELS', false),
     deprecatedScopesSunset,
     backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),

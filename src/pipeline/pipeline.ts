@@ -5,6 +5,8 @@
  * Routing is synchronous; everything slower happens after the batcher.
  */
 import { decodeRecord, type AgentRecord } from '../source/record.js';
+import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
+import type { RoutingTally } from '../telemetry/events.js';
 import type { SourceChunk } from '../source/source.js';
 import { shapeRecord } from '../shape/delivered-record.js';
 import type { Batcher } from '../batch/batcher.js';
@@ -36,6 +38,12 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     const quotaDropped = new Map<DrainPlan, { count: number; first: string; last: string }>();
     const resources = new Map<string, string>();
     const copies: AgentRecord[] = [];
+    const tallies = new Map<string, RoutingTally>();
+    const tallyOf = (type: string): RoutingTally => {
+      let t = tallies.get(type);
+      if (!t) tallies.set(type, (t = { selected: 0, sampledOut: 0, scrubbed: 0, scrubHits: 0 }));
+      return t;
+    };
     for (const raw of messages) {
       if (raw === null) {
         letters.push({ source: opts.sourceName, reason: 'empty message', payload: '' });
@@ -49,8 +57,13 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
       const record = decoded.record;
       copies.push(record);
       for (const plan of opts.registry.plansFor(record.orgId)) {
-        if (!plan.select(record)) continue;
-        opts.events.selected(plan.drain.type, 1);
+        const verdict = plan.select(record);
+        if (verdict !== SELECTED) {
+          if (verdict === SAMPLED_OUT) tallyOf(plan.drain.type).sampledOut++;
+          continue;
+        }
+        const tally = tallyOf(plan.drain.type);
+        tally.selected++;
         if (plan.deliverable && !admits(opts.registry.degradationOf(plan.drain.id), record.severity)) {
           const q = quotaDropped.get(plan);
           if (q) {
@@ -61,6 +74,10 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         }
         const shaped = shapeRecord(record, observed, plan.shape);
         const hits = plan.scrubber.scrubRecord(shaped);
+        if (hits > 0) {
+          tally.scrubbed++;
+          tally.scrubHits += hits;
+        }
         if (!plan.deliverable || opts.parking.has(plan.drain.id)) {
           // Not delivering now (unverified, paused, failing, or queued behind parked records): park durably.
           const key = resourceKey(record);
@@ -74,6 +91,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         opts.batcher.add(plan, record, shaped, hits, ticket);
       }
     }
+    for (const [type, t] of tallies) opts.events.routed(type, t);
     if (parked.length > 0 || copies.length > 0) {
       // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
       ticket.hold();

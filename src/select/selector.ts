@@ -8,7 +8,13 @@ import type { AgentRecord } from '../source/record.js';
 
 const RANK: Record<Severity, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
-export type Selector = (record: AgentRecord) => boolean;
+/** A selector's answer: not wanted, wanted, or wanted but left out by debug sampling (counted apart). */
+export const SKIP = 0;
+export const SELECTED = 1;
+export const SAMPLED_OUT = 2;
+export type Verdict = typeof SKIP | typeof SELECTED | typeof SAMPLED_OUT;
+
+export type Selector = (record: AgentRecord) => Verdict;
 
 export function compileSelector(selectors: Selectors, sampling: { debug: number } | null): Selector {
   const minRank = RANK[selectors.minSeverity];
@@ -17,12 +23,12 @@ export function compileSelector(selectors: Selectors, sampling: { debug: number 
   const environments = new Set<string>(selectors.environments);
   const debugRate = sampling?.debug ?? 1;
   return (r) => {
-    if (RANK[r.severity] < minRank) return false;
-    if (sources === null ? CONTENT_SOURCES.includes(r.source) : !sources.has(r.source)) return false;
-    if (agents !== null && !agents.has(r.agentId)) return false;
-    if (!environments.has(r.environment)) return false;
-    if (r.severity === 'debug' && debugRate < 1 && !sampledIn(r.executionId, debugRate)) return false;
-    return true;
+    if (RANK[r.severity] < minRank) return SKIP;
+    if (sources === null ? CONTENT_SOURCES.includes(r.source) : !sources.has(r.source)) return SKIP;
+    if (agents !== null && !agents.has(r.agentId)) return SKIP;
+    if (!environments.has(r.environment)) return SKIP;
+    if (r.severity === 'debug' && debugRate < 1 && !sampledIn(r.executionId, debugRate)) return SAMPLED_OUT;
+    return SELECTED;
   };
 }
 

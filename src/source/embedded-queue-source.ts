@@ -71,6 +71,7 @@ export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): Rec
   return {
     name: 'embedded',
     ready: () => running,
+    inFlightRecords: () => tracker.inFlightRecords,
     async start(handler) {
       running = true;
       loop = run(handler);

@@ -122,6 +122,7 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
   return {
     name: 'kafka',
     ready: () => joined && !stopping,
+    inFlightRecords: () => tracker.inFlightRecords,
     async start(h: ChunkHandler) {
       handler = h;
       commitTimer = setInterval(() => void commitPending(), opts.commitIntervalMs ?? 200);

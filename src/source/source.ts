@@ -22,4 +22,6 @@ export interface RecordSource {
   stop(deadline: number, idle?: Promise<void>): Promise<void>;
   /** True once the source reads (consumer group joined, or the queue opened). */
   ready(): boolean;
+  /** Records handed over and not yet accounted for (the MAX_IN_FLIGHT_RECORDS budget in use). */
+  inFlightRecords(): number;
 }

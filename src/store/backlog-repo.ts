@@ -106,6 +106,27 @@ export function createBacklogRepo(sql: Sql) {
       );
     },
 
+    /**
+     * Every live drain with its backlog and its usage of `day`, for the operator gauges: one
+     * query, run at scrape time.
+     */
+    async drainGauges(day: number): Promise<DrainGaugeRow[]> {
+      const rows = await sql.query<{ id: string; org_id: string; type: string; state: string; n: number; b: number; oldest: Date | null; events: number; bytes: number }>(
+        `select d.id, d.org_id, d.type, d.state, coalesce(b.n, 0)::int as n, coalesce(b.b, 0)::bigint as b, b.oldest,
+                coalesce(u.events, 0)::bigint as events, coalesce(u.bytes, 0)::bigint as bytes
+         from drains d
+         left join (select drain_id, count(*) as n, sum(bytes) as b, min(enqueued_at) as oldest from drain_backlog group by drain_id) b
+           on b.drain_id = d.id
+         left join drain_daily_usage u on u.drain_id = d.id and u.day = $1
+         where d.deleted_at is null`,
+        [day],
+      );
+      return rows.map((r) => ({
+        drainId: r.id, orgId: r.org_id, type: r.type, state: r.state, backlogRecords: Number(r.n), backlogBytes: Number(r.b),
+        oldestParkedAt: r.oldest, usageEvents: Number(r.events), usageBytes: Number(r.bytes),
+      }));
+    },
+
     async usage(day: number): Promise<Map<string, { events: number; bytes: number }>> {
       const rows = await sql.query<{ drain_id: string; events: number; bytes: number }>(
         'select drain_id, events, bytes from drain_daily_usage where day = $1',
@@ -117,3 +138,15 @@ export function createBacklogRepo(sql: Sql) {
 }
 
 export type BacklogRepo = ReturnType<typeof createBacklogRepo>;
+
+export interface DrainGaugeRow {
+  drainId: string;
+  orgId: string;
+  type: string;
+  state: string;
+  backlogRecords: number;
+  backlogBytes: number;
+  oldestParkedAt: Date | null;
+  usageEvents: number;
+  usageBytes: number;
+}

@@ -4,10 +4,21 @@
  * value is from a small fixed set (source name, drain type, outcome, error
  * class): never an org id, a drain id or anything secret.
  */
+export interface RoutingTally {
+  /** Record copies selected for drains of this type. */
+  selected: number;
+  /** Copies a drain's selectors wanted but its debug sampling left out. */
+  sampledOut: number;
+  /** Selected copies with at least one scrub hit, and the hits. */
+  scrubbed: number;
+  scrubHits: number;
+}
+
 export interface PipelineEvents {
   consumed(source: string, count: number): void;
   deadLettered(reason: string): void;
-  selected(drainType: string, count: number): void;
+  /** One call per drain type per source chunk (counting per record would cost more than the work). */
+  routed(drainType: string, tally: RoutingTally): void;
   batchSent(e: {
     drainType: string;
     kind: string;
@@ -20,13 +31,16 @@ export interface PipelineEvents {
   }): void;
   recordsDropped(drainType: string, reason: string, count: number): void;
   lag(partition: number, lag: number): void;
+  /** Rows written to the platform copy (log read routes). */
+  logsStored(count: number): void;
 }
 
 export const noEvents: PipelineEvents = {
   consumed() {},
   deadLettered() {},
-  selected() {},
+  routed() {},
   batchSent() {},
   recordsDropped() {},
   lag() {},
+  logsStored() {},
 };

@@ -1,47 +1,160 @@
 /**
  * Prometheus metrics (prom-client): the pipeline's events turned into
- * counters and histograms, plus process and event-loop metrics. Labels are
- * bounded sets only (README, Metrics).
+ * counters and histograms, gauges read at scrape time (in-flight records,
+ * the backlog, quota use and drain states from the shared store), the API's
+ * requests, and process and event-loop metrics. The catalogue is in the
+ * README (Operating logdrain, Metrics); a test holds the two in agreement.
+ *
+ * Labels are bounded sets only: drain type, outcome, error class, reason,
+ * state, partition, route template. Organization and drain ids appear only
+ * when METRICS_DRAIN_LABELS is set, and then only on the per-drain gauges.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PipelineEvents } from './events.js';
+import type { DrainGaugeRow } from '../store/backlog-repo.js';
+
+/** What the scrape-time gauges read; attached by the worker once it runs. */
+export interface MetricSources {
+  inFlightRecords?: () => number;
+  /** The live drains with backlog and today's usage (one query, cached for a second). */
+  drainGauges?: () => Promise<DrainGaugeRow[]>;
+  quota?: { eventsPerDay: number; bytesPerDay: number };
+  bufferHorizonMs?: number;
+}
 
 export interface Metrics {
   registry: Registry;
   events: PipelineEvents;
+  attach(sources: MetricSources): void;
+  /** The exposition text; the per-drain gauges read the store once for the whole scrape. */
+  scrape(): Promise<string>;
+  /** One API request, by route template (never the raw URL). */
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
 }
 
-export function createMetrics(role: string): Metrics {
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ role });
   collectDefaultMetrics({ register: registry, prefix: 'logdrain_' });
-  const consumed = new Counter({ name: 'logdrain_records_consumed_total', help: 'Records read from the source', labelNames: ['source'], registers: [registry] });
-  const dead = new Counter({ name: 'logdrain_records_dead_lettered_total', help: 'Malformed records skipped into dead letters', labelNames: ['reason'], registers: [registry] });
-  const selected = new Counter({ name: 'logdrain_records_selected_total', help: 'Record copies selected for a drain', labelNames: ['drain_type'], registers: [registry] });
-  const batches = new Counter({ name: 'logdrain_batches_total', help: 'Delivery attempts by outcome', labelNames: ['drain_type', 'kind', 'outcome', 'error_class'], registers: [registry] });
-  const records = new Counter({ name: 'logdrain_records_delivered_total', help: 'Records in successful delivery attempts', labelNames: ['drain_type'], registers: [registry] });
-  const bytes = new Counter({ name: 'logdrain_bytes_sent_total', help: 'Compressed bytes sent', labelNames: ['drain_type', 'outcome'], registers: [registry] });
-  const dropped = new Counter({ name: 'logdrain_records_dropped_total', help: 'Records deliberately dropped', labelNames: ['drain_type', 'reason'], registers: [registry] });
-  const latency = new Histogram({
-    name: 'logdrain_delivery_latency_seconds', help: 'Delivery attempt latency', labelNames: ['drain_type', 'outcome'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry],
+  const registers = [registry];
+
+  const consumed = new Counter({ name: 'logdrain_records_consumed_total', help: 'Records read from the source', labelNames: ['source'], registers });
+  const dead = new Counter({ name: 'logdrain_records_dead_lettered_total', help: 'Malformed records skipped into dead letters, by reason class', labelNames: ['reason'], registers });
+  const selected = new Counter({ name: 'logdrain_records_selected_total', help: 'Record copies selected for a drain', labelNames: ['drain_type'], registers });
+  const sampledOut = new Counter({ name: 'logdrain_records_sampled_out_total', help: 'Record copies left out by a drain\'s debug sampling', labelNames: ['drain_type'], registers });
+  const scrubbed = new Counter({ name: 'logdrain_records_scrubbed_total', help: 'Selected record copies with at least one scrub hit', labelNames: ['drain_type'], registers });
+  const scrubHits = new Counter({ name: 'logdrain_scrub_hits_total', help: 'Scrub rule matches replaced', labelNames: ['drain_type'], registers });
+  const batches = new Counter({ name: 'logdrain_batches_total', help: 'Delivery attempts by kind, outcome and error class', labelNames: ['drain_type', 'kind', 'outcome', 'error_class'], registers });
+  const delivered = new Counter({ name: 'logdrain_records_delivered_total', help: 'Records in successful delivery attempts', labelNames: ['drain_type'], registers });
+  const bytes = new Counter({ name: 'logdrain_bytes_sent_total', help: 'Compressed bytes sent', labelNames: ['drain_type', 'outcome'], registers });
+  const dropped = new Counter({ name: 'logdrain_records_dropped_total', help: 'Records deliberately dropped, by reason', labelNames: ['drain_type', 'reason'], registers });
+  const retries = new Counter({ name: 'logdrain_delivery_retries_total', help: 'Failed attempts that will be retried', labelNames: ['drain_type', 'error_class'], registers });
+  const stored = new Counter({ name: 'logdrain_logs_stored_total', help: 'Records written to the platform copy (log read routes)', registers });
+  const latency = new Histogram({ name: 'logdrain_delivery_latency_seconds', help: 'Delivery attempt latency', labelNames: ['drain_type', 'outcome'], buckets: LATENCY_BUCKETS, registers });
+  const lag = new Gauge({ name: 'logdrain_consumer_lag', help: 'Messages behind the high watermark, per partition this worker reads', labelNames: ['partition'], registers });
+  const httpRequests = new Counter({ name: 'logdrain_http_requests_total', help: 'API requests', labelNames: ['method', 'route', 'status_class'], registers });
+  const httpDuration = new Histogram({ name: 'logdrain_http_request_duration_seconds', help: 'API request duration', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
+
+  let sources: MetricSources = {};
+  new Gauge({
+    name: 'logdrain_records_in_flight', help: 'Records taken from the source and not yet accounted for', registers,
+    collect() {
+      if (sources.inFlightRecords) this.set(sources.inFlightRecords());
+    },
   });
-  const lag = new Gauge({ name: 'logdrain_consumer_lag', help: 'Messages behind the high watermark', labelNames: ['partition'], registers: [registry] });
+  new Gauge({
+    name: 'logdrain_buffer_horizon_seconds', help: 'How long parked records wait before they are dropped (BUFFER_HORIZON_MS)', registers,
+    collect() {
+      if (sources.bufferHorizonMs !== undefined) this.set(sources.bufferHorizonMs / 1000);
+    },
+  });
+
+  // The per-drain gauges come from one store query per scrape, shared by all of them
+  // (scrape() starts a fresh one; concurrent scrapes share it).
+  let cached: Promise<DrainGaugeRow[]> | undefined;
+  const drainRows = (): Promise<DrainGaugeRow[]> => {
+    if (!sources.drainGauges) return Promise.resolve([]);
+    cached ??= sources.drainGauges().catch(() => []);
+    return cached;
+  };
+  const drainLabelNames = opts.drainLabels ? ['drain_type', 'org_id', 'drain_id'] : ['drain_type'];
+  const drainLabels = (r: DrainGaugeRow): Record<string, string> =>
+    opts.drainLabels ? { drain_type: r.type, org_id: r.orgId, drain_id: r.drainId } : { drain_type: r.type };
+  /** Sets a per-drain gauge: summed (or maxed) per type, or per drain when ids are allowed. */
+  const perDrain = (name: string, help: string, value: (r: DrainGaugeRow) => number, combine: 'sum' | 'max') =>
+    new Gauge({
+      name, help, labelNames: drainLabelNames, registers,
+      async collect() {
+        const rows = await drainRows();
+        this.reset();
+        const values = new Map<string, { labels: Record<string, string>; v: number }>();
+        for (const r of rows) {
+          const labels = drainLabels(r);
+          const key = JSON.stringify(labels);
+          const prev = values.get(key);
+          const v = value(r);
+          if (!prev) values.set(key, { labels, v });
+          else prev.v = combine === 'sum' ? prev.v + v : Math.max(prev.v, v);
+        }
+        for (const { labels, v } of values.values()) this.set(labels, v);
+      },
+    });
+  perDrain('logdrain_backlog_records', 'Records parked in the durable backlog (shared store: every worker reports the same; use max)', (r) => r.backlogRecords, 'sum');
+  perDrain('logdrain_backlog_bytes', 'Bytes of records parked in the durable backlog', (r) => r.backlogBytes, 'sum');
+  perDrain('logdrain_backlog_oldest_age_seconds', 'Age of the oldest parked record', (r) => (r.oldestParkedAt ? Math.max(0, (Date.now() - r.oldestParkedAt.getTime()) / 1000) : 0), 'max');
+  perDrain('logdrain_quota_used_ratio', 'Highest share of its daily quota (events or bytes) a drain has used today', (r) => {
+    const q = sources.quota;
+    return q ? Math.max(r.usageEvents / q.eventsPerDay, r.usageBytes / q.bytesPerDay) : 0;
+  }, 'max');
+  new Gauge({
+    name: 'logdrain_drains', help: 'Live drains by type and state', labelNames: ['drain_type', 'state'], registers,
+    async collect() {
+      const rows = await drainRows();
+      this.reset();
+      const counts = new Map<string, number>();
+      for (const r of rows) counts.set(`${r.type}\u0000${r.state}`, (counts.get(`${r.type}\u0000${r.state}`) ?? 0) + 1);
+      for (const [k, n] of counts) {
+        const [type, state] = k.split('\u0000') as [string, string];
+        this.set({ drain_type: type, state }, n);
+      }
+    },
+  });
 
   return {
     registry,
+    attach(s) {
+      sources = { ...sources, ...s };
+    },
+    scrape() {
+      cached = undefined;
+      return registry.metrics();
+    },
+    httpRequest(method, route, status, seconds) {
+      httpRequests.inc({ method, route, status_class: `${Math.floor(status / 100)}xx` });
+      httpDuration.observe({ method, route }, seconds);
+    },
     events: {
       consumed: (source, n) => consumed.inc({ source }, n),
       deadLettered: (reason) => dead.inc({ reason }),
-      selected: (drainType, n) => selected.inc({ drain_type: drainType }, n),
+      routed(drainType, t) {
+        const labels = { drain_type: drainType };
+        if (t.selected > 0) selected.inc(labels, t.selected);
+        if (t.sampledOut > 0) sampledOut.inc(labels, t.sampledOut);
+        if (t.scrubbed > 0) scrubbed.inc(labels, t.scrubbed);
+        if (t.scrubHits > 0) scrubHits.inc(labels, t.scrubHits);
+      },
       batchSent(e) {
         batches.inc({ drain_type: e.drainType, kind: e.kind, outcome: e.outcome, error_class: e.errorClass ?? 'none' });
         bytes.inc({ drain_type: e.drainType, outcome: e.outcome }, e.bytesCompressed);
         latency.observe({ drain_type: e.drainType, outcome: e.outcome }, e.latencyMs / 1000);
-        if (e.outcome === 'ok') records.inc({ drain_type: e.drainType }, e.records);
+        if (e.outcome === 'ok') delivered.inc({ drain_type: e.drainType }, e.records);
+        if (e.outcome === 'retry') retries.inc({ drain_type: e.drainType, error_class: e.errorClass ?? 'none' });
       },
       recordsDropped: (drainType, reason, n) => dropped.inc({ drain_type: drainType, reason }, n),
       lag: (partition, value) => lag.set({ partition: String(partition) }, value),
+      logsStored: (n) => stored.inc(n),
     },
   };
 }
