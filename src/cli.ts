@@ -42,8 +42,11 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
     case 'serve':
     case 'worker': {
-      const running = await run(command as Role, config, logger);
-      stopOnSignals(running, config, logger);
+      // Signals are handled from the first instant: one arriving during start stops the
+      // process as soon as it is running, rather than killing it half-started.
+      const stop = stopOnSignals(config, logger);
+      logger.info({ event: 'process.starting', role: command }, `logdrain ${command} starting`);
+      stop.started(await run(command as Role, config, logger));
       return -1;
     }
     case 'seed': {

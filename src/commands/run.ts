@@ -99,19 +99,20 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
   };
 }
 
-/** Stops on the first SIGTERM or SIGINT and exits 0; a second signal or the deadline forces exit 1. */
-export function stopOnSignals(running: Running, config: Config, logger: Logger): void {
+/**
+ * Stops on the first SIGTERM or SIGINT and exits 0; a second signal or the deadline forces exit 1.
+ * Installed before the process starts: a signal during start is honoured once `started` is called.
+ */
+export function stopOnSignals(config: Config, logger: Logger): { started(running: Running): void } {
   let signalled = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(1);
-    signalled = true;
-    logger.info({ event: 'process.stopping', signal }, 'stopping');
+  let running: Running | undefined;
+  const stop = () => {
     const force = setTimeout(() => {
       logger.error({ event: 'process.stop_timeout' }, 'graceful stop exceeded SHUTDOWN_TIMEOUT_MS');
       process.exit(1);
     }, config.shutdownTimeoutMs + 2000);
     force.unref();
-    running.stop().then(
+    running!.stop().then(
       () => process.exit(0),
       (e) => {
         logger.error({ event: 'process.stop_failed', err: (e as Error).message }, 'stop failed');
@@ -119,6 +120,18 @@ export function stopOnSignals(running: Running, config: Config, logger: Logger):
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    logger.info({ event: 'process.stopping', signal, starting: running === undefined }, 'stopping');
+    if (running) stop();
+  };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  return {
+    started(r) {
+      running = r;
+      if (signalled) stop();
+    },
+  };
 }

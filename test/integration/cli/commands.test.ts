@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js
 import { SEED_FIXTURE } from '../../helpers/app.js';
 import { openStore } from '../../../src/store/store.js';
 import { hashToken } from '../../../src/security/token-hash.js';
+import { startMockBroker } from '../../helpers/broker.js';
 
 async function runCli(args: string[], env: Record<string, string>) {
   const p = spawnLogdrain(args, env);
@@ -67,5 +68,35 @@ describe('logdrain CLI', () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('logdrain_records_consumed_total');
     p.kill('SIGTERM');
     expect((await p.exited).code).toBe(0);
+  });
+
+  it('honours a SIGTERM that arrives while it is still starting: it finishes starting, stops, exits 0', async () => {
+    const p = spawnLogdrain(['start'], { DATA_DIR: 'memory://', PORT: '0', HOST: '127.0.0.1' });
+    await p.waitForEvent('process.starting');
+    p.kill('SIGTERM');
+    const { code, signal } = await p.exited;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(p.lines.find((l) => l.event === 'process.stopping')).toMatchObject({ signal: 'SIGTERM', starting: true });
+  });
+
+  it('answers /healthz and /readyz on a worker\'s METRICS_PORT, and stops with exit 0 on SIGINT', async () => {
+    const broker = await startMockBroker({ topics: [{ name: 'ready-topic', partitions: 1 }] });
+    try {
+      const p = spawnLogdrain(['worker'], {
+        DATABASE_URL: db.url, KAFKA_BROKERS: broker.bootstrap, KAFKA_TOPIC: 'ready-topic', KAFKA_GROUP_ID: 'ready-group',
+        METRICS_PORT: '0', HOST: '127.0.0.1', KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '500',
+      });
+      const port = (await p.waitForEvent('process.started')).port as number;
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      await p.waitForEvent('kafka.joined');
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ready' });
+      expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('logdrain_records_in_flight{role="worker"} 0');
+      p.kill('SIGINT');
+      expect((await p.exited).code).toBe(0);
+    } finally {
+      await broker.stop();
+    }
   });
 });
