@@ -70,7 +70,14 @@ describe('graceful stop in the middle of a stream', () => {
     }
     for (const w of [first, second]) {
       expect(w.lines.some((l) => l.event === 'worker.stopped')).toBe(true);
-      expect(w.stderr.filter((l) => /error/i.test(l))).toEqual([]);
+      // Structured logs: every line is JSON (anything else lands in stderr here) with a level, a time and an event name.
+      expect(w.stderr).toEqual([]);
+      for (const l of w.lines) {
+        expect(typeof l.level, JSON.stringify(l)).toBe('number');
+        expect(l.time).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+        expect(typeof l.event, JSON.stringify(l)).toBe('string');
+      }
+      expect(w.lines.map((l) => l.event)).toEqual(expect.arrayContaining(['process.started', 'kafka.joined', 'process.stopping', 'worker.stopped']));
     }
 
     const received = fx.receivedIds('/stop');
