@@ -15,8 +15,7 @@ import { createDeliveriesRepo } from '../store/deliveries-repo.js';
 import { createHealthRepo } from '../store/health-repo.js';
 import { createDeadLettersRepo } from '../store/dead-letters-repo.js';
 import { createBacklogRepo } from '../store/backlog-repo.js';
-import type { LogsRepo } from '../store/logs-repo.js';
-import type { AgentRecord } from '../source/record.js';
+import type { LogCopy, LogsRepo } from '../store/logs-repo.js';
 import type { Logger } from '../telemetry/logger.js';
 
 export interface AccountantOptions {
@@ -44,7 +43,7 @@ export interface AccountingEntry {
   /** Delivered events and bytes, for the quota ladder. */
   usage?: UsageIncrement[];
   /** Consumed records, for the platform copy. */
-  logs?: AgentRecord[];
+  logs?: LogCopy[];
 }
 
 interface Waiting extends Required<AccountingEntry> {
@@ -106,8 +105,8 @@ export function createAccountant(opts: AccountantOptions): Accountant {
       if (opts.logs) {
         const logs = taken.flatMap((w) => w.logs);
         if (logs.length > 0) {
-          const skipped = await opts.logs.repo.insert(logs, opts.logs.retentionDays);
-          opts.logs.onStored?.(logs.length - skipped);
+          const { stored } = await opts.logs.repo.insertCopies(logs, opts.logs.retentionDays);
+          opts.logs.onStored?.(stored);
         }
       }
       // One transaction: a flush is written whole or not at all, so a retry never counts twice.

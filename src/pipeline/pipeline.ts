@@ -4,7 +4,8 @@
  * record's organization, select, shape, and add to that drain's open batch.
  * Routing is synchronous; everything slower happens after the batcher.
  */
-import { decodeRecord, type AgentRecord } from '../source/record.js';
+import { decodeRecord } from '../source/record.js';
+import { dayOfRecord, type LogCopy } from '../store/logs-repo.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
 import type { SourceChunk } from '../source/source.js';
@@ -37,7 +38,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     const parked: ParkedRecord[] = [];
     const quotaDropped = new Map<DrainPlan, { count: number; first: string; last: string }>();
     const resources = new Map<string, string>();
-    const copies: AgentRecord[] = [];
+    const copies: LogCopy[] = [];
     const tallies = new Map<string, RoutingTally>();
     const tallyOf = (type: string): RoutingTally => {
       let t = tallies.get(type);
@@ -55,7 +56,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push(record);
+      copies.push({ json: decoded.text ?? JSON.stringify(record), day: dayOfRecord(record.timestamp) });
       for (const plan of opts.registry.plansFor(record.orgId)) {
         const verdict = plan.select(record);
         if (verdict !== SELECTED) {

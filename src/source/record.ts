@@ -24,7 +24,8 @@ export interface AgentRecord {
   attributes?: Record<string, string | number | boolean>;
 }
 
-export type DecodeResult = { ok: true; record: AgentRecord } | { ok: false; reason: string };
+/** `text`: the message as JSON text (kept for the platform copy, which stores it as it came). */
+export type DecodeResult = { ok: true; record: AgentRecord; text?: string } | { ok: false; reason: string };
 
 const SOURCE_RE = /^[a-z_-]+$/;
 const EVENT_RE = /^[a-z]+$/;
@@ -40,13 +41,18 @@ export const MAX_RECORD_BYTES = 256 * 1024;
 export function decodeRecord(raw: Buffer | string): DecodeResult {
   const size = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length;
   if (size > MAX_RECORD_BYTES) return { ok: false, reason: `record of ${size} bytes exceeds ${MAX_RECORD_BYTES}` };
+  const text = typeof raw === 'string' ? raw : raw.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     return { ok: false, reason: 'not valid JSON' };
   }
-  return validateRecord(value);
+  // Postgres text cannot hold NUL: such a record could never be stored, so it is refused here.
+  if (text.includes('\\u0000')) return { ok: false, reason: 'contains a NUL character (\\u0000)' };
+  const result = validateRecord(value);
+  if (result.ok) result.text = text;
+  return result;
 }
 
 export function validateRecord(value: unknown): DecodeResult {

@@ -12,6 +12,15 @@ export const DAYS_AHEAD = 2;
 
 const partitionName = (day: number): string => `agent_logs_${new Date(day * DAY_MS).toISOString().slice(0, 10).replace(/-/g, '')}`;
 
+/** A record for the platform copy: its JSON text (as consumed) and its UTC day. */
+export interface LogCopy {
+  json: string;
+  day: number;
+}
+
+/** The UTC day number of an RFC 3339 time (NaN for an unparsable one, which no window holds). */
+export const dayOfRecord = (timestamp: string): number => Math.floor(Date.parse(timestamp) / DAY_MS);
+
 export interface LogQuery {
   orgId: string;
   agentId?: string | undefined;
@@ -98,38 +107,48 @@ export function createLogsRepo(sql: Sql) {
      * kept; the count of those is returned.
      */
     async insert(records: readonly AgentRecord[], retentionDays: number, nowMs = Date.now()): Promise<number> {
+      const copies: LogCopy[] = records.map((r) => ({ json: JSON.stringify(r), day: dayOfRecord(r.timestamp) }));
+      const { outside } = await this.insertCopies(copies, retentionDays, nowMs);
+      return outside;
+    },
+
+    /**
+     * The worker's path: records as the JSON text they arrived in, handed to Postgres as one JSON
+     * array (json_to_recordset), so the worker spends no time building query parameters.
+     * Returns the rows written (duplicates excluded) and the records outside the kept window.
+     */
+    async insertCopies(copies: readonly LogCopy[], retentionDays: number, nowMs = Date.now()): Promise<{ stored: number; outside: number }> {
       const today = Math.floor(nowMs / DAY_MS);
-      const kept: AgentRecord[] = [];
+      const first = today - retentionDays + 1;
+      const last = today + DAYS_AHEAD;
+      const texts: string[] = [];
       const days = new Set<number>();
-      for (const r of records) {
-        const day = Math.floor(Date.parse(r.timestamp) / DAY_MS);
-        if (day < today - retentionDays + 1 || day > today + DAYS_AHEAD) continue;
-        days.add(day);
-        kept.push(r);
+      for (const c of copies) {
+        if (!(c.day >= first && c.day <= last)) continue;
+        days.add(c.day);
+        texts.push(c.json);
       }
+      const outside = copies.length - texts.length;
+      if (texts.length === 0) return { stored: 0, outside };
       for (const day of days) await ensurePartition(day);
-      if (kept.length === 0) return records.length;
-      const col = <T>(f: (r: AgentRecord) => T) => kept.map(f);
-      await sql.query(
+      const rows = await sql.query<{ n: number }>(
         // Times are kept to the millisecond, the precision of the keyset cursors (a finer stored
         // time would let rows slip between a cursor's millisecond and the row it was taken from).
-        `insert into agent_logs (ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity,
-           execution_id, message, trace_id, span_id, attributes)
-         select date_trunc('milliseconds', u.ts), u.id, u.org_id, u.agent_id, u.agent_name, u.agent_version, u.environment,
-           u.source, u.event, u.severity, u.execution_id, u.message, u.trace_id, u.span_id, u.attributes
-         from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-           $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::jsonb[])
-           as u(ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity,
-                execution_id, message, trace_id, span_id, attributes)
-         on conflict do nothing`,
-        [
-          col((r) => r.timestamp), col((r) => r.id), col((r) => r.orgId), col((r) => r.agentId), col((r) => r.agentName),
-          col((r) => r.agentVersion ?? null), col((r) => r.environment), col((r) => r.source), col((r) => r.event),
-          col((r) => r.severity), col((r) => r.executionId), col((r) => r.message ?? null), col((r) => r.traceId ?? null),
-          col((r) => r.spanId ?? null), col((r) => (r.attributes ? JSON.stringify(r.attributes) : null)),
-        ],
+        `with ins as (
+           insert into agent_logs (ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity,
+             execution_id, message, trace_id, span_id, attributes)
+           select date_trunc('milliseconds', r."timestamp"), r.id, r."orgId", r."agentId", r."agentName", r."agentVersion",
+             r.environment, r.source, r.event, r.severity, r."executionId", r.message, r."traceId", r."spanId", r.attributes
+           from json_to_recordset($1::json) as r(id text, "orgId" text, "agentId" text, "agentName" text, "agentVersion" text,
+             environment text, source text, event text, severity text, "timestamp" timestamptz, "executionId" text,
+             message text, "traceId" text, "spanId" text, attributes jsonb)
+           where r."timestamp" >= $2::timestamptz and r."timestamp" < $3::timestamptz
+           on conflict do nothing
+           returning 1)
+         select count(*)::int as n from ins`,
+        [`[${texts.join(',')}]`, new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()],
       );
-      return records.length - kept.length;
+      return { stored: rows[0]?.n ?? 0, outside };
     },
 
     /** Creates the partitions of the kept window and drops those past it. */

@@ -48,4 +48,12 @@ describe('decodeRecord (CONTRACT part 3)', () => {
     expect(big.ok).toBe(false);
     expect(!big.ok && big.reason).toMatch(/exceeds/);
   });
+
+  it('refuses a NUL character (Postgres text cannot store it), and keeps the JSON text of a good record', () => {
+    const nul = decodeRecord(JSON.stringify({ ...valid, message: 'a\u0000b' }));
+    expect(nul).toEqual({ ok: false, reason: 'contains a NUL character (\\u0000)' });
+    const text = JSON.stringify(valid);
+    const good = decodeRecord(Buffer.from(text));
+    expect(good.ok && good.text).toBe(text);
+  });
 });
