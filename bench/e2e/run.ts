@@ -87,8 +87,17 @@ function figures(name: string, records: number, seconds: number, cpuSeconds: num
   };
 }
 
+/** Children die with the harness, whatever ends it. */
+const children = new Set<ChildProcess>();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(130));
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
 function spawnNode(args: string[], env: Record<string, string>): { child: ChildProcess; lines: Record<string, unknown>[]; waitLine: (pred: (l: Record<string, unknown>) => boolean, ms?: number) => Promise<Record<string, unknown>>; exited: Promise<number | null> } {
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   const lines: Record<string, unknown>[] = [];
   const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {

@@ -31,6 +31,13 @@ const BEARER_GROUP = 'logdrain_bearer_prefix';
  * strings, case-insensitive.
  */
 const BUILTIN = `(?i:(?P<${BEARER_GROUP}>bearer\\s+)[A-Za-z0-9._~+/=-]{8,}|whsec_[A-Za-z0-9+/=]{8,}|\\b(?:sk|pk|lk|rk|api|key|token)[_-][A-Za-z0-9_-]{12,})`;
+/**
+ * The same built-ins for V8's engine, used when a drain has no customer rules (the common case):
+ * they are our own patterns, each a literal prefix followed by one character class, so they
+ * cannot backtrack badly, and V8 runs them several times faster than a call into RE2. RE2's `\s`
+ * is exactly [\t\n\f\r ]; `\b` is ASCII in both.
+ */
+const BUILTIN_V8 = '(bearer[\\t\\n\\f\\r ]+)[A-Za-z0-9._~+/=-]{8,}|whsec_[A-Za-z0-9+/=]{8,}|\\b(?:sk|pk|lk|rk|api|key|token)[_-][A-Za-z0-9_-]{12,}';
 /** The shortest text a built-in pattern can match (`whsec_` + 8), in UTF-16 units. */
 const BUILTIN_MIN_LENGTH = 14;
 
@@ -132,7 +139,18 @@ export function compileScrubber(rules: readonly ScrubRule[] | null): Scrubber {
   // without building anything; `match` then counts, `replace` rewrites.
   // Global `match` and `replace` start at 0 and leave lastIndex at 0; a
   // failed global `test` leaves it at 0 too.
+  const v8 = customer.length === 0 ? new RegExp(BUILTIN_V8, 'gi') : null;
+  const v8Replacer = (_match: string, bearer: string | undefined): string => {
+    hits++;
+    return bearer === undefined ? SCRUBBED : bearer + SCRUBBED;
+  };
   const scan = (text: string): string => {
+    if (v8 !== null) {
+      v8.lastIndex = 0;
+      if (!v8.test(text)) return text;
+      v8.lastIndex = 0;
+      return text.replace(v8, v8Replacer);
+    }
     let out = text;
     for (const { re, replacement } of passes) {
       if (!re.test(out)) continue;
