@@ -63,9 +63,15 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   const deliverer = createDeliverer({
     transport, accountant, events, logger, retry: config.retry, bufferHorizonMs: config.bufferHorizonMs,
     parkAfterAttempts: config.parkAfterAttempts,
-    onParked: (drainId) => parking.add(drainId),
+    onParking: (drainId) => parking.parking(drainId),
     observer: createDrainHealth({ store, logger }),
   });
+  // At the in-flight cap with no batch being sent, only open batches hold the stream back, and waiting
+  // for their linger stalls it (records count in flight until their whole chunk is accounted).
+  // With batches on the way, their accounting frees capacity soon: then batches keep filling.
+  const onCapacityReached = () => {
+    if (deliverer.inFlight === 0) batcher.flushAll();
+  };
   const batcher = createBatcher({
     ...config.batch,
     region: config.region,
@@ -89,8 +95,13 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         maxInFlightRecords: config.maxInFlightRecords,
         logger,
         onLag: (p, lag) => events.lag(p, lag),
+        onAssigned: (partitions) => events.partitionsAssigned(partitions),
+        onCapacityReached,
       })
-    : createEmbeddedQueueSource({ queue: store.queue, maxInFlightRecords: config.maxInFlightRecords, logger });
+    : createEmbeddedQueueSource({
+        queue: store.queue, maxInFlightRecords: config.maxInFlightRecords, logger,
+        beforeChunk: () => registry.syncConfig(), onCapacityReached,
+      });
 
   const sweep = setInterval(() => {
     void maintainLogs();

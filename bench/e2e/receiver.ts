@@ -7,6 +7,7 @@
  * decoded afterwards, off the clock.
  */
 import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { ensureSelfSignedCertificate } from '../../src/devtools/self-signed.js';
@@ -94,45 +95,54 @@ export interface BenchReceiver {
   close(): Promise<void>;
 }
 
-export async function startBenchReceiver(certDir: string): Promise<BenchReceiver> {
+/**
+ * A self-signed HTTPS server on loopback that answers drain verifications
+ * (echoing `X-Svc-Verify`) and hands every other request's whole body to `onBody`.
+ */
+export async function startLoopbackReceiver(
+  certDir: string,
+  onBody: (req: IncomingMessage, res: ServerResponse, raw: Buffer) => void,
+): Promise<{ server: Server; url: string; caPath: string }> {
   const pair = ensureSelfSignedCertificate(certDir);
-  let arrivals: Arrival[] = [];
-  const counts = new Map<string, { records: number; bytes: number }>();
   const server: Server = createServer({ cert: pair.cert, key: pair.key, keepAliveTimeout: 30_000 }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const verify = req.headers['x-svc-verify'];
-      if (typeof verify === 'string') {
-        res.writeHead(200, { 'content-type': 'text/plain' }).end(verify);
-        return;
-      }
-      const raw = Buffer.concat(chunks);
-      const gzip = req.headers['content-encoding'] === 'gzip';
-      const protobuf = String(req.headers['content-type'] ?? '').includes('protobuf');
-      const path = req.url ?? '/';
-      let records = 0;
-      try {
-        records = countRecords(raw, gzip, protobuf);
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      arrivals.push({ path, at: Date.now(), raw, gzip, protobuf, records });
-      const top = `/${path.split('/')[1] ?? ''}`;
-      const c = counts.get(top) ?? { records: 0, bytes: 0 };
-      c.records += records;
-      c.bytes += raw.length;
-      counts.set(top, c);
-      if (protobuf) res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (typeof verify === 'string') res.writeHead(200, { 'content-type': 'text/plain' }).end(verify);
+      else onBody(req, res, Buffer.concat(chunks));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  return { server, url: `https://localhost:${(server.address() as AddressInfo).port}`, caPath: pair.certPath };
+}
+
+export async function startBenchReceiver(certDir: string): Promise<BenchReceiver> {
+  let arrivals: Arrival[] = [];
+  const counts = new Map<string, { records: number; bytes: number }>();
+  const { server, url, caPath } = await startLoopbackReceiver(certDir, (req, res, raw) => {
+    const gzip = req.headers['content-encoding'] === 'gzip';
+    const protobuf = String(req.headers['content-type'] ?? '').includes('protobuf');
+    const path = req.url ?? '/';
+    let records = 0;
+    try {
+      records = countRecords(raw, gzip, protobuf);
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    arrivals.push({ path, at: Date.now(), raw, gzip, protobuf, records });
+    const top = `/${path.split('/')[1] ?? ''}`;
+    const c = counts.get(top) ?? { records: 0, bytes: 0 };
+    c.records += records;
+    c.bytes += raw.length;
+    counts.set(top, c);
+    if (protobuf) res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
   return {
-    url: `https://localhost:${port}`,
-    caPath: pair.certPath,
+    url,
+    caPath,
     count: (prefix) => counts.get(prefix)?.records ?? 0,
     bytes: (prefix) => counts.get(prefix)?.bytes ?? 0,
     take(prefix) {

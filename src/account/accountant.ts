@@ -44,6 +44,11 @@ export interface AccountingEntry {
   usage?: UsageIncrement[];
   /** Consumed records, for the platform copy. */
   logs?: LogCopy[];
+  /**
+   * Backlog rows (ids) this entry delivered or dropped: they leave the backlog
+   * in the same transaction as the delivery record that names them.
+   */
+  unparked?: number[];
 }
 
 interface Waiting extends Required<AccountingEntry> {
@@ -116,6 +121,7 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         await createDeadLettersRepo(tx).insertMany(taken.flatMap((w) => w.deadLetters));
         const backlog = createBacklogRepo(tx);
         await backlog.park(taken.flatMap((w) => w.backlog));
+        await backlog.remove(taken.flatMap((w) => w.unparked));
         await backlog.addUsage([...usage.values()]);
       });
       failures = 0;
@@ -149,10 +155,11 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           backlog: entry.backlog ?? [],
           usage: entry.usage ?? [],
           logs: entry.logs ?? [],
+          unparked: entry.unparked ?? [],
           resolve,
         };
         buffer.push(w);
-        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length + w.logs.length;
+        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length + w.logs.length + w.unparked.length;
         if (rows >= maxRows) void flush();
         else schedule(intervalMs);
       });

@@ -21,8 +21,11 @@ export function decodeCursor(raw: string): { at: Date; id: string } {
     throw bad();
   }
   if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string' || pair[1].length === 0) throw bad();
+  // Only what encodeCursor writes: a canonical ISO time with a four-digit year (JavaScript reaches
+  // years Postgres cannot store), and an id Postgres text can hold (no NUL). Anything else would
+  // fail in the query, as a 500, rather than here.
   const at = new Date(pair[0]);
-  if (Number.isNaN(at.getTime())) throw bad();
+  if (Number.isNaN(at.getTime()) || at.toISOString() !== pair[0] || !/^[1-9]\d{3}-/.test(pair[0]) || pair[1].includes('\u0000')) throw bad();
   return { at, id: pair[1] };
 }
 

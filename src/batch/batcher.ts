@@ -5,11 +5,10 @@
  * BATCH_LINGER_MS. A batch never holds two resources.
  */
 import type { AgentRecord } from '../source/record.js';
-import type { DeliveredRecord } from '../shape/delivered-record.js';
 import type { Ticket } from '../source/offset-tracker.js';
 import type { BatchEntry } from '../encode/encoder.js';
 import type { DrainPlan } from '../pipeline/drain-plans.js';
-import { buildResource, resourceKey, type Resource } from './resource.js';
+import { buildResource, type Resource } from './resource.js';
 
 export interface ReadyBatch {
   plan: DrainPlan;
@@ -34,58 +33,95 @@ export interface BatcherOptions {
 
 interface OpenBatch extends ReadyBatch {
   timer: NodeJS.Timeout | undefined;
+  byResource: Map<string, OpenBatch>;
+  resourceKey: string;
+}
+
+/** A record routed to drains: its source, its resource's key, and the shaped entry with its JSON's UTF-8 length. */
+export interface RoutedRecord {
+  source: AgentRecord;
+  resourceKey: string;
+  entry: BatchEntry;
+  /** UTF-8 length of `entry.json`: what a batch of an encoder that reads the JSON is measured by. */
+  readonly bytes: number;
+  /** The record's size as consumed, which measures batches of encoders that never read the JSON (absent: `bytes`). */
+  readonly consumedBytes?: number;
+}
+
+/** A routed record whose JSON (and so its length) is made only when a drain's encoder or the backlog needs it. */
+export class LazyRoutedRecord implements RoutedRecord {
+  private size: number | undefined;
+  constructor(
+    readonly source: AgentRecord,
+    readonly resourceKey: string,
+    readonly entry: BatchEntry,
+    readonly consumedBytes: number,
+  ) {}
+
+  get bytes(): number {
+    return (this.size ??= Buffer.byteLength(this.entry.json));
+  }
 }
 
 export interface Batcher {
-  add(plan: DrainPlan, source: AgentRecord, record: DeliveredRecord, scrubHits: number, ticket: Ticket): void;
+  /**
+   * Adds a routed record to the plan's open batch for the record's resource.
+   * One RoutedRecord (and its entry) may be added for several plans: entries
+   * are never modified after shaping.
+   */
+  add(plan: DrainPlan, routed: RoutedRecord, ticket: Ticket): void;
   flushAll(): void;
   readonly openBatches: number;
 }
 
 export function createBatcher(opts: BatcherOptions): Batcher {
-  const open = new Map<string, OpenBatch>();
+  // plan.key -> resource key -> open batch: both keys are strings made once (per plan, per record), not per add.
+  const open = new Map<string, Map<string, OpenBatch>>();
+  let count = 0;
 
-  function close(key: string, b: OpenBatch): void {
+  function close(b: OpenBatch): void {
     if (b.timer) clearTimeout(b.timer);
-    open.delete(key);
-    const { timer: _t, ...ready } = b;
+    if (b.byResource.get(b.resourceKey) !== b) return;
+    b.byResource.delete(b.resourceKey);
+    // No empty maps left behind for plan versions that are gone.
+    if (b.byResource.size === 0 && open.get(b.plan.key) === b.byResource) open.delete(b.plan.key);
+    count--;
+    const { timer: _t, byResource: _m, resourceKey: _k, ...ready } = b;
     opts.onReady(ready);
   }
 
   return {
-    add(plan, source, record, scrubHits, ticket) {
-      const key = `${plan.key}\u0001${resourceKey(source)}`;
-      const json = JSON.stringify(record);
-      const size = Buffer.byteLength(json);
-      let b = open.get(key);
+    add(plan, routed, ticket) {
+      const { source, resourceKey, entry } = routed;
+      const size = plan.encoder.usesRecordJson ? routed.bytes : (routed.consumedBytes ?? routed.bytes);
+      let b = open.get(plan.key)?.get(resourceKey);
       if (b && b.entries.length > 0 && b.bytes + size > opts.maxBytes) {
-        close(key, b);
+        close(b);
         b = undefined;
       }
       if (!b) {
+        let byResource = open.get(plan.key);
+        if (byResource === undefined) open.set(plan.key, (byResource = new Map()));
         const resource = buildResource(source, opts.region);
         b = {
           plan, kind: 'batch', resource, resourceJson: JSON.stringify(resource), entries: [], tickets: [], bytes: 0,
-          timer: undefined,
+          timer: undefined, byResource, resourceKey,
         };
         const opened = b;
-        open.set(key, b);
-        if (opts.lingerMs > 0) {
-          b.timer = setTimeout(() => {
-            if (open.get(key) === opened) close(key, opened);
-          }, opts.lingerMs);
-        }
+        byResource.set(resourceKey, b);
+        count++;
+        if (opts.lingerMs > 0) b.timer = setTimeout(() => close(opened), opts.lingerMs);
       }
-      b.entries.push({ record, json, scrubHits });
+      b.entries.push(entry);
       b.tickets.push(ticket);
       b.bytes += size;
-      if (b.entries.length >= opts.maxRecords || b.bytes >= opts.maxBytes || opts.lingerMs === 0) close(key, b);
+      if (b.entries.length >= opts.maxRecords || b.bytes >= opts.maxBytes || opts.lingerMs === 0) close(b);
     },
     flushAll() {
-      for (const [key, b] of [...open]) close(key, b);
+      for (const byResource of [...open.values()]) for (const b of [...byResource.values()]) close(b);
     },
     get openBatches() {
-      return open.size;
+      return count;
     },
   };
 }

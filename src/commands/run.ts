@@ -3,13 +3,13 @@
  * `worker` (worker only, with its own /metrics listener), and the graceful
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
-import { createServer, type Server } from 'node:http';
 import type { Config } from '../config/config.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
 import { applySeed } from '../store/seed-repo.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
+import { openWorkerListener } from '../telemetry/worker-listener.js';
 import { createTransport } from '../deliver/transport.js';
 import { buildApi } from '../api/server.js';
 import { startWorker, type Worker } from '../worker.js';
@@ -36,44 +36,47 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
     logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
   }
   const metrics = createMetrics(role === 'serve' ? 'api' : role === 'worker' ? 'worker' : 'all', { drainLabels: config.metricsDrainLabels });
-  const worker: Worker | undefined =
-    role === 'serve' ? undefined : await startWorker({ config, store, logger, events: metrics.events });
-  if (worker) {
+  const startWorkerWithGauges = async (): Promise<Worker> => {
+    const w = await startWorker({ config, store, logger, events: metrics.events });
     // Workers report the shared store's backlog, quota use and drain states (the API does not, so
     // dashboards take max() over workers rather than summing copies).
     metrics.attach({
-      inFlightRecords: () => worker.source.inFlightRecords(),
+      inFlightRecords: () => w.source.inFlightRecords(),
       drainGauges: () => store.backlog.drainGauges(dayOf(Date.now())),
       quota: config.quota,
       bufferHorizonMs: config.bufferHorizonMs,
     });
-  }
-
+    return w;
+  };
+  let worker: Worker | undefined;
+  let stopRequested = false;
   let port: number;
   let closeListener: () => Promise<void>;
   let kafkaSink: KafkaSink | undefined;
   if (role === 'worker') {
-    const server: Server = createServer((req, res) => {
-      if (req.url === '/metrics') {
-        void metrics.scrape().then((text) => {
-          res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);
-        });
-      } else if (req.url === '/healthz') res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      else if (req.url === '/readyz') {
-        void store.ping().then((up) => {
-          const ready = up && worker!.ready();
-          res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ready ? 'ready' : 'not_ready' }));
-        });
-      } else res.writeHead(404).end();
+    // Open before the consumer joins its group: liveness and metrics from the start (telemetry/worker-listener.ts).
+    const listener = await openWorkerListener({
+      host: config.host, port: config.metricsPort, metrics,
+      storeUp: () => store.ping(),
+      consumerJoined: () => worker?.ready() ?? false,
+      shuttingDown: () => stopRequested,
     });
-    await new Promise<void>((resolve) => server.listen(config.metricsPort, config.host, resolve));
-    port = (server.address() as { port: number }).port;
-    closeListener = () => new Promise((resolve) => server.close(() => resolve()));
+    port = listener.port;
+    closeListener = listener.close;
+    logger.info({ event: 'process.listening', role, port }, `logdrain ${role} health and metrics on ${port}`);
+    try {
+      worker = await startWorkerWithGauges();
+    } catch (e) {
+      await listener.close();
+      throw e;
+    }
   } else {
+    if (role === 'start') worker = await startWorkerWithGauges();
     const transport = createTransport({ allowHosts: config.endpointAllowHosts, extraCaCerts: config.extraCaCerts, timeoutMs: config.deliveryTimeoutMs });
     if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
     const sink: RecordSink = kafkaSink ?? { write: (records) => store.queue.enqueue(records) };
-    const app = await buildApi({ config, store, transport, logger, metrics, sink, ...(worker ? { ready: () => worker.ready() } : {}) });
+    const running = worker;
+    const app = await buildApi({ config, store, transport, logger, metrics, sink, ...(running ? { ready: () => running.ready() } : {}) });
     await app.listen({ host: config.host, port: config.port });
     port = (app.server.address() as { port: number }).port;
     closeListener = async () => {
@@ -89,8 +92,12 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
     store,
     stop() {
       stopping ??= (async () => {
-        await closeListener();
+        stopRequested = true;
+        // The API stops taking requests first; a worker keeps answering /healthz (and /readyz with
+        // 503, shutting down) while it drains, so a liveness probe does not kill it mid-stop.
+        if (role !== 'worker') await closeListener();
         await worker?.stop();
+        if (role === 'worker') await closeListener();
         await kafkaSink?.close().catch(() => {});
         await store.close();
       })();
@@ -107,11 +114,6 @@ export function stopOnSignals(config: Config, logger: Logger): { started(running
   let signalled = false;
   let running: Running | undefined;
   const stop = () => {
-    const force = setTimeout(() => {
-      logger.error({ event: 'process.stop_timeout' }, 'graceful stop exceeded SHUTDOWN_TIMEOUT_MS');
-      process.exit(1);
-    }, config.shutdownTimeoutMs + 2000);
-    force.unref();
     running!.stop().then(
       () => process.exit(0),
       (e) => {
@@ -124,6 +126,13 @@ export function stopOnSignals(config: Config, logger: Logger): { started(running
     if (signalled) process.exit(1);
     signalled = true;
     logger.info({ event: 'process.stopping', signal, starting: running === undefined }, 'stopping');
+    // The deadline runs from the signal, whatever the phase: a start that never completes (a store
+    // or broker that does not answer) must not keep a stopped process alive. The timer is not
+    // unref'd, so it holds the process open until the deadline even if nothing else does.
+    setTimeout(() => {
+      logger.error({ event: 'process.stop_timeout', starting: running === undefined }, 'graceful stop exceeded SHUTDOWN_TIMEOUT_MS');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 2000);
     if (running) stop();
   };
   process.on('SIGTERM', onSignal);

@@ -199,7 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
     deprecatedScopesSunset,
     backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
-    maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 50_000, 100, 10_000_000),
+    maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
     region: optional('REGION'),
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');

@@ -1,21 +1,25 @@
 /**
  * The backlog pump: drains parked records, in order, for drains that are
  * delivering again (verified, resumed, recovering), one drain at a time per
- * lease across all workers. A failing drain is probed with single attempts
- * under exponential backoff; each success removes the delivered rows.
+ * lease across all workers. It reads pages of the oldest rows and sends each
+ * resource's records in full batches, a few resources at once
+ * (backlog-page.ts). A failing drain is probed with single attempts under
+ * exponential backoff; each success removes the delivered rows.
  * Records parked longer than BUFFER_HORIZON_MS are dropped into a `dropped`
  * delivery record (reason `horizon`), whatever the drain's state.
  */
 import pLimit from 'p-limit';
 import type { Store } from '../store/store.js';
-import type { BacklogRow } from '../store/backlog-repo.js';
 import type { Accountant } from '../account/accountant.js';
 import type { DrainPlan, DrainRegistry } from '../pipeline/drain-plans.js';
 import type { ParkingSet } from '../pipeline/parking.js';
-import type { ReadyBatch } from '../batch/batcher.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
-import { droppedEntry, type Deliverer } from './deliverer.js';
+import { createBacklogRepo } from '../store/backlog-repo.js';
+import { createDeliveriesRepo } from '../store/deliveries-repo.js';
+import { createHealthRepo } from '../store/health-repo.js';
+import { droppedEntry, successEntry, type Deliverer } from './deliverer.js';
+import { batchesByResource, type ResourceQueue } from './backlog-page.js';
 import { backoffMs } from './backoff.js';
 
 export interface BacklogPumpOptions {
@@ -43,6 +47,10 @@ export interface BacklogPump {
 }
 
 const LEASE_MS = 60_000;
+/** Parked rows read at a time (a few MB): enough to fill batches of each resource when thousands interleave. */
+const PAGE_ROWS = 5000;
+/** Resources of one drain delivered at once (each resource's batches stay in order). */
+const LANES = 4;
 
 export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   const failures = new Map<string, { attempts: number; nextAt: number }>();
@@ -53,29 +61,61 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
 
   async function expire(drainId: string): Promise<void> {
     const plan = opts.registry.planFor(drainId);
-    const gone = await opts.store.backlog.expire(drainId, new Date(Date.now() - opts.horizonMs));
-    if (gone.count === 0 || !plan) return;
-    await opts.accountant.record(droppedEntry(plan.drain, gone.count, 'horizon', 0, gone.firstRecordId, gone.lastRecordId));
-    opts.events.recordsDropped(plan.drain.type, 'horizon', gone.count);
+    if (!plan) return;
+    const before = new Date(Date.now() - opts.horizonMs);
+    // One transaction: rows leave the backlog only together with the dropped record naming them,
+    // so a crash or a lost connection in between cannot make records vanish unaccounted.
+    const count = await opts.store.sql.transaction(async (tx) => {
+      const { recordIds } = await createBacklogRepo(tx).expire(drainId, before);
+      if (recordIds.length === 0) return 0;
+      const entry = droppedEntry(plan.drain, recordIds, 'horizon', 0);
+      await createDeliveriesRepo(tx).insertMany(entry.deliveries);
+      await createHealthRepo(tx).addHourly(entry.hourly);
+      return recordIds.length;
+    });
+    if (count > 0) opts.events.recordsDropped(plan.drain.type, 'horizon', count);
   }
 
-  /** Consecutive rows of one resource, under the batch limits. */
-  function toBatches(plan: DrainPlan, rows: BacklogRow[]): { batch: ReadyBatch; ids: number[] }[] {
-    const out: { batch: ReadyBatch; ids: number[] }[] = [];
-    let cur: { batch: ReadyBatch; ids: number[] } | undefined;
-    for (const row of rows) {
-      if (!cur || cur.batch.resourceJson !== row.resourceJson || cur.batch.bytes + row.bytes > opts.batch.maxBytes || cur.ids.length >= opts.batch.maxRecords) {
-        cur = {
-          batch: { plan, kind: 'batch', resource: JSON.parse(row.resourceJson), resourceJson: row.resourceJson, entries: [], tickets: [], bytes: 0 },
-          ids: [],
-        };
-        out.push(cur);
+  /**
+   * Delivers one page: up to LANES resources at a time, each resource's
+   * batches one after the other. A retryable failure stops the page (no new
+   * batch starts; the failed resource's later batches stay parked, in order)
+   * and sets the drain's backoff; a final failure drops that batch's records
+   * with the reason. Rows leave the backlog in the accountant's transaction
+   * that writes their delivery or dropped record; the page resolves once all
+   * of that is written, so the next read cannot see them again.
+   */
+  async function deliverPage(plan: DrainPlan, queues: ResourceQueue[]): Promise<'done' | 'failing'> {
+    const drainId = plan.drain.id;
+    const accounted: Promise<void>[] = [];
+    let failing = false;
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (!failing && !stopped && next < queues.length) {
+        for (const { batch, rowIds } of queues[next++]!) {
+          if (failing || stopped) return;
+          const attempt = (failures.get(drainId)?.attempts ?? 0) + 1;
+          const r = await opts.deliverer.attemptOnce(batch, attempt);
+          if (r.outcome.status === 'success') {
+            failures.delete(drainId);
+            accounted.push(opts.accountant.record({ ...successEntry(batch, r), unparked: rowIds }));
+          } else if (r.outcome.status === 'failure') {
+            // Final for these records (a 4xx, a redirect, an SSRF refusal): dropped with the reason.
+            const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.record.id), r.outcome.errorClass, attempt + 1);
+            accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly, unparked: rowIds }));
+            opts.events.recordsDropped(plan.drain.type, r.outcome.errorClass, rowIds.length);
+          } else {
+            accounted.push(opts.accountant.record({ deliveries: [r.row] }));
+            failures.set(drainId, { attempts: attempt, nextAt: Date.now() + backoffMs(attempt, opts.retry, r.outcome.retryAfterMs) });
+            failing = true;
+            return;
+          }
+        }
       }
-      cur.batch.entries.push({ record: JSON.parse(row.recordJson), json: row.recordJson, scrubHits: row.scrubHits });
-      cur.batch.bytes += row.bytes;
-      cur.ids.push(row.id);
-    }
-    return out;
+    };
+    await Promise.all(Array.from({ length: Math.min(LANES, queues.length) }, lane));
+    await Promise.all(accounted);
+    return failing ? 'failing' : 'done';
   }
 
   async function drain(drainId: string): Promise<void> {
@@ -83,36 +123,24 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
     if (!plan || !plan.deliverable) return;
     const f = failures.get(drainId);
     if (f && Date.now() < f.nextAt) return;
-    if (!(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return;
+    if (!(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) {
+      opts.logger.debug({ event: 'backlog.lease_taken', drainId }, 'another worker holds the backlog lease');
+      return;
+    }
+    opts.logger.debug({ event: 'backlog.drain', drainId, failedAttempts: f?.attempts ?? 0 }, 'draining a backlog');
     try {
-      for (;;) {
-        if (stopped) return;
-        const rows = await opts.store.backlog.oldest(drainId, opts.batch.maxRecords);
+      for (let page = 0; !stopped; page++) {
+        // A long backlog takes many pages: keep the lease alive past LEASE_MS.
+        if (page > 0 && !(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return;
+        const mark = opts.parking.mark();
+        const rows = await opts.store.backlog.oldest(drainId, PAGE_ROWS);
         if (rows.length === 0) {
-          // Empty: new records of this drain go live again.
-          opts.parking.delete(drainId);
+          // Empty: new records of this drain go live again (unless a park is landing right now).
+          opts.parking.clear(drainId, mark);
           failures.delete(drainId);
           return;
         }
-        for (const { batch, ids } of toBatches(plan, rows)) {
-          const attempt = (failures.get(drainId)?.attempts ?? 0) + 1;
-          const r = await opts.deliverer.deliverOnce(batch, attempt);
-          if (r.outcome.status === 'success') {
-            await opts.store.backlog.remove(ids);
-            failures.delete(drainId);
-            continue;
-          }
-          if (r.outcome.status === 'failure') {
-            // Final for these records (a 4xx, a redirect, an SSRF refusal): drop them with the reason.
-            await opts.accountant.record(droppedEntry(plan.drain, ids.length, r.outcome.errorClass, attempt + 1, batch.entries[0]?.record.id, batch.entries[batch.entries.length - 1]?.record.id));
-            await opts.store.backlog.remove(ids);
-            opts.events.recordsDropped(plan.drain.type, r.outcome.errorClass, ids.length);
-            continue;
-          }
-          const wait = backoffMs(attempt, opts.retry, r.outcome.retryAfterMs);
-          failures.set(drainId, { attempts: attempt, nextAt: Date.now() + wait });
-          return;
-        }
+        if ((await deliverPage(plan, batchesByResource(plan, rows, opts.batch))) === 'failing') return;
       }
     } finally {
       await opts.store.backlog.release(drainId, opts.owner).catch(() => {});
@@ -120,16 +148,17 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   }
 
   async function runOnce(): Promise<void> {
+    const mark = opts.parking.mark();
     const drains = await opts.store.backlog.drainsWithBacklog();
-    opts.parking.reset(drains.map((d) => d.drainId));
+    opts.parking.reset(drains, mark);
     await Promise.all(
-      drains.map((d) =>
+      drains.map((drainId) =>
         limit(async () => {
           try {
-            await expire(d.drainId);
-            await drain(d.drainId);
+            await expire(drainId);
+            await drain(drainId);
           } catch (e) {
-            opts.logger.warn({ event: 'backlog.pump_failed', drainId: d.drainId, err: (e as Error).message }, 'backlog pass failed');
+            opts.logger.warn({ event: 'backlog.pump_failed', drainId, err: (e as Error).message }, 'backlog pass failed');
           }
         }),
       ),

@@ -12,8 +12,8 @@ export const SCHEMA_URL = 'https://schemas.svc.dev/log-drain/batch/1.0.json';
 
 export interface BatchEntry {
   record: DeliveredRecord;
-  /** JSON.stringify(record), computed once. */
-  json: string;
+  /** JSON.stringify(record), computed once (when first read: see ShapedEntry). */
+  readonly json: string;
   /** Scrub matches replaced in this record. */
   scrubHits: number;
 }
@@ -27,7 +27,26 @@ export interface EncodableBatch {
 
 export interface Encoder {
   readonly contentType: string;
+  /**
+   * Whether the encoder reads each entry's `json`. Those that do not (OTLP,
+   * the vendors) never make the pipeline serialise a record it does not park,
+   * and their batches are measured by the records' size as consumed.
+   */
+  readonly usesRecordJson: boolean;
   encode(batch: EncodableBatch): Buffer;
   /** Records a 2xx answer says were refused (OTLP partial success); absent: never any. */
   rejectedRecords?(body: Buffer, contentType: string | undefined): number;
+}
+
+/** A shaped record whose JSON is made the first time an encoder, or the backlog, asks for it. */
+export class ShapedEntry implements BatchEntry {
+  private text: string | undefined;
+  constructor(
+    readonly record: DeliveredRecord,
+    readonly scrubHits: number,
+  ) {}
+
+  get json(): string {
+    return (this.text ??= JSON.stringify(this.record));
+  }
 }

@@ -1,20 +1,18 @@
 /**
  * The `otlp` encoding: an OTLP/HTTP protobuf ExportLogsServiceRequest
- * (opentelemetry-proto, collector/logs/v1), written field by field with
- * protobufjs's Writer: no intermediate message objects. Mapping (CONTRACT
- * part 5): one ResourceLogs whose resource attributes are the batch
- * resource; one ScopeLogs (scope `logdrain` 1.0, schema_url the batch
- * schema); one LogRecord per record with times in nanoseconds, severity,
- * body, trace and span ids, event_name and attributes (the record's plus
- * `svc.record.id`).
+ * (opentelemetry-proto, collector/logs/v1), written field by field straight
+ * into one buffer (ProtoWriter): no intermediate message objects. Mapping
+ * (CONTRACT part 5): one ResourceLogs whose resource attributes are the
+ * batch resource; one ScopeLogs (scope `logdrain` 1.0), the ResourceLogs'
+ * schema_url the batch schema; one LogRecord per record with times in
+ * nanoseconds, severity, body, trace and span ids, event_name and attributes
+ * (the record's plus `svc.record.id`). Default values (zero dropped counts,
+ * no flags) are left out, as proto3 allows.
  */
-import protobuf from 'protobufjs/minimal.js';
 import { SCHEMA_URL, type Encoder } from './encoder.js';
 import type { AttributeValue, DeliveredRecord } from '../shape/delivered-record.js';
 import { rejectedLogRecords } from './otlp-partial-success.js';
-
-const { Writer } = protobuf;
-type W = protobuf.Writer;
+import { ProtoWriter } from './proto-writer.js';
 
 // Tags: (field number << 3) | wire type (0 varint, 1 fixed64, 2 length-delimited).
 const T = {
@@ -55,56 +53,187 @@ export function unixNanos(ts: string): bigint {
   return BigInt(seconds) * 1_000_000n + BigInt(fraction);
 }
 
-function fixed64(w: W, tag: number, v: bigint): void {
-  w.uint32(tag).fixed32(Number(v & 0xffffffffn)).fixed32(Number((v >> 32n) & 0xffffffffn));
+const TWO_32 = 0x100000000;
+
+const digit = (s: string, i: number): number => s.charCodeAt(i) - 48;
+const two = (s: string, i: number): number => digit(s, i) * 10 + digit(s, i + 1);
+
+/** Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
 }
 
-function anyValue(w: W, v: AttributeValue): void {
-  if (typeof v === 'string') w.uint32(T.any_string).string(v);
-  else if (typeof v === 'boolean') w.uint32(T.any_bool).bool(v);
-  else if (Number.isSafeInteger(v)) w.uint32(T.any_int).int64(v);
-  else w.uint32(T.any_double).double(v);
+/**
+ * Milliseconds of an RFC 3339 time (fraction truncated, as Date.parse does).
+ * The common UTC form `YYYY-MM-DDTHH:MM:SS[.fff...]Z` is read digit by
+ * digit; anything else (offsets) goes to Date.parse. Records were validated
+ * as RFC 3339 on the way in, so both read the same valid time.
+ */
+function utcMillis(ts: string): number {
+  const last = ts.charCodeAt(ts.length - 1);
+  if ((last !== 90 && last !== 122) /* Z z */ || ts.length < 20 || ts.charCodeAt(4) !== 45 || ts.charCodeAt(13) !== 58) return Date.parse(ts);
+  const y = two(ts, 0) * 100 + two(ts, 2);
+  let ms = (((daysFromCivil(y, two(ts, 5), two(ts, 8)) * 24 + two(ts, 11)) * 60 + two(ts, 14)) * 60 + two(ts, 17)) * 1000;
+  if (ts.charCodeAt(19) === 46 /* . */) {
+    for (let i = 20, scale = 100; i < 23; i++, scale /= 10) {
+      const d = digit(ts, i);
+      if (!(d >= 0 && d <= 9)) break;
+      ms += d * scale;
+    }
+  }
+  return ms;
 }
 
-function keyValue(w: W, tag: number, key: string, v: AttributeValue): void {
-  w.uint32(tag).fork().uint32(T.kv_key).string(key);
-  w.uint32(T.kv_value).fork();
+/**
+ * An RFC 3339 time as the two 32-bit halves of its nanoseconds since the
+ * epoch, without BigInt: Date.parse gives the milliseconds (it truncates the
+ * fraction), the fraction's digits 4 to 9 the rest. Times before 1970 or
+ * that Date.parse refuses take the exact BigInt path.
+ */
+export function nanoHalves(ts: string): [lo: number, hi: number] {
+  const ms = utcMillis(ts);
+  if (!(ms >= 0)) {
+    const ns = unixNanos(ts);
+    return [Number(ns & 0xffffffffn), Number((ns >> 32n) & 0xffffffffn)];
+  }
+  let sub = 0;
+  if (ts.charCodeAt(19) === 46 /* . */) {
+    // The fraction's digits after the third, padded to six: nanoseconds within the millisecond.
+    let scale = 100_000;
+    for (let i = 20; scale >= 1; i++) {
+      const d = ts.charCodeAt(i) - 48;
+      if (!(d >= 0 && d <= 9)) break;
+      if (i >= 23) {
+        sub += d * scale;
+        scale /= 10;
+      }
+    }
+  }
+  // total = ms * 1e6 + sub, kept below 2^53 at each step: ms = msHi * 2^16 + msLo.
+  const msLo = ms % 0x10000;
+  const b = ((ms - msLo) / 0x10000) * 1_000_000;
+  let lo = (b % 0x10000) * 0x10000 + msLo * 1_000_000 + sub;
+  const carry = Math.floor(lo / TWO_32);
+  lo -= carry * TWO_32;
+  return [lo, Math.floor(b / 0x10000) + carry];
+}
+
+/** The observed time is the same for every record of a pipeline pass: its halves are kept. */
+let observedText = '';
+let observedHalves: [number, number] = [0, 0];
+
+function time(w: ProtoWriter, tag: number, ts: string): void {
+  const [lo, hi] = nanoHalves(ts);
+  w.tag(tag);
+  w.fixed64(lo, hi);
+}
+
+function observedTime(w: ProtoWriter, ts: string): void {
+  if (ts !== observedText) {
+    observedHalves = nanoHalves(ts);
+    observedText = ts;
+  }
+  w.tag(T.log_observedTimeUnixNano);
+  w.fixed64(observedHalves[0], observedHalves[1]);
+}
+
+const MIN_INT64 = -(2 ** 63);
+const MAX_INT64 = 2 ** 63;
+
+function anyValue(w: ProtoWriter, v: AttributeValue): void {
+  if (typeof v === 'string') {
+    w.tag(T.any_string);
+    w.string(v);
+  } else if (typeof v === 'boolean') {
+    w.tag(T.any_bool);
+    w.uint32(v ? 1 : 0);
+  } else if (Number.isInteger(v) && v >= MIN_INT64 && v < MAX_INT64) {
+    // Integers within int64 (as otlp-transformer decides): int_value; anything else: double_value.
+    w.tag(T.any_int);
+    w.int64(v);
+  } else {
+    w.tag(T.any_double);
+    w.double(v);
+  }
+}
+
+function keyValue(w: ProtoWriter, tag: number, key: string, v: AttributeValue): void {
+  w.tag(tag);
+  const kv = w.begin(1);
+  w.tag(T.kv_key);
+  w.string(key);
+  w.tag(T.kv_value);
+  const any = w.begin(1);
   anyValue(w, v);
-  w.ldelim().ldelim();
+  w.end(any);
+  w.end(kv);
 }
 
-function logRecord(w: W, r: DeliveredRecord): void {
-  w.uint32(T.scopeLogs_logRecords).fork();
-  fixed64(w, T.log_timeUnixNano, unixNanos(r.timestamp));
-  w.uint32(T.log_severityNumber).int32(r.severityNumber);
-  w.uint32(T.log_severityText).string(r.severityText);
+function logRecord(w: ProtoWriter, r: DeliveredRecord): void {
+  w.tag(T.scopeLogs_logRecords);
+  // Most records are 128 bytes to 16 KiB long: a two-byte length.
+  const mark = w.begin(2);
+  time(w, T.log_timeUnixNano, r.timestamp);
+  w.tag(T.log_severityNumber);
+  w.uint32(r.severityNumber);
+  w.tag(T.log_severityText);
+  w.string(r.severityText);
   if (r.body !== undefined) {
-    w.uint32(T.log_body).fork().uint32(T.any_string).string(r.body).ldelim();
+    w.tag(T.log_body);
+    const body = w.begin(r.body.length < 40 ? 1 : 2);
+    w.tag(T.any_string);
+    w.string(r.body);
+    w.end(body);
   }
   for (const k in r.attributes) keyValue(w, T.log_attributes, k, r.attributes[k]!);
   keyValue(w, T.log_attributes, 'svc.record.id', r.id);
-  if (r.traceId) w.uint32(T.log_traceId).bytes(Buffer.from(r.traceId, 'hex'));
-  if (r.spanId) w.uint32(T.log_spanId).bytes(Buffer.from(r.spanId, 'hex'));
-  fixed64(w, T.log_observedTimeUnixNano, unixNanos(r.observedTimestamp));
-  w.uint32(T.log_eventName).string(r.eventName);
-  w.ldelim();
+  if (r.traceId) {
+    w.tag(T.log_traceId);
+    w.hexBytes(r.traceId);
+  }
+  if (r.spanId) {
+    w.tag(T.log_spanId);
+    w.hexBytes(r.spanId);
+  }
+  observedTime(w, r.observedTimestamp);
+  w.tag(T.log_eventName);
+  w.string(r.eventName);
+  w.end(mark);
 }
 
 export const otlpEncoder: Encoder = {
   contentType: 'application/x-protobuf',
+  usesRecordJson: false,
   encode(batch) {
-    const w = Writer.create();
-    w.uint32(T.request_resourceLogs).fork();
-    w.uint32(T.resourceLogs_resource).fork();
-    for (const [k, v] of Object.entries(batch.resource)) keyValue(w, T.resource_attributes, k, v);
-    w.ldelim();
-    w.uint32(T.resourceLogs_scopeLogs).fork();
-    w.uint32(T.scopeLogs_scope).fork().uint32(T.scope_name).string('logdrain').uint32(T.scope_version).string('1.0').ldelim();
+    // A first guess of 512 bytes a record (the writer grows when it must): the records' JSON, a
+    // better guess, is never made for OTLP drains.
+    const w = new ProtoWriter(256 + batch.entries.length * 512);
+    w.tag(T.request_resourceLogs);
+    const resourceLogs = w.begin(3);
+    w.tag(T.resourceLogs_resource);
+    const resource = w.begin(2);
+    for (const k in batch.resource) keyValue(w, T.resource_attributes, k, batch.resource[k]!);
+    w.end(resource);
+    w.tag(T.resourceLogs_scopeLogs);
+    const scopeLogs = w.begin(3);
+    w.tag(T.scopeLogs_scope);
+    const scope = w.begin(1);
+    w.tag(T.scope_name);
+    w.string('logdrain');
+    w.tag(T.scope_version);
+    w.string('1.0');
+    w.end(scope);
     for (const e of batch.entries) logRecord(w, e.record);
-    w.ldelim();
-    w.uint32(T.resourceLogs_schemaUrl).string(SCHEMA_URL);
-    w.ldelim();
-    return Buffer.from(w.finish());
+    w.end(scopeLogs);
+    w.tag(T.resourceLogs_schemaUrl);
+    w.string(SCHEMA_URL);
+    w.end(resourceLogs);
+    return w.finish();
   },
   rejectedRecords: rejectedLogRecords,
 };

@@ -16,6 +16,7 @@ const STATUS: Record<DeliveredRecord['severityText'], string> = { DEBUG: 'debug'
 
 export const vendorAEncoder: Encoder = {
   contentType: 'application/json',
+  usesRecordJson: false,
   encode(batch) {
     const tags = Object.entries(batch.resource).map(([k, v]) => `${k}:${v}`);
     const service = batch.resource['service.name'];
@@ -42,6 +43,7 @@ export const vendorAEncoder: Encoder = {
 
 export const vendorBEncoder: Encoder = {
   contentType: 'application/x-ndjson',
+  usesRecordJson: false,
   encode(batch) {
     let out = '';
     for (const { record: r } of batch.entries) {

@@ -22,6 +22,8 @@ export interface DeliveryRecord {
   expiresAt: Date;
   firstRecordId?: string | undefined;
   lastRecordId?: string | undefined;
+  /** `dropped` rows only: the ids of the records dropped (stored, never in the public read form). */
+  recordIds?: readonly string[] | undefined;
 }
 
 export const DELIVERY_RETENTION_MS = 7 * 24 * 3600 * 1000;

@@ -5,7 +5,7 @@
  * store's configuration fingerprint changes, so every worker notices edits
  * within DRAIN_REFRESH_MS.
  */
-import { isDeliverable, type Drain } from '../model/drain.js';
+import { isDeliverable, type Drain, type ScrubRule } from '../model/drain.js';
 import { compileSelector, type Selector } from '../select/selector.js';
 import type { ShapeOptions } from '../shape/delivered-record.js';
 import { compileScrubber, type Scrubber } from '../shape/scrubber.js';
@@ -14,6 +14,7 @@ import type { Encoder } from '../encode/encoder.js';
 import { jsonEncoder } from '../encode/json.js';
 import { ndjsonEncoder } from '../encode/ndjson.js';
 import { vendorAEncoder, vendorBEncoder } from '../encode/vendors.js';
+import { sharedEncoding } from '../encode/shared-encoding.js';
 import { signingKey } from '../sign/standard-webhooks.js';
 import type { Store } from '../store/store.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -31,6 +32,12 @@ export interface DrainPlan {
   readonly shape: ShapeOptions;
   /** Built-in and customer scrub rules, compiled once (RE2). */
   readonly scrubber: Scrubber;
+  /**
+   * Everything that decides a shaped, scrubbed record (content rule,
+   * redaction, scrub patterns): plans of one organization with equal keys
+   * deliver identical records, so the pipeline shapes a record once for them.
+   */
+  readonly shapeKey: string;
   readonly encoder: Encoder;
   readonly url: string;
   /** Configured headers, opened. */
@@ -48,13 +55,15 @@ export function compilePlan(drain: Drain, box: SecretBox, nowMs = Date.now()): D
     const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs;
     if (drain.previousSecret && windowOpen) signingKeys.push(signingKey(box.open(drain.previousSecret)));
   }
+  const shape = { includeContent: drain.selectors.includeContent, redact: drain.redact ? new Set(drain.redact) : null };
   return {
     drain,
     key: `${drain.id}:${drain.version}:${drain.updatedAt.getTime()}`,
     deliverable: isDeliverable(drain.state),
     select: compileSelector(drain.selectors, drain.sampling),
-    shape: { includeContent: drain.selectors.includeContent, redact: drain.redact ? new Set(drain.redact) : null },
+    shape,
     scrubber: compileScrubber(drain.scrubRules),
+    shapeKey: shapeKeyOf(shape, drain.scrubRules),
     encoder: encoderFor(drain),
     url: drain.endpoint ?? '',
     headers,
@@ -62,15 +71,36 @@ export function compilePlan(drain: Drain, box: SecretBox, nowMs = Date.now()): D
   };
 }
 
-/** Each type fixes its encoding; only `http` honours `format`. */
+/**
+ * The shape key: redaction as a sorted set, scrub rules as their patterns
+ * and flags in order (ids and names do not change what is scrubbed; order
+ * does, since the first matching rule wins).
+ */
+export function shapeKeyOf(shape: ShapeOptions, rules: readonly ScrubRule[] | null): string {
+  return JSON.stringify([
+    shape.includeContent,
+    shape.redact ? [...shape.redact].sort() : null,
+    (rules ?? []).map((r) => [r.pattern, r.flags ?? '']),
+  ]);
+}
+
+const sharedOtlp = sharedEncoding(otlpEncoder);
+const sharedVendorA = sharedEncoding(vendorAEncoder);
+const sharedVendorB = sharedEncoding(vendorBEncoder);
+
+/**
+ * Each type fixes its encoding; only `http` honours `format`. The encodings
+ * without a batch id in the body are shared between drains sending the same
+ * batch (encode/shared-encoding.ts).
+ */
 function encoderFor(drain: Drain): Encoder {
   switch (drain.type) {
     case 'otlp':
-      return otlpEncoder;
+      return sharedOtlp;
     case 'vendor-a':
-      return vendorAEncoder;
+      return sharedVendorA;
     case 'vendor-b':
-      return vendorBEncoder;
+      return sharedVendorB;
     default:
       return drain.format === 'ndjson' ? ndjsonEncoder : jsonEncoder;
   }
@@ -83,6 +113,12 @@ export interface DrainRegistry {
   planFor(drainId: string): DrainPlan | undefined;
   allPlans(): Iterable<DrainPlan>;
   refresh(): Promise<void>;
+  /**
+   * Only the configuration check of refresh(): one small query when nothing
+   * changed. The embedded source calls it before routing each chunk, so a
+   * record enqueued after a drain change was answered is routed by the change.
+   */
+  syncConfig(): Promise<boolean>;
   start(): Promise<void>;
   stop(): void;
 }
@@ -104,11 +140,18 @@ export function createDrainRegistry(opts: {
   const none: readonly DrainPlan[] = [];
 
   async function refresh(): Promise<void> {
+    if (!(await syncConfig())) await applyQuota();
+  }
+
+  /** Rebuilds the plans if the stored configuration changed (or a rotation window ended); answers whether it did. */
+  async function syncConfig(): Promise<boolean> {
     const f = await opts.store.drains.configFingerprint();
-    if (f === fingerprint && Date.now() < rebuildAt) {
-      await applyQuota();
-      return;
-    }
+    if (f === fingerprint && Date.now() < rebuildAt) return false;
+    await rebuild(f);
+    return true;
+  }
+
+  async function rebuild(f: string): Promise<void> {
     const drains = await opts.store.drains.listAll();
     const next = new Map<string, DrainPlan[]>();
     const nextById = new Map<string, DrainPlan>();
@@ -126,6 +169,7 @@ export function createDrainRegistry(opts: {
     byOrg = next;
     byId = nextById;
     fingerprint = f;
+    if (opts.logger.isLevelEnabled('debug')) opts.logger.debug({ event: 'drain.plans_loaded', drains: drains.map((d) => `${d.id}:${d.state}`) }, 'drain plans reloaded');
     await applyQuota();
     const now = Date.now();
     rebuildAt = Math.min(Infinity, ...drains.map((d) => d.rotationExpiresAt?.getTime() ?? Infinity).filter((t) => t > now));
@@ -159,6 +203,7 @@ export function createDrainRegistry(opts: {
     planFor: (drainId) => byId.get(drainId),
     allPlans: () => byId.values(),
     refresh,
+    syncConfig,
     async start() {
       await refresh();
       timer = setInterval(() => {

@@ -4,25 +4,65 @@
  * knows to have a backlog (to keep order: new records queue behind parked
  * ones) or to be failing. The backlog pump refreshes the set from the store
  * and clears a drain once its backlog is empty.
+ *
+ * The store alone cannot say so while a park is still being written (the
+ * accountant buffers): a drain whose park is in flight, or landed after the
+ * pump started reading, stays parked. Without that, a pump pass reading an
+ * empty backlog a moment before the rows land would let the next records
+ * overtake them.
  */
 export class ParkingSet {
   private drains = new Set<string>();
+  /** Parks being written, by drain. */
+  private inFlight = new Map<string, number>();
+  /** Sequence number of each drain's latest landed park. */
+  private landedAt = new Map<string, number>();
+  private seq = 0;
 
   has(drainId: string): boolean {
     return this.drains.has(drainId);
   }
 
+  /** Records of the drain were parked and the rows are written. */
   add(drainId: string): void {
+    this.parking(drainId)();
+  }
+
+  /** Records of the drain are being parked: it is parked from now; call the answer once the rows are written. */
+  parking(drainId: string): () => void {
     this.drains.add(drainId);
+    this.inFlight.set(drainId, (this.inFlight.get(drainId) ?? 0) + 1);
+    return () => {
+      const n = (this.inFlight.get(drainId) ?? 1) - 1;
+      if (n > 0) this.inFlight.set(drainId, n);
+      else this.inFlight.delete(drainId);
+      this.landedAt.set(drainId, ++this.seq);
+    };
   }
 
-  delete(drainId: string): void {
+  /** Taken before reading the store: parks landing after it may be missing from what was read. */
+  mark(): number {
+    return this.seq;
+  }
+
+  /** Whether what the store showed at `mark` may be missing parks of the drain. */
+  private unsettled(drainId: string, mark: number): boolean {
+    return (this.inFlight.get(drainId) ?? 0) > 0 || (this.landedAt.get(drainId) ?? 0) > mark;
+  }
+
+  /** Clears the drain (its backlog read empty after `mark`) unless a park may have landed since. */
+  clear(drainId: string, mark: number): void {
+    if (this.unsettled(drainId, mark)) return;
     this.drains.delete(drainId);
+    this.landedAt.delete(drainId);
   }
 
-  /** Replaces the set with the drains that have parked records now. */
-  reset(drainIds: Iterable<string>): void {
-    this.drains = new Set(drainIds);
+  /** Replaces the set with the drains the store showed parked records for after `mark`, keeping unsettled ones. */
+  reset(drainIds: Iterable<string>, mark: number): void {
+    const next = new Set(drainIds);
+    for (const d of this.drains) if (this.unsettled(d, mark)) next.add(d);
+    for (const d of this.landedAt.keys()) if (!next.has(d) && !this.unsettled(d, mark)) this.landedAt.delete(d);
+    this.drains = next;
   }
 
   get size(): number {

@@ -3,6 +3,9 @@
  * (invalid messages become counted dead letters), route to the drains of the
  * record's organization, select, shape, and add to that drain's open batch.
  * Routing is synchronous; everything slower happens after the batcher.
+ * Drains whose output is the same record share its shaping, scrubbing and
+ * JSON (shape-groups.ts); selection, sampling, the quota ladder, parking and
+ * tickets stay per drain.
  */
 import { decodeRecord } from '../source/record.js';
 import { dayOfRecord, type LogCopy } from '../store/logs-repo.js';
@@ -19,6 +22,9 @@ import type { ParkingSet } from './parking.js';
 import { buildResource, resourceKey } from '../batch/resource.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
 import type { PipelineEvents } from '../telemetry/events.js';
+import { shapeGroups } from './shape-groups.js';
+import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';
+import { ShapedEntry } from '../encode/encoder.js';
 
 export interface PipelineOptions {
   sourceName: string;
@@ -36,7 +42,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const parked: ParkedRecord[] = [];
-    const quotaDropped = new Map<DrainPlan, { count: number; first: string; last: string }>();
+    const quotaDropped = new Map<DrainPlan, string[]>();
     const resources = new Map<string, string>();
     const copies: LogCopy[] = [];
     const tallies = new Map<string, RoutingTally>();
@@ -56,8 +62,14 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.text ?? JSON.stringify(record), day: dayOfRecord(record.timestamp) });
-      for (const plan of opts.registry.plansFor(record.orgId)) {
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOfRecord(record.timestamp) });
+      const plans = opts.registry.plansFor(record.orgId);
+      const groups = shapeGroups(plans);
+      // The record shaped, scrubbed and serialised once per shape group (see shape-groups.ts).
+      let shapes: (RoutedRecord | undefined)[] | undefined;
+      let rKey: string | undefined;
+      for (let p = 0; p < plans.length; p++) {
+        const plan = plans[p]!;
         const verdict = plan.select(record);
         if (verdict !== SELECTED) {
           if (verdict === SAMPLED_OUT) tallyOf(plan.drain.type).sampledOut++;
@@ -67,41 +79,50 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         tally.selected++;
         if (plan.deliverable && !admits(opts.registry.degradationOf(plan.drain.id), record.severity)) {
           const q = quotaDropped.get(plan);
-          if (q) {
-            q.count++;
-            q.last = record.id;
-          } else quotaDropped.set(plan, { count: 1, first: record.id, last: record.id });
+          if (q) q.push(record.id);
+          else quotaDropped.set(plan, [record.id]);
           continue;
         }
-        const shaped = shapeRecord(record, observed, plan.shape);
-        const hits = plan.scrubber.scrubRecord(shaped);
+        const slot = groups.slotOf[p]!;
+        shapes ??= new Array<RoutedRecord | undefined>(groups.count);
+        let shape = shapes[slot];
+        if (shape === undefined) {
+          const shaped = shapeRecord(record, observed, plan.shape);
+          const scrubHits = plan.scrubber.scrubRecord(shaped);
+          // Its JSON is made when first read: never, for OTLP and vendor drains that do not park it.
+          shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), new ShapedEntry(shaped, scrubHits), raw.length);
+        }
+        const hits = shape.entry.scrubHits;
         if (hits > 0) {
           tally.scrubbed++;
           tally.scrubHits += hits;
         }
         if (!plan.deliverable || opts.parking.has(plan.drain.id)) {
           // Not delivering now (unverified, paused, failing, or queued behind parked records): park durably.
-          const key = resourceKey(record);
-          let resourceJson = resources.get(key);
-          if (resourceJson === undefined) resources.set(key, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
-          const json = JSON.stringify(shaped);
-          parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: json, recordId: shaped.id, bytes: Buffer.byteLength(json), scrubHits: hits });
+          let resourceJson = resources.get(shape.resourceKey);
+          if (resourceJson === undefined) resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+          parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
           continue;
         }
         ticket.hold();
-        opts.batcher.add(plan, record, shaped, hits, ticket);
+        opts.batcher.add(plan, shape, ticket);
       }
     }
     for (const [type, t] of tallies) opts.events.routed(type, t);
     if (parked.length > 0 || copies.length > 0) {
       // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
+      // Each drain with parked records stays parked at least until they are written (parking.ts).
+      const landed = [...new Set(parked.map((p) => p.drainId))].map((d) => opts.parking.parking(d));
       ticket.hold();
-      void opts.accountant.record({ backlog: parked, logs: copies }).then(() => ticket.release());
+      void opts.accountant.record({ backlog: parked, logs: copies }).then(() => {
+        for (const done of landed) done();
+        ticket.release();
+      });
     }
     if (quotaDropped.size > 0) {
-      const entries = [...quotaDropped].map(([plan, q]) => {
-        opts.events.recordsDropped(plan.drain.type, 'quota', q.count);
-        return droppedEntry(plan.drain, q.count, 'quota', 0, q.first, q.last);
+      const entries = [...quotaDropped].map(([plan, ids]) => {
+        opts.events.recordsDropped(plan.drain.type, 'quota', ids.length);
+        return droppedEntry(plan.drain, ids, 'quota', 0);
       });
       ticket.hold();
       void opts.accountant

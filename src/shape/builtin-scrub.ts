@@ -10,5 +10,7 @@ export { SCRUBBED, scrubBuiltin };
 export function scrubExcerpt(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join(SCRUBBED);
-  return scrubBuiltin(out).text;
+  // A destination's answer may hold NUL bytes, which Postgres text cannot: stored as U+FFFD, or the
+  // delivery record's write would fail, and be retried, forever (holding the batch's offsets).
+  return scrubBuiltin(out).text.replaceAll('\u0000', '\uFFFD');
 }

@@ -7,6 +7,9 @@ import type { ChunkHandler, RecordSource } from './source.js';
 import type { QueueRepo } from '../store/queue-repo.js';
 import type { Logger } from '../telemetry/logger.js';
 
+/** While at the in-flight cap: how often to tell the worker again. */
+const CAPACITY_RECHECK_MS = 200;
+
 export interface EmbeddedQueueSourceOptions {
   queue: QueueRepo;
   consumer?: string;
@@ -14,6 +17,14 @@ export interface EmbeddedQueueSourceOptions {
   chunkSize?: number;
   maxInFlightRecords: number;
   logger: Logger;
+  /** Called when consumption stops at maxInFlightRecords (see the Kafka source). */
+  onCapacityReached?: () => void;
+  /**
+   * Awaited after a chunk is read and before it is routed: the worker brings
+   * its drain plans up to date here, so in the embedded setup a record
+   * accepted after a drain change was answered is routed by that change.
+   */
+  beforeChunk?: () => Promise<unknown>;
 }
 
 export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): RecordSource {
@@ -46,7 +57,10 @@ export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): Rec
   async function run(handler: ChunkHandler): Promise<void> {
     let position = await opts.queue.cursor(consumerName);
     while (running) {
-      await tracker.waitForCapacity();
+      while (tracker.inFlightRecords >= opts.maxInFlightRecords && running) {
+        opts.onCapacityReached?.();
+        await tracker.waitForCapacityAtMost(CAPACITY_RECHECK_MS);
+      }
       await commit();
       let messages: Awaited<ReturnType<QueueRepo['readAfter']>> = [];
       try {
@@ -61,6 +75,7 @@ export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): Rec
         });
         continue;
       }
+      await opts.beforeChunk?.().catch((e: Error) => opts.logger.warn({ event: 'queue.before_chunk_failed', err: e.message }, 'drain configuration check failed'));
       position = messages[messages.length - 1]!.seq;
       const ticket = tracker.open(0, String(position), messages.length);
       handler({ messages: messages.map((m) => m.payload), ticket });

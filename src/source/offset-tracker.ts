@@ -12,28 +12,62 @@
 
 export class Ticket {
   private pending = 1;
+  private sealed = false;
+  /** What this chunk adds to the tracker's in-flight count now (see inFlightShare). */
+  private counted: number;
   constructor(
     readonly records: number,
     private readonly onSettled: (t: Ticket) => void,
-  ) {}
+    private onCount: (delta: number) => void = () => {},
+  ) {
+    this.counted = records;
+  }
 
   hold(n = 1): void {
     this.pending += n;
+    this.recount();
   }
 
   release(n = 1): void {
     this.pending -= n;
+    if (this.pending < 0) throw new Error('ticket released more often than held');
+    this.recount();
     if (this.pending === 0) this.onSettled(this);
-    else if (this.pending < 0) throw new Error('ticket released more often than held');
   }
 
   /** Routing of the chunk is complete; its remaining holds belong to batches and writes. */
   seal(): void {
+    this.sealed = true;
     this.release();
   }
 
   get settled(): boolean {
     return this.pending === 0;
+  }
+
+  /**
+   * The records of the chunk still held in memory: all of them while it is
+   * being routed, then at most one per outstanding hold (each batch entry and
+   * each pending write holds one), and none once settled, even while an
+   * earlier chunk keeps its offset from being committed. Counting whole chunks
+   * until their offsets commit made one lingering record hold back a chunk
+   * of thousands, and every chunk after it.
+   */
+  get inFlightShare(): number {
+    return this.counted;
+  }
+
+  /** Stops reporting to the tracker (the partition was revoked and forgotten). */
+  detach(): void {
+    this.onCount = () => {};
+  }
+
+  private recount(): void {
+    const c = this.sealed ? Math.min(this.records, this.pending) : this.records;
+    if (c === this.counted) return;
+    const delta = c - this.counted;
+    this.counted = c;
+    this.onCount(delta);
   }
 }
 
@@ -46,7 +80,7 @@ interface ChunkEntry {
 export interface OffsetTrackerOptions {
   /** Called with the partition and the position after the settled prefix. */
   onCommittable: (partition: number, next: string) => void;
-  /** Records taken but not yet settled, above which sources wait. */
+  /** Records taken and still held (see Ticket.inFlightShare), above which sources wait. */
   maxInFlightRecords: number;
 }
 
@@ -62,7 +96,10 @@ export class OffsetTracker {
     let queue = this.partitions.get(partition);
     if (!queue) this.partitions.set(partition, (queue = []));
     this.inFlight += records;
-    const ticket = new Ticket(records, () => this.onSettled(partition));
+    const ticket = new Ticket(records, () => this.onSettled(partition), (delta) => {
+      this.inFlight += delta;
+      if (delta < 0) this.wake();
+    });
     queue.push({ ticket, next });
     return ticket;
   }
@@ -78,6 +115,12 @@ export class OffsetTracker {
     }
   }
 
+  /** Resolves once there is capacity, or after `ms` at most (sources at the cap heartbeat and re-check). */
+  waitForCapacityAtMost(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([this.waitForCapacity(), new Promise<void>((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
+  }
+
   /** Resolves when nothing is in flight (graceful stop). */
   async drained(): Promise<void> {
     while (this.inFlight > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
@@ -87,7 +130,10 @@ export class OffsetTracker {
   forget(partition: number): void {
     const queue = this.partitions.get(partition);
     if (!queue) return;
-    for (const c of queue) if (!c.ticket.settled) this.inFlight -= c.ticket.records;
+    for (const c of queue) {
+      this.inFlight -= c.ticket.inFlightShare;
+      c.ticket.detach();
+    }
     this.partitions.delete(partition);
     this.wake();
   }
@@ -96,14 +142,8 @@ export class OffsetTracker {
     const queue = this.partitions.get(partition);
     if (!queue) return;
     let next: string | undefined;
-    let freed = 0;
-    while (queue.length > 0 && queue[0]!.ticket.settled) {
-      const c = queue.shift()!;
-      next = c.next;
-      freed += c.ticket.records;
-    }
+    while (queue.length > 0 && queue[0]!.ticket.settled) next = queue.shift()!.next;
     if (next !== undefined) {
-      this.inFlight -= freed;
       this.options.onCommittable(partition, next);
       this.wake();
     }

@@ -4,6 +4,7 @@
  * message; `schemas/agent-record.schema.json` states the same rules and a test
  * holds the two in agreement.
  */
+import { isUtf8 } from 'node:buffer';
 import type { Environment, Severity } from '../model/drain.js';
 
 export interface AgentRecord {
@@ -24,8 +25,12 @@ export interface AgentRecord {
   attributes?: Record<string, string | number | boolean>;
 }
 
-/** `text`: the message as JSON text (kept for the platform copy, which stores it as it came). */
-export type DecodeResult = { ok: true; record: AgentRecord; text?: string } | { ok: false; reason: string };
+/**
+ * `json`: the record as it came, for the platform copy (stored as it came): the
+ * message's own bytes when they are valid UTF-8, which Postgres then reads
+ * without the worker encoding the text again; otherwise the decoded text.
+ */
+export type DecodeResult = { ok: true; record: AgentRecord; json?: string | Buffer } | { ok: false; reason: string };
 
 const SOURCE_RE = /^[a-z_-]+$/;
 const EVENT_RE = /^[a-z]+$/;
@@ -35,6 +40,47 @@ const SPAN_RE = /^[0-9a-f]{16}$/;
 const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const SEVERITY_SET = new Set(['debug', 'info', 'warn', 'error']);
 const REQUIRED_STRINGS = ['id', 'orgId', 'agentId', 'agentName', 'executionId'] as const;
+/**
+ * Fields a record does not define are kept (in the platform copy's text) but may not nest deeper
+ * than this: Postgres parses that text recursively, and a record nested thousands deep failed every
+ * accounting write it was part of ("stack depth limit exceeded"), holding its offset forever.
+ */
+export const MAX_FIELD_DEPTH = 32;
+const DEFINED_FIELDS = new Set(['id', 'orgId', 'agentId', 'agentName', 'agentVersion', 'environment', 'source', 'event', 'severity', 'timestamp', 'executionId', 'message', 'traceId', 'spanId', 'attributes']);
+
+/** Whether a JSON value nests deeper than `max` levels (iterative: the value may be deeper than the stack). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length > 0) {
+    const [v, depth] = pending.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** A UTF-16 surrogate without its pair. */
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether any string or key of a JSON value matches `pattern`, at any depth (iterative: values may nest deeper than the stack). */
+export function holdsText(value: unknown, pattern: RegExp): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (pattern.test(v)) return true;
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, child] of Object.entries(v)) {
+        if (pattern.test(k)) return true;
+        pending.push(child);
+      }
+    }
+  }
+  return false;
+}
+
 /** Larger messages are refused: a record is a log line, not a payload channel. */
 export const MAX_RECORD_BYTES = 256 * 1024;
 
@@ -48,10 +94,17 @@ export function decodeRecord(raw: Buffer | string): DecodeResult {
   } catch {
     return { ok: false, reason: 'not valid JSON' };
   }
+  // Both checks below look for \u escapes, which most records have none of: one search skips them.
+  const escapes = text.includes('\\u');
   // Postgres text cannot hold NUL: such a record could never be stored, so it is refused here.
-  if (text.includes('\\u0000')) return { ok: false, reason: 'contains a NUL character (\\u0000)' };
+  if (escapes && text.includes('\\u0000')) return { ok: false, reason: 'contains a NUL character (\\u0000)' };
   const result = validateRecord(value);
-  if (result.ok) result.text = text;
+  // Nor can Postgres's JSON parser take half a surrogate pair (\ud800 alone), which failed the platform
+  // copy's write, and every write it was part of, forever. Only texts holding such an escape are walked.
+  if (result.ok && escapes && SURROGATE_ESCAPE.test(text) && holdsText(value, LONE_SURROGATE)) {
+    return { ok: false, reason: 'contains half of a UTF-16 surrogate pair' };
+  }
+  if (result.ok) result.json = typeof raw !== 'string' && isUtf8(raw) ? raw : text;
   return result;
 }
 
@@ -97,6 +150,12 @@ export function validateRecord(value: unknown): DecodeResult {
       if (t !== 'string' && t !== 'number' && t !== 'boolean') {
         return { ok: false, reason: `attributes.${k.slice(0, 64)} must be a string, number or boolean` };
       }
+    }
+  }
+  for (const k in r) {
+    const v = r[k];
+    if (typeof v === 'object' && v !== null && !DEFINED_FIELDS.has(k) && nestsDeeperThan(v, MAX_FIELD_DEPTH)) {
+      return { ok: false, reason: `${k.slice(0, 64)} nests deeper than ${MAX_FIELD_DEPTH} levels` };
     }
   }
   return { ok: true, record: r as unknown as AgentRecord };

@@ -32,12 +32,15 @@ export function createBacklogRepo(sql: Sql) {
       );
     },
 
-    /** Drains that have parked records, with counts: what the pump visits. */
-    async drainsWithBacklog(): Promise<{ drainId: string; records: number; bytes: number }[]> {
-      const rows = await sql.query<{ drain_id: string; n: number; b: number }>(
-        'select drain_id, count(*)::int as n, coalesce(sum(bytes), 0)::bigint as b from drain_backlog group by drain_id',
+    /**
+     * Drains that have parked records: what the pump visits every pass. One
+     * index probe per drain, never a scan of the backlog (it may hold millions).
+     */
+    async drainsWithBacklog(): Promise<string[]> {
+      const rows = await sql.query<{ id: string }>(
+        'select d.id from drains d where exists (select 1 from drain_backlog b where b.drain_id = d.id)',
       );
-      return rows.map((r) => ({ drainId: r.drain_id, records: r.n, bytes: Number(r.b) }));
+      return rows.map((r) => r.id);
     },
 
     async sizeOf(drainId: string): Promise<{ records: number; bytes: number }> {
@@ -65,14 +68,14 @@ export function createBacklogRepo(sql: Sql) {
       await sql.query('delete from drain_backlog where id = any($1::bigint[])', [ids]);
     },
 
-    /** Removes records parked before `before`; returns what was removed, oldest first. */
-    async expire(drainId: string, before: Date): Promise<{ count: number; firstRecordId?: string; lastRecordId?: string }> {
+    /** Removes the drain's rows parked before `before`; answers their record ids, oldest first. */
+    async expire(drainId: string, before: Date): Promise<{ recordIds: string[] }> {
       const rows = await sql.query<{ id: number; record_id: string }>(
         'delete from drain_backlog where drain_id = $1 and enqueued_at < $2 returning id, record_id',
         [drainId, before.toISOString()],
       );
       rows.sort((a, b) => Number(a.id) - Number(b.id));
-      return { count: rows.length, firstRecordId: rows[0]?.record_id, lastRecordId: rows[rows.length - 1]?.record_id };
+      return { recordIds: rows.map((r) => r.record_id) };
     },
 
     async dropDrain(drainId: string): Promise<void> {

@@ -3,6 +3,12 @@ import type { Sql } from './sql.js';
 /** Payloads are kept up to this many characters: enough to diagnose, bounded against hostile input. */
 export const DEAD_LETTER_PAYLOAD_MAX = 4096;
 
+/**
+ * Postgres text cannot hold NUL, and a malformed message may carry raw NUL bytes: one such payload
+ * would fail the whole accounting write (retried forever, holding the offset). Kept visible as U+FFFD.
+ */
+const storable = (text: string, max: number): string => text.slice(0, max).replaceAll('\u0000', '\uFFFD');
+
 export interface DeadLetter {
   source: string;
   reason: string;
@@ -17,8 +23,8 @@ export function createDeadLettersRepo(sql: Sql) {
         'insert into dead_letters (source, reason, payload) select * from unnest($1::text[], $2::text[], $3::text[])',
         [
           letters.map((l) => l.source),
-          letters.map((l) => l.reason.slice(0, 1024)),
-          letters.map((l) => l.payload.slice(0, DEAD_LETTER_PAYLOAD_MAX)),
+          letters.map((l) => storable(l.reason, 1024)),
+          letters.map((l) => storable(l.payload, DEAD_LETTER_PAYLOAD_MAX)),
         ],
       );
     },

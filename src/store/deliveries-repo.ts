@@ -78,11 +78,27 @@ export function createDeliveriesRepo(sql: Sql) {
       if (rows.length === 0) return;
       const columns: unknown[][] = COLUMNS.map(() => []);
       for (const row of rows) toColumns(row).forEach((v, i) => columns[i]!.push(v));
+      // unnest flattens a two-dimensional array, so each row's record ids travel as one JSON text.
+      const recordIds = rows.map((r) => (r.recordIds ? JSON.stringify(r.recordIds) : null));
       const unnest = COLUMNS.map((_, i) => `$${i + 1}::${TYPES[i]}[]`).join(', ');
+      const ids = `$${COLUMNS.length + 1}::text[]`;
       await sql.query(
-        `insert into deliveries (${COLUMNS.join(', ')}) select * from unnest(${unnest}) on conflict (id) do nothing`,
-        columns,
+        `insert into deliveries (${COLUMNS.join(', ')}, record_ids)
+         select ${COLUMNS.map((c) => `u.${c}`).join(', ')},
+                case when u.ids is null then null else array(select jsonb_array_elements_text(u.ids::jsonb)) end
+         from unnest(${unnest}, ${ids}) as u(${COLUMNS.join(', ')}, ids)
+         on conflict (id) do nothing`,
+        [...columns, recordIds],
       );
+    },
+
+    /** The drain's `dropped` rows still kept: each reason with the ids of the records it stands for. */
+    async droppedRecords(drainId: string): Promise<{ reason: string; recordIds: string[] }[]> {
+      const rows = await sql.query<{ error_class: string | null; record_ids: string[] | null }>(
+        "select error_class, record_ids from deliveries where drain_id = $1 and kind = 'dropped' and expires_at > now() order by started_at, id",
+        [drainId],
+      );
+      return rows.map((r) => ({ reason: r.error_class ?? 'unknown', recordIds: r.record_ids ?? [] }));
     },
 
     /** Newest first; keyset pagination on (started_at, id). */
@@ -98,7 +114,7 @@ export function createDeliveriesRepo(sql: Sql) {
         where += ` and (started_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`;
       }
       const rows = await sql.query<DeliveryRow>(
-        `select * from deliveries where ${where} order by started_at desc, id desc limit $2`,
+        `select ${COLUMNS.join(', ')} from deliveries where ${where} order by started_at desc, id desc limit $2`,
         params,
       );
       return rows.map(fromRow);

@@ -12,11 +12,15 @@ export const DAYS_AHEAD = 2;
 
 const partitionName = (day: number): string => `agent_logs_${new Date(day * DAY_MS).toISOString().slice(0, 10).replace(/-/g, '')}`;
 
-/** A record for the platform copy: its JSON text (as consumed) and its UTC day. */
+/** A record for the platform copy: its JSON as consumed (UTF-8 bytes or text) and its UTC day. */
 export interface LogCopy {
-  json: string;
+  json: string | Buffer;
   day: number;
 }
+
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
 
 /** The UTC day number of an RFC 3339 time (NaN for an unparsable one, which no window holds). */
 export const dayOfRecord = (timestamp: string): number => Math.floor(Date.parse(timestamp) / DAY_MS);
@@ -113,23 +117,27 @@ export function createLogsRepo(sql: Sql) {
     },
 
     /**
-     * The worker's path: records as the JSON text they arrived in, handed to Postgres as one JSON
-     * array (json_to_recordset), so the worker spends no time building query parameters.
+     * The worker's path: records as the JSON they arrived in, handed to Postgres as one JSON array
+     * of UTF-8 bytes (json_to_recordset), so the worker spends no time building query parameters
+     * nor encoding text: the consumed message bytes are copied into the array as they are.
      * Returns the rows written (duplicates excluded) and the records outside the kept window.
      */
     async insertCopies(copies: readonly LogCopy[], retentionDays: number, nowMs = Date.now()): Promise<{ stored: number; outside: number }> {
       const today = Math.floor(nowMs / DAY_MS);
       const first = today - retentionDays + 1;
       const last = today + DAYS_AHEAD;
-      const texts: string[] = [];
+      const parts: Buffer[] = [OPEN];
       const days = new Set<number>();
+      let kept = 0;
       for (const c of copies) {
         if (!(c.day >= first && c.day <= last)) continue;
         days.add(c.day);
-        texts.push(c.json);
+        if (kept++ > 0) parts.push(COMMA);
+        parts.push(typeof c.json === 'string' ? Buffer.from(c.json) : c.json);
       }
-      const outside = copies.length - texts.length;
-      if (texts.length === 0) return { stored: 0, outside };
+      const outside = copies.length - kept;
+      if (kept === 0) return { stored: 0, outside };
+      parts.push(CLOSE);
       for (const day of days) await ensurePartition(day);
       const rows = await sql.query<{ n: number }>(
         // Times are kept to the millisecond, the precision of the keyset cursors (a finer stored
@@ -139,14 +147,14 @@ export function createLogsRepo(sql: Sql) {
              execution_id, message, trace_id, span_id, attributes)
            select date_trunc('milliseconds', r."timestamp"), r.id, r."orgId", r."agentId", r."agentName", r."agentVersion",
              r.environment, r.source, r.event, r.severity, r."executionId", r.message, r."traceId", r."spanId", r.attributes
-           from json_to_recordset($1::json) as r(id text, "orgId" text, "agentId" text, "agentName" text, "agentVersion" text,
+           from json_to_recordset(convert_from($1::bytea, 'UTF8')::json) as r(id text, "orgId" text, "agentId" text, "agentName" text, "agentVersion" text,
              environment text, source text, event text, severity text, "timestamp" timestamptz, "executionId" text,
              message text, "traceId" text, "spanId" text, attributes jsonb)
            where r."timestamp" >= $2::timestamptz and r."timestamp" < $3::timestamptz
            on conflict do nothing
            returning 1)
          select count(*)::int as n from ins`,
-        [`[${texts.join(',')}]`, new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()],
+        [Buffer.concat(parts), new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()],
       );
       return { stored: rows[0]?.n ?? 0, outside };
     },

@@ -56,16 +56,27 @@ function openPostgres(url: string, max: number): Sql {
     },
     async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // The pool listens for errors on idle clients only. A checked-out client whose connection
+      // the server cuts (a restart, pg_terminate_backend) emits 'error'; unheard, that would end
+      // the process. Heard, the transaction's own query fails and the client leaves the pool.
+      let broken: Error | undefined;
+      const onError = (e: Error) => {
+        broken = e;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(onClient(client));
         await client.query('COMMIT');
         return result;
       } catch (e) {
-        await client.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken ??= rollbackError;
+        });
         throw e;
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(broken);
       }
     },
     close: () => pool.end(),

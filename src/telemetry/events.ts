@@ -31,6 +31,8 @@ export interface PipelineEvents {
   }): void;
   recordsDropped(drainType: string, reason: string, count: number): void;
   lag(partition: number, lag: number): void;
+  /** The partitions this worker reads since its latest group join: lag reported for any other is stale. */
+  partitionsAssigned(partitions: readonly number[]): void;
   /** Rows written to the platform copy (log read routes). */
   logsStored(count: number): void;
 }
@@ -42,5 +44,6 @@ export const noEvents: PipelineEvents = {
   batchSent() {},
   recordsDropped() {},
   lag() {},
+  partitionsAssigned() {},
   logsStored() {},
 };

@@ -12,6 +12,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PipelineEvents } from './events.js';
 import type { DrainGaugeRow } from '../store/backlog-repo.js';
+import type { ErrorClass } from '../deliver/outcome.js';
+import type { deadLetterClass } from '../pipeline/pipeline.js';
+import { DRAIN_TYPES } from '../model/drain.js';
 
 /** What the scrape-time gauges read; attached by the worker once it runs. */
 export interface MetricSources {
@@ -32,6 +35,10 @@ export interface Metrics {
   httpRequest(method: string, route: string, status: number, seconds: number): void;
 }
 
+const DEAD_LETTER_REASONS = ['not_json', 'too_large', 'empty', 'invalid'] as const satisfies readonly ReturnType<typeof deadLetterClass>[];
+/** Why records are dropped: the quota ladder, the buffer horizon, or the error class that ended a batch. */
+const DROP_REASONS = ['quota', 'horizon', 'http_3xx', 'http_4xx', 'http_5xx', 'timeout', 'connect', 'tls', 'dns', 'ssrf'] as const satisfies readonly ('quota' | 'horizon' | ErrorClass)[];
+
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}): Metrics {
@@ -50,6 +57,11 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
   const delivered = new Counter({ name: 'logdrain_records_delivered_total', help: 'Records in successful delivery attempts', labelNames: ['drain_type'], registers });
   const bytes = new Counter({ name: 'logdrain_bytes_sent_total', help: 'Compressed bytes sent', labelNames: ['drain_type', 'outcome'], registers });
   const dropped = new Counter({ name: 'logdrain_records_dropped_total', help: 'Records deliberately dropped, by reason', labelNames: ['drain_type', 'reason'], registers });
+  // The rare-event counters the alerts watch with increase() exist at 0 from the start: Prometheus
+  // sees no increase in a series whose first sample is already 1, so a first dead letter or horizon
+  // drop would never alert.
+  for (const reason of DEAD_LETTER_REASONS) dead.inc({ reason }, 0);
+  for (const drainType of DRAIN_TYPES) for (const reason of DROP_REASONS) dropped.inc({ drain_type: drainType, reason }, 0);
   const retries = new Counter({ name: 'logdrain_delivery_retries_total', help: 'Failed attempts that will be retried', labelNames: ['drain_type', 'error_class'], registers });
   const stored = new Counter({ name: 'logdrain_logs_stored_total', help: 'Records written to the platform copy (log read routes)', registers });
   const latency = new Histogram({ name: 'logdrain_delivery_latency_seconds', help: 'Delivery attempt latency', labelNames: ['drain_type', 'outcome'], buckets: LATENCY_BUCKETS, registers });
@@ -57,9 +69,11 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
   const httpRequests = new Counter({ name: 'logdrain_http_requests_total', help: 'API requests', labelNames: ['method', 'route', 'status_class'], registers });
   const httpDuration = new Histogram({ name: 'logdrain_http_request_duration_seconds', help: 'API request duration', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
 
+  // The partitions with a lag series, so those lost in a rebalance can be removed.
+  const lagPartitions = new Set<string>();
   let sources: MetricSources = {};
   new Gauge({
-    name: 'logdrain_records_in_flight', help: 'Records taken from the source and not yet accounted for', registers,
+    name: 'logdrain_records_in_flight', help: 'Records taken from the source and still held (open batches, deliveries, accounting writes)', registers,
     collect() {
       if (sources.inFlightRecords) this.set(sources.inFlightRecords());
     },
@@ -153,7 +167,18 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
         if (e.outcome === 'retry') retries.inc({ drain_type: e.drainType, error_class: e.errorClass ?? 'none' });
       },
       recordsDropped: (drainType, reason, n) => dropped.inc({ drain_type: drainType, reason }, n),
-      lag: (partition, value) => lag.set({ partition: String(partition) }, value),
+      lag(partition, value) {
+        lagPartitions.add(String(partition));
+        lag.set({ partition: String(partition) }, value);
+      },
+      partitionsAssigned(partitions) {
+        const kept = new Set(partitions.map(String));
+        for (const p of lagPartitions) {
+          if (kept.has(p)) continue;
+          lag.remove({ partition: p });
+          lagPartitions.delete(p);
+        }
+      },
       logsStored: (n) => stored.inc(n),
     },
   };

@@ -21,14 +21,16 @@ export interface KafkaFixture {
   workerEnv: Record<string, string>;
   createVerifiedDrain(orgId: string, token: string, body: Record<string, unknown>): Promise<string>;
   producer(): Promise<Producer>;
+  /** Batches (not verifications) answered 200 after `ms`: a stop or a rebalance then finds deliveries in flight. */
+  answerSlowly(ms: number): void;
   /** Record ids the destination path accepted (answered 2xx), with how often each arrived. */
   receivedIds(path?: string): Map<string, number>;
   close(): Promise<void>;
 }
 
-export async function startKafkaFixture(opts: { partitions?: number } = {}): Promise<KafkaFixture> {
+export async function startKafkaFixture(opts: { partitions?: number; brokers?: number } = {}): Promise<KafkaFixture> {
   const topic = `agent-logs-${randomBytes(4).toString('hex')}`;
-  const broker = await startMockBroker({ topics: [{ name: topic, partitions: opts.partitions ?? 4 }] });
+  const broker = await startMockBroker({ brokers: opts.brokers ?? 1, topics: [{ name: topic, partitions: opts.partitions ?? 4 }] });
   const db = await createTestDatabase();
   const receiver = await startReceiver();
   const common = { DATABASE_URL: db.url, DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost', NODE_EXTRA_CA_CERTS: receiver.caPath };
@@ -56,6 +58,13 @@ export async function startKafkaFixture(opts: { partitions?: number } = {}): Pro
       await api.request('POST', `/admin/orgs/${orgId}/log-drains/${created.body.id}/verify`, { token });
       await waitFor(async () => (await api.request('GET', `/admin/orgs/${orgId}/log-drains/${created.body.id}`, { token })).body.state === 'healthy', { what: 'verified drain' });
       return created.body.id as string;
+    },
+    answerSlowly(ms) {
+      receiver.respondWith((r, res) => {
+        if (r.headers['x-svc-verify']) return false;
+        setTimeout(() => res.writeHead(200).end(), ms);
+        return true;
+      });
     },
     async producer() {
       const p = new Kafka({ clientId: 'test-producer', brokers: broker.brokers, logLevel: logLevel.NOTHING }).producer();

@@ -2,6 +2,8 @@ import * as m001 from './001-initial.js';
 import * as m002 from './002-rate-limits.js';
 import * as m003 from './003-backlog.js';
 import * as m004 from './004-agent-logs.js';
+import * as m005 from './005-dropped-record-ids.js';
+import * as m006 from './006-backlog-parked-at.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -9,4 +11,6 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '002-rate-limits', sql: m002.sql },
   { id: '003-backlog', sql: m003.sql },
   { id: '004-agent-logs', sql: m004.sql },
+  { id: '005-dropped-record-ids', sql: m005.sql },
+  { id: '006-backlog-parked-at', sql: m006.sql },
 ];

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { spawnLogdrain } from '../../helpers/processes.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { SEED_FIXTURE } from '../../helpers/app.js';
@@ -77,6 +78,25 @@ describe('logdrain CLI', () => {
     const { code, signal } = await p.exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     expect(p.lines.find((l) => l.event === 'process.stopping')).toMatchObject({ signal: 'SIGTERM', starting: true });
+  });
+
+  it('exits 1 at the deadline when a signal arrives during a start that never completes', async () => {
+    // A "database" that accepts connections and never answers: the store never opens.
+    const sockets = new Set<Socket>();
+    const blackhole = createServer((s) => void sockets.add(s));
+    await new Promise<void>((r) => blackhole.listen(0, '127.0.0.1', r));
+    try {
+      const port = (blackhole.address() as AddressInfo).port;
+      const p = spawnLogdrain(['serve'], { DATABASE_URL: `postgres://x@127.0.0.1:${port}/x`, PORT: '0', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_MS: '1000' });
+      await p.waitForEvent('process.starting');
+      p.kill('SIGTERM');
+      expect(await p.exited).toEqual({ code: 1, signal: null });
+      expect(p.lines.find((l) => l.event === 'process.stop_timeout')).toMatchObject({ starting: true });
+      expect(p.lines.some((l) => l.event === 'process.started')).toBe(false);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => blackhole.close(r));
+    }
   });
 
   it('answers /healthz and /readyz on a worker\'s METRICS_PORT, and stops with exit 0 on SIGINT', async () => {

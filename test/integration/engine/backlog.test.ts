@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { parseBatch, startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
-import { ingest, records } from '../../helpers/records.js';
+import { ingest, record, records } from '../../helpers/records.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const T = 'lk_acme_manage';
@@ -108,6 +108,43 @@ describe('backlog', () => {
     expect(new Set(idsAt('/sick'))).toEqual(new Set([...first, ...second].map((r) => r.id)));
     const failed = await app.request('GET', `${ORG}/${sick}/deliveries?limit=100`, { token: T });
     expect(failed.body.deliveries.some((d: { ok: boolean; errorClass?: string; statusCode?: number }) => !d.ok && d.errorClass === 'http_5xx' && d.statusCode === 503)).toBe(true);
+  });
+});
+
+describe('backlog of many interleaved agents', () => {
+  it('drains in full batches per agent (not one POST per change of agent), each agent in order', async () => {
+    const receiver = await startReceiver();
+    // Batches of at most 100 records; 20 agents interleaved record by record.
+    const app = await startApp({
+      DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost', NODE_EXTRA_CA_CERTS: receiver.caPath, BACKLOG_POLL_MS: '100', BATCH_MAX_RECORDS: '100',
+      HEARTBEAT_INTERVAL_MS: '0', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '10000', DRAIN_RATE_LIMIT_READ_PER_MIN: '10000',
+    });
+    try {
+      const created = await app.request('POST', ORG, { token: T, body: { name: 'many', type: 'http', endpoint: `${receiver.url}/many`, format: 'ndjson', minSeverity: 'debug' } });
+      const id = created.body.id as string;
+      const agents = Array.from({ length: 20 }, (_, i) => `agt_many_${i}`);
+      const sent = Array.from({ length: 2000 }, (_, i) => record({ agentId: agents[i % agents.length]!, agentName: `bot-${i % agents.length}` }));
+      for (let i = 0; i < sent.length; i += 500) await ingest(app, sent.slice(i, i + 500));
+      await waitFor(async () => (await app.request('GET', `${ORG}/${id}`, { token: T })).body.health.backlog === 2000, { what: '2000 parked', timeoutMs: 30_000 });
+      await app.request('POST', `${ORG}/${id}/verify`, { token: T });
+      const batches = () => receiver.batches().filter((r) => r.path === '/many').map((r) => parseBatch(r));
+      await waitFor(() => batches().reduce((n, b) => n + b.records.length, 0) >= 2000, { what: 'the backlog delivered', timeoutMs: 30_000 });
+      const got = batches();
+      // 100 records an agent: one full batch each (a page of 5000 rows holds them all).
+      expect(got.length).toBe(20);
+      for (const b of got) expect(b.records).toHaveLength(100);
+      for (const agent of agents) {
+        const expected = sent.filter((r) => r.agentId === agent).map((r) => r.id);
+        const delivered = got.filter((b) => b.resource['svc.agent.id'] === agent).flatMap((b) => b.records.map((r) => r.id));
+        expect(delivered).toEqual(expected);
+      }
+      await waitFor(async () => (await app.request('GET', `${ORG}/${id}`, { token: T })).body.health.backlog === 0, { what: 'an empty backlog' });
+      const rows = (await app.request('GET', `${ORG}/${id}/deliveries?kind=batch&limit=100`, { token: T })).body.deliveries as { ok: boolean; recordCount: number }[];
+      expect(rows.filter((r) => r.ok).reduce((n, r) => n + r.recordCount, 0)).toBe(2000);
+    } finally {
+      await app.stop();
+      await receiver.close();
+    }
   });
 });
 

@@ -42,6 +42,18 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(row!.ts.toISOString()).toBe(full.timestamp);
   });
 
+  it('stores copies handed over as the consumed bytes and as text alike, multi-byte characters intact', async () => {
+    const o = org();
+    const asBytes = record({ id: 'u1', orgId: o, timestamp: at(2000), message: 'grüße ✓ 日本 🚀', attributes: { note: 'naïve' } });
+    const asText = record({ id: 'u2', orgId: o, timestamp: at(1000), message: 'plain' });
+    const outside = record({ id: 'u3', orgId: o, timestamp: at(30 * DAY) });
+    const copies = [asBytes, asText, outside].map((r, i) => ({ json: i === 1 ? JSON.stringify(r) : Buffer.from(JSON.stringify(r)), day: Math.floor(Date.parse(r.timestamp) / DAY) }));
+    expect(await store.logs.insertCopies(copies, 7, NOW)).toEqual({ stored: 2, outside: 1 });
+    const rows = await store.logs.page({ orgId: o }, 10);
+    expect(rows.map((r) => [r.id, r.message])).toEqual([['u2', 'plain'], ['u1', 'grüße ✓ 日本 🚀']]);
+    expect(rows[1]!.attributes).toEqual({ note: 'naïve' });
+  });
+
   it('keeps times to the millisecond so a keyset continuation never skips a row', async () => {
     const o = org();
     await store.logs.insert([

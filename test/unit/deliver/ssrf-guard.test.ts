@@ -202,6 +202,26 @@ describe('checkEndpoint', () => {
     // broadcast / multicast
     'https://255.255.255.255/',
     'https://224.0.0.1/',
+    // issue 8: the rest of the notations
+    'https://0x7f.1./',
+    'https://0x7F.0X1/',
+    'https://[::ffff:7f00:1]:8443/',
+    'https://[64:ff9b::a00:1]/',
+    'https://[2002:7f00:1::]/',
+    'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    'https://[::ffff:0:10.0.0.1]/',
+    'https://[febf::1]/',
+    'https://[fd00:ec2::254]:80/',
+    'https://[FD00:EC2::254]/',
+    'https://169.254.169.254./',
+    'https://0251.0376.0251.0376/',
+    'https://2852039166/',
+    'https://good@127.0.0.1/',
+    'https://good.example.com@127.0.0.1/',
+    'https://good.example.com:443@[::1]/',
+    'https://100.127.255.255/',
+    'https://172.31.255.255/',
+    'https://239.255.255.250/',
   ];
   it.each(refused)('refuses %s', async (raw) => {
     const r = await checkEndpoint(raw, { allowHosts: [], resolve: noNetwork });
@@ -234,6 +254,12 @@ describe('checkEndpoint', () => {
     'https://foo.localhost/',
     'https://db.internal/',
     'https://printer.local/',
+    'https://%6c%6fcalhost/',
+    'https://LOCALHOST.:8443/',
+    'https://a.b.c.localhost/',
+    'https://ip6-localhost/',
+    'https://metadata.google.internal./',
+    'https://%6d%65tadata.google.internal/',
   ])('refuses the host name in %s without resolving it', async (raw) => {
     let resolved = false;
     const r = await checkEndpoint(raw, {
@@ -425,6 +451,52 @@ describe('createGuardedLookup', () => {
     expect(one).toEqual({ err: null, address: '93.184.216.34', family: 4 });
     const many = await lookupOnce('2606:4700::1111', { all: true });
     expect(many).toMatchObject({ err: null, address: [{ address: '2606:4700::1111', family: 6 }] });
+  });
+
+  describe('at connect, with the process resolver answering for test names (no DNS traffic)', () => {
+    const realLookup = dns.lookup;
+    let answers: Record<string, string[][]> = {};
+    beforeAll(() => {
+      // Each name answers its lists in turn, the last one forever: a name can change its mind.
+      (dns as { lookup: unknown }).lookup = (host: string, o: dns.LookupOptions, cb: (e: unknown, a: unknown, f?: number) => void) => {
+        const queue = answers[host];
+        if (!queue) return (realLookup as (...a: unknown[]) => void)(host, o, cb);
+        const list = queue.length > 1 ? queue.shift()! : queue[0]!;
+        const records = list.map((address) => ({ address, family: net.isIP(address) }));
+        process.nextTick(() => (o.all ? cb(null, records) : cb(null, records[0]?.address, records[0]?.family)));
+      };
+    });
+    afterAll(() => {
+      (dns as { lookup: unknown }).lookup = realLookup;
+    });
+
+    it('refuses a name on the resolution it connects with, after an earlier public one (DNS rebinding)', async () => {
+      answers = { 'rebind.example.test': [['93.184.216.34'], ['127.0.0.1']] };
+      const first = await lookupOnce('rebind.example.test', { all: true });
+      expect(first).toMatchObject({ err: null, address: [{ address: '93.184.216.34', family: 4 }] });
+      const second = await lookupOnce('rebind.example.test', { all: true });
+      expect(second.err?.code).toBe('ERR_SSRF_BLOCKED');
+      expect(second.address).toEqual([]);
+    });
+
+    it.each([
+      ['10.0.0.1'], ['100.64.0.1'], ['169.254.169.254'], ['fd00:ec2::254'], ['fe80::1'], ['fe80::1%eth0'], ['fc00::1'], ['::ffff:127.0.0.1'],
+      ['::ffff:7f00:1'], ['64:ff9b::a00:1'], ['2002:7f00:1::'], ['0.0.0.0'], ['::'], ['255.255.255.255'], ['224.0.0.1'],
+    ])('refuses a name resolving to %s in both result shapes', async (address) => {
+      for (const all of [true, false]) {
+        answers = { 'bad.example.test': [[address]] };
+        const r = await lookupOnce('bad.example.test', { all });
+        expect(r.err?.code).toBe('ERR_SSRF_BLOCKED');
+        expect(r.address).toEqual(all ? [] : '');
+      }
+    });
+
+    it('refuses when any one of several addresses is not public (a client could pick any)', async () => {
+      answers = { 'mixed.example.test': [['93.184.216.34', '2606:4700::1111', '10.0.0.1']] };
+      expect((await lookupOnce('mixed.example.test', { all: true })).err?.code).toBe('ERR_SSRF_BLOCKED');
+      answers = { 'good.example.test': [['93.184.216.34', '2606:4700::1111']] };
+      expect(await lookupOnce('good.example.test', { all: false })).toEqual({ err: null, address: '93.184.216.34', family: 4 });
+    });
   });
 
   describe('through undici 7 and a real socket', () => {

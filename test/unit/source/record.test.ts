@@ -49,11 +49,19 @@ describe('decodeRecord (CONTRACT part 3)', () => {
     expect(!big.ok && big.reason).toMatch(/exceeds/);
   });
 
-  it('refuses a NUL character (Postgres text cannot store it), and keeps the JSON text of a good record', () => {
+  it('refuses a NUL character (Postgres text cannot store it), and keeps the JSON of a good record as it came', () => {
     const nul = decodeRecord(JSON.stringify({ ...valid, message: 'a\u0000b' }));
     expect(nul).toEqual({ ok: false, reason: 'contains a NUL character (\\u0000)' });
-    const text = JSON.stringify(valid);
-    const good = decodeRecord(Buffer.from(text));
-    expect(good.ok && good.text).toBe(text);
+    const text = JSON.stringify({ ...valid, message: 'héllo ✓' });
+    const bytes = Buffer.from(text);
+    const good = decodeRecord(bytes);
+    expect(good.ok && good.json).toBe(bytes); // the message's own bytes, not a copy
+    expect(decodeRecord(text)).toMatchObject({ ok: true, json: text });
+    // Bytes that are not UTF-8 (Postgres would refuse them): the decoded text, with U+FFFD.
+    const at = text.indexOf('✓');
+    const bad = Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xff]), Buffer.from(text.slice(at + 1))]);
+    const decoded = decodeRecord(bad);
+    expect(decoded.ok && typeof decoded.json).toBe('string');
+    expect(decoded.ok && (decoded.json as string).includes('\uFFFD')).toBe(true);
   });
 });

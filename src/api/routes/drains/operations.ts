@@ -7,6 +7,7 @@ import { serviceBatch } from '../../../batch/service-batch.js';
 import { drainNotFound, drainValidation } from '../../errors.js';
 import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
+import { holdsUnstorableText } from './validate.js';
 import { recordAudit } from '../../../audit/drain-audit.js';
 import { runVerification, startVerification } from './verify.js';
 import { schemas } from './schemas.js';
@@ -61,7 +62,9 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
         throw drainValidation('body', ['body is optional: {reason: string}']);
       }
       const r = (body as { reason?: unknown }).reason;
-      if (r !== undefined && (typeof r !== 'string' || r.length > 256)) throw drainValidation('reason', ['reason is a string of at most 256 characters']);
+      if (r !== undefined && (typeof r !== 'string' || r.length > 256 || holdsUnstorableText(r))) {
+        throw drainValidation('reason', ['reason is a string of at most 256 characters, without NUL or unpaired surrogates']);
+      }
       reason = r as string | undefined;
     }
     const updated = await store.drains.update(drain.orgId, drain.id, { state: 'paused', pauseReason: 'manual' }, false);

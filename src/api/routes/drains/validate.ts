@@ -9,6 +9,7 @@ import {
 } from '../../../model/drain.js';
 import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
 import { checkScrubPattern } from '../../../shape/scrub-rules.js';
+import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
 import { drainValidation } from '../../errors.js';
 
 export const VENDOR_A_SITES = ['us1', 'us3', 'us5', 'eu1', 'ap1', 'gov'] as const;
@@ -38,6 +39,12 @@ const CREATE_FIELDS = new Set([
   'environments', 'sampling', 'includeContent', 'includeContentAck', 'redact', 'scrubRules',
 ]);
 const NULLABLE_ON_PATCH = new Set(['sampling', 'redact', 'scrubRules']);
+
+/** NUL, and a UTF-16 surrogate without its pair: what Postgres text and JSON cannot hold. */
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
+
+/** Whether a JSON value holds unstorable text in any string or key, at any depth. */
+export const holdsUnstorableText = (value: unknown): boolean => holdsText(value, UNSTORABLE);
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
@@ -190,6 +197,12 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
         return r.flags === undefined ? { id: r.id, pattern: r.pattern } : { id: r.id, pattern: r.pattern, flags: r.flags as string };
       });
     }
+  }
+  // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused for every field (after the
+  // field rules, which name a header more precisely), before anything reaches the store, rather than
+  // failing the write (jsonb) or being stored altered (text, as U+FFFD: a secret would no longer sign).
+  for (const k of Object.keys(body)) {
+    if (holdsUnstorableText(body[k])) throw drainValidation(k, [`${k} must not contain NUL characters or unpaired surrogates`]);
   }
   return out;
 }

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
-import { validateRecord } from '../../../source/record.js';
+import { decodeRecord, validateRecord } from '../../../source/record.js';
 import type { Store } from '../../../store/store.js';
 import { authenticate, scopesSatisfy } from '../../auth.js';
 import { insufficientScope } from '../../errors.js';
@@ -50,12 +50,18 @@ export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store;
     const rejected: { index: number; errors: string[] }[] = [];
     body.forEach((item, index) => {
       if (item === INVALID_JSON) return void rejected.push({ index, errors: ['not valid JSON'] });
-      const v = validateRecord(item);
+      // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
+      const valid = validateRecord(item);
+      if (!valid.ok) return void rejected.push({ index, errors: [valid.reason] });
+      const payload = JSON.stringify(item);
+      // The worker's own decoder on the text it will read: what it would dead-letter (too large,
+      // holding NUL) is refused here instead of accepted.
+      const v = decodeRecord(payload);
       if (!v.ok) return void rejected.push({ index, errors: [v.reason] });
       if (v.record.orgId !== principal.keyOrgId) {
         return void rejected.push({ index, errors: ["orgId is not the credential's organization"] });
       }
-      accepted.push({ orgId: v.record.orgId, payload: JSON.stringify(item) });
+      accepted.push({ orgId: v.record.orgId, payload });
     });
     await deps.sink.write(accepted);
     return reply.status(202).send({ accepted: accepted.length, rejected });

@@ -1,0 +1,394 @@
+/**
+ * The parts every end-to-end benchmark shares (run.ts, paused.ts): the librdkafka broker, the
+ * self-signed HTTPS receiver on loopback, a fresh Postgres database with the benchmark's
+ * organizations seeded through the REST layer, and the two ways of running a contender:
+ * `runLogdrain` (`logdrain worker` processes measured from /proc, from joining the group to the
+ * last 2xx) and `runRunner` (a reference script under runners/ that reports its own figures).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { cpus, totalmem, tmpdir, release, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel, CompressionTypes, type Producer } from 'kafkajs';
+import pg from 'pg';
+import { startMockBroker, type MockBroker } from '../../test/helpers/broker.js';
+import { loadConfig } from '../../src/config/config.js';
+import { run } from '../../src/commands/run.js';
+import { silentLogger } from '../../src/telemetry/logger.js';
+import type { AgentRecord } from '../../src/source/record.js';
+import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
+
+/**
+ * The librdkafka mock broker keeps about 5 MB per partition and silently drops older message sets
+ * beyond that, so data sets are spread over enough partitions (round-robin) to stay under it.
+ */
+export const PARTITIONS = 24;
+export const ORGS = Array.from({ length: 4 }, (_, o) => ({
+  orgId: `org_b${o}`,
+  agents: Array.from({ length: 2 }, (_, a) => ({ id: `agt_b${o}_${a}`, name: `bench-bot-${o}-${a}`, version: '1' })),
+}));
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * BENCH_CLI=<path to cli.js>: the build to run (default dist/). In a tree others rebuild while a
+ * run goes on, a snapshot (`tsc -p tsconfig.json --outDir build/bench-dist`) keeps every run on
+ * the same code.
+ */
+const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const RUNNERS = fileURLToPath(new URL('./runners/', import.meta.url));
+const CLK_TCK = 100;
+
+export const log = (msg: string) => process.stderr.write(`[bench:e2e] ${msg}\n`);
+
+/** The machine, and its 1-minute load average when asked (others' work shares these cores). */
+export function machine() {
+  return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kernel: release(), loadAverage1m: loadavg()[0] };
+}
+
+/** CPU seconds (user + system), current and peak RSS of a live process, from /proc. */
+export function procFigures(pid: number): { cpuSeconds: number; rssBytes: number; peakRssBytes: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { cpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+}
+
+export interface RunFigures {
+  name: string;
+  records: number;
+  seconds: number;
+  cpuSeconds: number;
+  recordsPerSecond: number;
+  recordsPerCpuSecond: number;
+  peakRssMB: number;
+  bytesOnWire: number;
+  bytesPerRecord: number;
+  posts: number;
+}
+
+export function figures(name: string, records: number, seconds: number, cpuSeconds: number, peakRssBytes: number, bytesOnWire: number, posts: number): RunFigures {
+  return {
+    name, records, seconds, cpuSeconds, recordsPerSecond: records / seconds, recordsPerCpuSecond: records / cpuSeconds,
+    peakRssMB: peakRssBytes / 1e6, bytesOnWire, bytesPerRecord: bytesOnWire / records, posts,
+  };
+}
+
+/** Children die with the harness, whatever ends it. */
+const children = new Set<ChildProcess>();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(130));
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+export interface Spawned {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  waitLine: (pred: (l: Record<string, unknown>) => boolean, ms?: number) => Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+}
+
+export function spawnNode(args: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const lines: Record<string, unknown>[] = [];
+  const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let l: Record<string, unknown>;
+    try {
+      l = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    lines.push(l);
+    if (process.env.BENCH_VERBOSE && typeof l.level === 'number' && l.level >= Number(process.env.BENCH_VERBOSE_LEVEL ?? 40)) process.stderr.write(`  | ${text}\n`);
+    for (const w of [...waiters]) if (w.pred(l)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(l);
+    }
+  });
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (text) => {
+    stderr.push(text);
+    if (process.env.BENCH_VERBOSE) process.stderr.write(`  | ${text}\n`);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child, lines, exited,
+    waitLine(pred, ms = 120_000) {
+      const seen = lines.find(pred);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`timed out; stderr: ${stderr.slice(-5).join(' | ')}`)), ms);
+        waiters.push({ pred, resolve: (l) => (clearTimeout(t), resolve(l)) });
+        void exited.then((code) => reject(new Error(`exited ${code}; stderr: ${stderr.slice(-8).join(' | ')}`)));
+      });
+    },
+  };
+}
+
+export async function until(cond: () => boolean, what: string, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** BENCH_WORKER_ENV=NAME=value,NAME=value: settings for every `logdrain worker` of the run (for experiments). */
+const workerEnv = Object.fromEntries((process.env.BENCH_WORKER_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
+export type DrainKind = 'ndjson' | 'otlp';
+export interface DrainRef {
+  orgId: string;
+  id: string;
+}
+
+export interface LogdrainOptions {
+  topicName?: string;
+  /** Produces the records once the workers have joined (a live stream); else the topic is full already. */
+  feed?: () => Promise<void>;
+  /** Records consumed (default: the harness's record count). */
+  expected?: number;
+  /** Drains per organization, each taking every record (default 1). */
+  perOrg?: number;
+  /** `logdrain worker` processes in the group (default 1). */
+  workers?: number;
+  /**
+   * Start the clock only once the group has settled (every worker's latest assignment non-empty,
+   * all partitions assigned): a second member's join rebalances the first, and a run measured
+   * from the first join would mostly measure that rebalance. Use with `feed` on an empty topic.
+   */
+  settle?: boolean;
+  /** Called with the drains once they are verified, before the workers start. */
+  withDrains?: (drains: DrainRef[]) => Promise<void>;
+  /**
+   * Once `feed` has finished, wait at most this long for the expected records; then the run ends
+   * with what arrived (its `records` is the count received) instead of failing.
+   */
+  settleAfterFeedMs?: number;
+  /** Called while the run goes on, every `sampleMs`, with the workers' pids. */
+  sample?: { everyMs: number; fn: (pids: number[]) => void };
+}
+
+export interface Harness {
+  receiver: BenchReceiver;
+  broker: MockBroker;
+  producer: Producer;
+  kafka: Kafka;
+  call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
+  /** Produces `records` to `topic` in sets of 250 round-robin over its partitions and checks the topic holds them. */
+  produce: (topic: string, records: readonly AgentRecord[]) => Promise<void>;
+  /**
+   * A live stream: `rate` records a second for `seconds` (in ticks of 10 ms) from `records`, each
+   * stamped with the time it is sent, so arrival minus timestamp is Kafka append to 2xx.
+   */
+  feedLive: (topic: string, rate: number, seconds: number, records: Iterator<AgentRecord>) => Promise<void>;
+  runRunner: (name: string, script: string, env: Record<string, string>) => Promise<RunFigures>;
+  runLogdrain: (name: string, kind: DrainKind, env?: Record<string, string>, opts?: LogdrainOptions) => Promise<{ f: RunFigures; arrivals: Arrival[] }>;
+  close: () => Promise<void>;
+}
+
+export async function startHarness(opts: { records: number; topics: string[] }): Promise<Harness> {
+  const dbName = `logdrain_e2e_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const work = mkdtempSync(join(tmpdir(), 'logdrain-e2e-'));
+  const receiver = await startBenchReceiver(join(work, 'cert'));
+  const broker = await startMockBroker({ topics: opts.topics.map((name) => ({ name, partitions: PARTITIONS })) });
+  const seedFile = join(work, 'seed.json');
+  writeFileSync(seedFile, JSON.stringify({
+    orgs: ORGS.map((o) => ({ id: o.orgId, name: o.orgId, plan: 'enterprise', archived: false })),
+    users: [{ id: 'usr_bench', email: 'bench@bench.test', memberships: ORGS.map((o) => ({ orgId: o.orgId, role: 'admin' })) }],
+    agents: ORGS.flatMap((o) => o.agents.map((a) => ({ id: a.id, orgId: o.orgId, name: a.name, visibility: 'org', version: '1' }))),
+    apiKeys: [],
+    sessions: [{ token: 'sess_bench', userId: 'usr_bench', revoked: false }],
+  }));
+  const common = { DATABASE_URL: dbUrl.toString(), NODE_EXTRA_CA_CERTS: receiver.caPath, DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost' };
+  const api = await run('serve', loadConfig({ ...common, PORT: '0', HOST: '127.0.0.1', SEED_FILE: seedFile, LOG_LEVEL: 'silent', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '100000', DRAIN_RATE_LIMIT_READ_PER_MIN: '100000' }), silentLogger());
+  const apiBase = `http://127.0.0.1:${api.port}`;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(apiBase + path, { method, headers: { authorization: 'Bearer sess_bench', ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  };
+
+  /** `perOrg` drains per organization of the given kind, verified. */
+  async function createDrains(kind: DrainKind, prefix: string, perOrg: number): Promise<DrainRef[]> {
+    const out: DrainRef[] = [];
+    for (const o of ORGS) {
+      for (let i = 0; i < perOrg; i++) {
+        const body = kind === 'otlp'
+          ? { name: `${prefix}-${i}`, type: 'otlp', endpoint: `${receiver.url}${prefix}/${o.orgId}/${i}/v1/logs`, minSeverity: 'debug' }
+          : { name: `${prefix}-${i}`, type: 'http', format: 'ndjson', endpoint: `${receiver.url}${prefix}/${o.orgId}/${i}`, minSeverity: 'debug' };
+        const d = await call('POST', `/admin/orgs/${o.orgId}/log-drains`, body);
+        await call('POST', `/admin/orgs/${o.orgId}/log-drains/${d.id}/verify`);
+        out.push({ orgId: o.orgId, id: d.id as string });
+      }
+    }
+    for (const d of out) {
+      for (let i = 0; ; i++) {
+        const got = await call('GET', `/admin/orgs/${d.orgId}/log-drains/${d.id}`);
+        if (got.state === 'healthy') break;
+        if (i > 200) throw new Error(`drain ${d.id} not verified`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return out;
+  }
+  async function deleteDrains(drains: DrainRef[]): Promise<void> {
+    for (const d of drains) await call('DELETE', `/admin/orgs/${d.orgId}/log-drains/${d.id}`);
+  }
+
+  const kafka = new Kafka({ clientId: 'bench-producer', brokers: broker.brokers, logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const kafkaEnv = { KAFKA_BROKERS: broker.bootstrap };
+
+  return {
+    receiver, broker, producer, kafka, call,
+
+    async produce(topic, records) {
+      // 250 records a message set, the sets round-robin over the partitions: the mock broker answers
+      // a fetch with one message set per partition, so sets of a few records (one send spread over
+      // all partitions) would make every consumer crawl at a few thousand records a second.
+      // Eight sends at a time (each to its own partition): a live feed must outrun the consumers.
+      const sets: number[] = [];
+      for (let i = 0; i < records.length; i += 250) sets.push(i);
+      for (let k = 0; k < sets.length; k += 8) {
+        await Promise.all(sets.slice(k, k + 8).map((i) => producer.send({
+          topic, compression: CompressionTypes.None,
+          messages: records.slice(i, i + 250).map((r) => ({ key: r.orgId, partition: (i / 250) % PARTITIONS, value: JSON.stringify(r) })),
+        })));
+      }
+      const kadmin = kafka.admin();
+      await kadmin.connect();
+      const offsets = await kadmin.fetchTopicOffsets(topic);
+      await kadmin.disconnect();
+      const stored = offsets.reduce((n, o) => n + Number(o.high), 0);
+      if (stored !== records.length) throw new Error(`topic ${topic} holds ${stored} records, not ${records.length}`);
+      log(`topic ${topic} holds ${stored} records in ${offsets.filter((o) => o.high !== '0').length} partitions`);
+    },
+
+    async feedLive(topic, rate, seconds, records) {
+      const perTick = rate / 100;
+      const t0 = Date.now();
+      // Sends are not awaited one by one: on a loaded machine one send can take longer than a
+      // tick, and a feed waiting on each fell to a quarter of its rate. A bounded number of
+      // sends stay outstanding; a tick that finds them all busy waits (and says so at the end).
+      const outstanding = new Set<Promise<unknown>>();
+      let stalledTicks = 0;
+      for (let tick = 0; tick < seconds * 100; tick++) {
+        const msgs = [];
+        for (let i = 0; i < perTick; i++) {
+          const r = records.next().value as AgentRecord;
+          r.timestamp = new Date().toISOString();
+          msgs.push({ key: r.orgId, partition: (tick * perTick + i) % PARTITIONS, value: JSON.stringify(r) });
+        }
+        const sent: Promise<unknown> = producer.send({ topic, acks: 1, messages: msgs }).finally(() => outstanding.delete(sent));
+        outstanding.add(sent);
+        if (outstanding.size >= 64) {
+          stalledTicks++;
+          await Promise.race(outstanding);
+        }
+        const wait = t0 + (tick + 1) * 10 - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      await Promise.all(outstanding);
+      const behindMs = Date.now() - t0 - seconds * 1000;
+      if (stalledTicks > 0 || behindMs > 1000) log(`  feed of ${topic}: ${stalledTicks} ticks waited on the producer; finished ${behindMs} ms late`);
+    },
+
+    async runRunner(name, script, env) {
+      log(`run ${name}`);
+      const prefix = `/${name}`;
+      const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}.cpuprofile`] : [];
+      const p = spawnNode([...prof, '--import', 'tsx', join(RUNNERS, script)], {
+        ...common, ...kafkaEnv, KAFKA_TOPIC: opts.topics[0]!, KAFKA_GROUP_ID: `g-${name}-${Date.now()}`,
+        TARGET_URL: `${receiver.url}${prefix}${script.includes('otel') ? '/v1/logs' : ''}`, EXPECTED_RECORDS: String(opts.records), ...env,
+      });
+      const report = await p.waitLine((l) => typeof l.runner === 'string', 600_000);
+      await p.exited;
+      const bytesOnWire = receiver.bytes(prefix);
+      receiver.take(prefix);
+      return figures(name, Number(report.records), Number(report.wallMs) / 1000, (Number(report.cpuUserMs) + Number(report.cpuSystemMs)) / 1000, Number(report.peakRssBytes), bytesOnWire, Number(report.posts));
+    },
+
+    /**
+     * `logdrain worker` as operators run it, measured from /proc: the clock starts when the first
+     * worker has joined its group (start-up, migrations and module loading are not the pipeline),
+     * each worker's CPU from its own join, and everything stops at the last expected 2xx.
+     */
+    async runLogdrain(name, kind, env = {}, o = {}) {
+      log(`run ${name}`);
+      const prefix = `/${name}`;
+      const perOrg = o.perOrg ?? 1;
+      const drains = await createDrains(kind, prefix, perOrg);
+      await o.withDrains?.(drains);
+      const expected = (o.expected ?? opts.records) * perOrg;
+      const groupId = `g-${name}-${Date.now()}`;
+      const workers: { p: Spawned; cpu: number }[] = [];
+      for (let w = 0; w < (o.workers ?? 1); w++) {
+        // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (the profile-driven pass, issue 7).
+        const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}${w ? `-${w}` : ''}.cpuprofile`] : [];
+        const p = spawnNode([...prof, CLI, 'worker'], {
+          ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? opts.topics[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',
+          LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'info', HEARTBEAT_INTERVAL_MS: '0', ...workerEnv, ...env,
+        });
+        workers.push({ p, cpu: 0 });
+      }
+      const joined = workers.map(async (w) => {
+        await w.p.waitLine((l) => l.event === 'kafka.joined');
+        w.cpu = procFigures(w.p.child.pid!).cpuSeconds;
+      });
+      await Promise.race(joined);
+      let startAt = Date.now();
+      await Promise.all(joined);
+      if (o.settle) {
+        const assigned = (w: { p: Spawned }) => (w.p.lines.filter((l) => l.event === 'kafka.joined').at(-1)?.partitions as unknown[] | undefined)?.length ?? 0;
+        await until(() => workers.every((w) => assigned(w) > 0) && workers.reduce((n, w) => n + assigned(w), 0) === PARTITIONS, `${name}: a settled group`, 120_000);
+        startAt = Date.now();
+        for (const w of workers) w.cpu = procFigures(w.p.child.pid!).cpuSeconds;
+      }
+      const pids = workers.map((w) => w.p.child.pid!);
+      const progress = setInterval(() => log(`  ${name}: ${receiver.count(prefix)} of ${expected} records`), 5000);
+      const sampler = o.sample ? setInterval(() => o.sample!.fn(pids), o.sample.everyMs) : undefined;
+      try {
+        if (o.feed) await o.feed();
+        const done = () => receiver.count(prefix) >= expected;
+        if (o.settleAfterFeedMs !== undefined) await until(done, name, o.settleAfterFeedMs).catch(() => log(`  ${name}: ${receiver.count(prefix)} of ${expected} records when the wait ended`));
+        else await until(done, `${name}: ${expected} records`, Number(process.env.BENCH_RUN_TIMEOUT_MS ?? 900_000));
+      } finally {
+        clearInterval(progress);
+        if (sampler) clearInterval(sampler);
+      }
+      const endAt = Date.now();
+      const ends = workers.map((w) => ({ ...procFigures(w.p.child.pid!), start: w.cpu }));
+      const bytesOnWire = receiver.bytes(prefix);
+      const arrivals = receiver.take(prefix);
+      for (const w of workers) w.p.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.p.exited));
+      await deleteDrains(drains);
+      const cpu = ends.reduce((s, e) => s + e.cpuSeconds - e.start, 0);
+      const peak = Math.max(...ends.map((e) => e.peakRssBytes));
+      const received = arrivals.reduce((n, a) => n + a.records, 0);
+      return { f: figures(name, Math.min(expected, received), (endAt - startAt) / 1000, cpu, peak, bytesOnWire, arrivals.length), arrivals };
+    },
+
+    async close() {
+      await producer.disconnect().catch(() => {});
+      await api.stop().catch(() => {});
+      await receiver.close().catch(() => {});
+      await broker.stop().catch(() => {});
+      await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
+      await admin.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Groups an organization's drain plans by shape key, so the pipeline shapes,
+ * scrubs and serialises a record once per group rather than once per drain:
+ * ten drains with the same content rule, redaction and scrub rules share one
+ * delivered record and its JSON. Each plan gets the index of its group; the
+ * registry hands out the same plan list until its next refresh, so the
+ * grouping is computed once per list.
+ */
+import type { DrainPlan } from './drain-plans.js';
+
+export interface ShapeGroups {
+  /** Group index of each plan, in the list's order. */
+  readonly slotOf: readonly number[];
+  readonly count: number;
+}
+
+const cache = new WeakMap<readonly DrainPlan[], ShapeGroups>();
+
+export function shapeGroups(plans: readonly DrainPlan[]): ShapeGroups {
+  let groups = cache.get(plans);
+  if (groups === undefined) {
+    const index = new Map<string, number>();
+    const slotOf = plans.map((p) => {
+      let slot = index.get(p.shapeKey);
+      if (slot === undefined) index.set(p.shapeKey, (slot = index.size));
+      return slot;
+    });
+    groups = { slotOf, count: index.size };
+    cache.set(plans, groups);
+  }
+  return groups;
+}

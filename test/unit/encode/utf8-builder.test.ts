@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Utf8Builder } from '../../../src/encode/utf8-builder.js';
+
+describe('Utf8Builder', () => {
+  it('writes exactly what Buffer.from of the joined text would, whatever the characters and the size hint', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.string({ unit: 'grapheme', maxLength: 300 }), fc.string({ maxLength: 50 })), { maxLength: 60 }),
+        fc.nat({ max: 2000 }),
+        (strings, hint) => {
+          const b = new Utf8Builder(hint);
+          const sep = Buffer.from('|');
+          for (const s of strings) {
+            b.string(s);
+            b.bytes(sep);
+            b.string(s, Math.min(1, s.length));
+          }
+          const expected = Buffer.from(strings.map((s) => `${s}|${s.slice(Math.min(1, s.length))}`).join(''));
+          expect(b.finish().equals(expected)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('grows past a hint far too small, for 4-byte characters at the very end', () => {
+    const b = new Utf8Builder(0);
+    const s = '🚀'.repeat(5000);
+    b.string(s);
+    b.string('é');
+    expect(b.finish().toString()).toBe(`${s}é`);
+  });
+});
