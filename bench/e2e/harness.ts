@@ -18,6 +18,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { run } from '../../src/commands/run.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import type { AgentRecord } from '../../src/source/record.js';
+import type { SyntheticOptions } from '../../src/produce/synthetic.js';
 import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
 
 /**
@@ -183,10 +184,12 @@ export interface Harness {
   /** Produces `records` to `topic` in sets of 250 round-robin over its partitions and checks the topic holds them. */
   produce: (topic: string, records: readonly AgentRecord[]) => Promise<void>;
   /**
-   * A live stream: `rate` records a second for `seconds` (in ticks of 10 ms) from `records`, each
-   * stamped with the time it is sent, so arrival minus timestamp is Kafka append to 2xx.
+   * A live stream: `rate` records a second for `seconds` (in ticks of 10 ms) of
+   * syntheticRecords(data.count, data.options), each stamped with the time it is sent, so arrival
+   * minus timestamp is Kafka append to 2xx. Produced by a child process (runners/feed.ts): the
+   * receiver shares this process's event loop.
    */
-  feedLive: (topic: string, rate: number, seconds: number, records: Iterator<AgentRecord>) => Promise<void>;
+  feedLive: (topic: string, rate: number, seconds: number, data: { count: number; options: SyntheticOptions }) => Promise<void>;
   runRunner: (name: string, script: string, env: Record<string, string>) => Promise<RunFigures>;
   runLogdrain: (name: string, kind: DrainKind, env?: Record<string, string>, opts?: LogdrainOptions) => Promise<{ f: RunFigures; arrivals: Arrival[] }>;
   close: () => Promise<void>;
@@ -277,33 +280,14 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       log(`topic ${topic} holds ${stored} records in ${offsets.filter((o) => o.high !== '0').length} partitions`);
     },
 
-    async feedLive(topic, rate, seconds, records) {
-      const perTick = rate / 100;
-      const t0 = Date.now();
-      // Sends are not awaited one by one: on a loaded machine one send can take longer than a
-      // tick, and a feed waiting on each fell to a quarter of its rate. A bounded number of
-      // sends stay outstanding; a tick that finds them all busy waits (and says so at the end).
-      const outstanding = new Set<Promise<unknown>>();
-      let stalledTicks = 0;
-      for (let tick = 0; tick < seconds * 100; tick++) {
-        const msgs = [];
-        for (let i = 0; i < perTick; i++) {
-          const r = records.next().value as AgentRecord;
-          r.timestamp = new Date().toISOString();
-          msgs.push({ key: r.orgId, partition: (tick * perTick + i) % PARTITIONS, value: JSON.stringify(r) });
-        }
-        const sent: Promise<unknown> = producer.send({ topic, acks: 1, messages: msgs }).finally(() => outstanding.delete(sent));
-        outstanding.add(sent);
-        if (outstanding.size >= 64) {
-          stalledTicks++;
-          await Promise.race(outstanding);
-        }
-        const wait = t0 + (tick + 1) * 10 - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
-      await Promise.all(outstanding);
-      const behindMs = Date.now() - t0 - seconds * 1000;
-      if (stalledTicks > 0 || behindMs > 1000) log(`  feed of ${topic}: ${stalledTicks} ticks waited on the producer; finished ${behindMs} ms late`);
+    async feedLive(topic, rate, seconds, data) {
+      const p = spawnNode(['--import', 'tsx', join(RUNNERS, 'feed.ts')], {
+        ...kafkaEnv, KAFKA_TOPIC: topic, FEED_RATE: String(rate), FEED_SECONDS: String(seconds), FEED_PARTITIONS: String(PARTITIONS),
+        FEED_COUNT: String(data.count), FEED_DATA: JSON.stringify(data.options),
+      });
+      const report = await p.waitLine((l) => typeof l.fed === 'number', seconds * 1000 + 120_000);
+      await p.exited;
+      if (Number(report.stalledTicks) > 0 || Number(report.behindMs) > 1000) log(`  feed of ${topic}: ${report.stalledTicks} ticks waited on the producer; finished ${report.behindMs} ms late`);
     },
 
     async runRunner(name, script, env) {

@@ -20,7 +20,8 @@ const SAMPLE_SECONDS = Number(process.env.PAUSED_SAMPLE_SECONDS ?? 10);
 const topic = 'bench-paused';
 const seconds = Math.round(MINUTES * 60);
 const count = RATE * seconds;
-const data = () => syntheticRecords(count, { orgs: ORGS, idPrefix: 'paused', seed: 11 });
+const dataOptions = { orgs: ORGS, idPrefix: 'paused', seed: 11 };
+const data = () => syntheticRecords(count, dataOptions);
 const pausedOrg = ORGS[0]!.orgId;
 let forOthers = 0;
 for (const r of data()) if (r.orgId !== pausedOrg) forOthers++;
@@ -36,7 +37,7 @@ try {
       paused = drains.find((d) => d.orgId === pausedOrg)!;
       await h.call('POST', `/admin/orgs/${paused.orgId}/log-drains/${paused.id}/pause`, { reason: 'bench:paused' });
     },
-    feed: () => h.feedLive(topic, RATE, seconds, data()),
+    feed: () => h.feedLive(topic, RATE, seconds, { count, options: dataOptions }),
     sample: {
       everyMs: SAMPLE_SECONDS * 1000,
       fn([pid]) {

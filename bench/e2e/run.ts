@@ -143,7 +143,7 @@ try {
     const liveCount = RATE * LATENCY_SECONDS;
     const live = await h.runLogdrain('logdrain-latency', 'ndjson', { BATCH_LINGER_MS: '100' }, {
       topicName: liveTopic, expected: liveCount,
-      feed: () => h.feedLive(liveTopic, RATE, LATENCY_SECONDS, syntheticRecords(liveCount, { orgs: ORGS, idPrefix: 'live', seed: 7 })),
+      feed: () => h.feedLive(liveTopic, RATE, LATENCY_SECONDS, { count: liveCount, options: { orgs: ORGS, idPrefix: 'live', seed: 7 } }),
     });
     keep(live.f);
     const lat = live.arrivals.flatMap((a) => decodeArrival(a).map((r) => a.at - Date.parse(r.timestamp))).sort((a, b) => a - b);

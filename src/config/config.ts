@@ -18,6 +18,7 @@ export interface Config {
     readonly groupId: string;
     readonly sessionTimeoutMs: number;
     readonly heartbeatIntervalMs: number;
+    readonly fetchMaxWaitMs: number;
   } | undefined;
   readonly kafkaTopic: string;
   readonly logDrainsEnabled: boolean;
@@ -114,6 +115,10 @@ export function loadConfig(env: Env = process.env): Config {
   // A dead member's partitions move after the session timeout: shorter is faster failover, longer tolerates pauses.
   const sessionTimeoutMs = int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 1000, 3_600_000);
   const heartbeatIntervalMs = int('KAFKA_HEARTBEAT_INTERVAL_MS', 3000, 100, 600_000);
+  // The longest a fetch waits on the broker when it has nothing new. Kafka answers a long poll as
+  // soon as records arrive; brokers that do not (the librdkafka mock: measured, a fetch that finds
+  // nothing waits the whole time) add up to this much to every record's latency.
+  const fetchMaxWaitMs = int('KAFKA_FETCH_MAX_WAIT_MS', 50, 10, 10_000);
 
   const caPath = optional('NODE_EXTRA_CA_CERTS');
   let extraCaCerts: string | undefined;
@@ -160,7 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: int('METRICS_PORT', 9464, 0, 65535),
     databaseUrl,
     dataDir: str('DATA_DIR', './data'),
-    kafka: brokers.length > 0 ? { brokers, topic: kafkaTopic, groupId, sessionTimeoutMs, heartbeatIntervalMs } : undefined,
+    kafka: brokers.length > 0 ? { brokers, topic: kafkaTopic, groupId, sessionTimeoutMs, heartbeatIntervalMs, fetchMaxWaitMs } : undefined,
     kafkaTopic,
     logDrainsEnabled: bool('LOG_DRAINS_ENABLED', true),
     endpointAllowHosts: list('DRAIN_ENDPOINT_ALLOW_HOSTS').map((h) => h.toLowerCase()),

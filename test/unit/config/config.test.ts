@@ -14,7 +14,9 @@ describe('loadConfig', () => {
 
   it('reads Kafka and the switches', () => {
     const c = loadConfig({ KAFKA_BROKERS: 'a:9092, b:9092', KAFKA_TOPIC: 't', LOG_DRAINS_ENABLED: 'false', DRAIN_ENDPOINT_ALLOW_HOSTS: 'LocalHost,127.0.0.1' });
-    expect(c.kafka).toEqual({ brokers: ['a:9092', 'b:9092'], topic: 't', groupId: 'logdrain-workers', sessionTimeoutMs: 30_000, heartbeatIntervalMs: 3000 });
+    expect(c.kafka).toEqual({ brokers: ['a:9092', 'b:9092'], topic: 't', groupId: 'logdrain-workers', sessionTimeoutMs: 30_000, heartbeatIntervalMs: 3000, fetchMaxWaitMs: 50 });
+    expect(loadConfig({ KAFKA_BROKERS: 'a:9092', KAFKA_FETCH_MAX_WAIT_MS: '500' }).kafka?.fetchMaxWaitMs).toBe(500);
+    expect(() => loadConfig({ KAFKA_BROKERS: 'a:9092', KAFKA_FETCH_MAX_WAIT_MS: '0' })).toThrow(/KAFKA_FETCH_MAX_WAIT_MS/);
     expect(c.logDrainsEnabled).toBe(false);
     expect(c.endpointAllowHosts).toEqual(['localhost', '127.0.0.1']);
   });
