@@ -40,6 +40,8 @@ import { ORGS, PARTITIONS, log, machine, startHarness, type RunFigures } from '.
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
 const RATE = Number(process.env.RATE ?? 20_000);
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 10);
+/** Rounds of baseline, peer and logdrain (see round() below); the ratios reported are their medians. */
+const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 1));
 /** BENCH_ONLY=logdrain,baseline runs a subset (for iterating); the default runs everything. */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const want = (name: string) => ONLY === undefined || ONLY.includes(name);
@@ -87,21 +89,34 @@ try {
     scrubbableShare: records.filter((r) => (r.message ?? '').includes('Bearer ')).length / records.length,
   };
 
-  const baseline = await attempt('baseline', async () => keep(await h.runRunner('baseline', 'baseline.ts', {})));
-  const peer = await attempt('peer', async () => keep(await h.runRunner('peer', 'otel-peer.ts', { PEER_GZIP: '1', PEER_SCRUB: '1' })));
-  const peerDefault = await attempt('peer-default', async () => keep(await h.runRunner('peer-default', 'otel-peer.ts', { PEER_GZIP: '0', PEER_SCRUB: '0' })));
-  const engine = await attempt('logdrain', async () => {
-    const run1 = await h.runLogdrain('logdrain', 'ndjson');
-    // Every record arrived once per drain, at its own organization's drain.
-    const ids = new Set<string>();
-    for (const a of run1.arrivals) for (const r of decodeArrival(a)) {
-      if (!a.path.includes(`/${r.orgId}/`)) throw new Error(`record ${r.id} of ${r.orgId} arrived at ${a.path}`);
-      ids.add(r.id);
-    }
-    if (ids.size !== RECORDS) throw new Error(`logdrain delivered ${ids.size} distinct records of ${RECORDS}`);
-    return keep(run1.f);
-  });
-  const engineOtlp = await attempt('logdrain-otlp', async () => keep((await h.runLogdrain('logdrain-otlp', 'otlp')).f));
+  /**
+   * One round of the contenders the ratios compare, each named with `suffix` (its own receiver
+   * path and consumer group). BENCH_REPEAT=n runs n rounds back to back and reports each ratio's
+   * median over the rounds: on these machines one configuration's figures vary by 10 to 30% from
+   * run to run, so one round's ratio can mislead.
+   */
+  async function round(suffix: string) {
+    const named = (name: string) => `${name}${suffix}`;
+    const baseline = await attempt('baseline', async () => keep(await h.runRunner(named('baseline'), 'baseline.ts', {})));
+    const peer = await attempt('peer', async () => keep(await h.runRunner(named('peer'), 'otel-peer.ts', { PEER_GZIP: '1', PEER_SCRUB: '1' })));
+    const peerDefault = await attempt('peer-default', async () => keep(await h.runRunner(named('peer-default'), 'otel-peer.ts', { PEER_GZIP: '0', PEER_SCRUB: '0' })));
+    const engine = await attempt('logdrain', async () => {
+      const run1 = await h.runLogdrain(named('logdrain'), 'ndjson');
+      // Every record arrived once per drain, at its own organization's drain.
+      const ids = new Set<string>();
+      for (const a of run1.arrivals) for (const r of decodeArrival(a)) {
+        if (!a.path.includes(`/${r.orgId}/`)) throw new Error(`record ${r.id} of ${r.orgId} arrived at ${a.path}`);
+        ids.add(r.id);
+      }
+      if (ids.size !== RECORDS) throw new Error(`logdrain delivered ${ids.size} distinct records of ${RECORDS}`);
+      return keep(run1.f);
+    });
+    const engineOtlp = await attempt('logdrain-otlp', async () => keep((await h.runLogdrain(named('logdrain-otlp'), 'otlp')).f));
+    return { baseline, peer, peerDefault, engine, engineOtlp };
+  }
+  const rounds = [await round('')];
+  for (let i = 2; i <= REPEAT; i++) rounds.push(await round(`-r${i}`));
+  const { engine } = rounds[0]!;
 
   const scenarios: Record<string, unknown> = {};
   await attempt('logdrain-10-drains', async () => {
@@ -156,12 +171,19 @@ try {
   results.scenarios = scenarios;
   results.failures = failures;
   const ratio = (a: RunFigures | undefined, b: RunFigures | undefined) => (a && b ? a.recordsPerCpuSecond / b.recordsPerCpuSecond : null);
-  results.ratios = {
-    engineToBaseline: ratio(engine, baseline),
-    engineToPeer: ratio(engine, peer),
-    engineOtlpToPeer: ratio(engineOtlp, peer),
-    peerDefaultToPeer: ratio(peerDefault, peer),
+  const perRound = rounds.map((x) => ({
+    engineToBaseline: ratio(x.engine, x.baseline),
+    engineToPeer: ratio(x.engine, x.peer),
+    engineOtlpToPeer: ratio(x.engineOtlp, x.peer),
+    peerDefaultToPeer: ratio(x.peerDefault, x.peer),
+  }));
+  const median = (xs: (number | null)[]) => {
+    const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+    return v.length === 0 ? null : v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
   };
+  // One round: its ratios. Several: each ratio's median over the rounds, and every round's in ratioRounds.
+  results.ratios = Object.fromEntries(Object.keys(perRound[0]!).map((k) => [k, median(perRound.map((r) => r[k as keyof (typeof perRound)[0]]))]));
+  if (rounds.length > 1) results.ratioRounds = perRound;
 
   console.table(runs.map((r) => ({
     run: r.name, records: r.records, 'rec/s': Math.round(r.recordsPerSecond), 'rec/CPU-s': Math.round(r.recordsPerCpuSecond),
