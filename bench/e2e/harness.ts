@@ -283,7 +283,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
     async feedLive(topic, rate, seconds, data) {
       const p = spawnNode(['--import', 'tsx', join(RUNNERS, 'feed.ts')], {
         ...kafkaEnv, KAFKA_TOPIC: topic, FEED_RATE: String(rate), FEED_SECONDS: String(seconds), FEED_PARTITIONS: String(PARTITIONS),
-        FEED_COUNT: String(data.count), FEED_DATA: JSON.stringify(data.options),
+        FEED_COUNT: String(data.count), FEED_DATA: JSON.stringify(data.options), ...(process.env.FEED_SPREAD ? { FEED_SPREAD: process.env.FEED_SPREAD } : {}),
       });
       const report = await p.waitLine((l) => typeof l.fed === 'number', seconds * 1000 + 120_000);
       await p.exited;

@@ -17,6 +17,13 @@ const rate = Number(requiredEnv('FEED_RATE'));
 const seconds = Number(requiredEnv('FEED_SECONDS'));
 const partitions = Number(requiredEnv('FEED_PARTITIONS'));
 const topic = requiredEnv('KAFKA_TOPIC');
+/**
+ * Partitions one tick's records go to (FEED_SPREAD, default 4), moving on each tick: a producer
+ * sends a partition's records together, as kafkajs and librdkafka batch them. Spread over every
+ * partition, each tick made message sets of four records, and the mock broker answers a fetch with
+ * one message set a partition, so the consumer needed a fetch per hundred records.
+ */
+const spread = Math.min(partitions, Number(process.env.FEED_SPREAD ?? 4));
 const records = syntheticRecords(Number(requiredEnv('FEED_COUNT')), JSON.parse(requiredEnv('FEED_DATA')) as SyntheticOptions);
 
 const kafka = new Kafka({ clientId: 'bench-feed', brokers: requiredEnv('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
@@ -38,7 +45,7 @@ for (let tick = 0; tick < seconds * 100; tick++) {
     if (next.done) break;
     const r = next.value;
     r.timestamp = new Date().toISOString();
-    msgs.push({ key: r.orgId, partition: (tick * perTick + i) % partitions, value: JSON.stringify(r) });
+    msgs.push({ key: r.orgId, partition: (tick * spread + (i % spread)) % partitions, value: JSON.stringify(r) });
   }
   if (msgs.length === 0) break;
   fed += msgs.length;
