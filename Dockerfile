@@ -9,6 +9,10 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# glibc's allocator: at most two arenas, and buffers of 128 KB or more (Kafka fetches, batch bodies)
+# mapped and unmapped on their own, not kept in arenas after they are freed. Measured with
+# `npm run bench:e2e`: 20 to 30 MB less peak RSS for a worker at full speed, no CPU cost.
+ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

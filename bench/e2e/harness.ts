@@ -38,13 +38,14 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
  */
 const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const RUNNERS = fileURLToPath(new URL('./runners/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLK_TCK = 100;
 
 export const log = (msg: string) => process.stderr.write(`[bench:e2e] ${msg}\n`);
 
 /** The machine, and its 1-minute load average when asked (others' work shares these cores). */
 export function machine() {
-  return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kernel: release(), loadAverage1m: loadavg()[0] };
+  return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kernel: release(), loadAverage1m: loadavg()[0], allocatorEnv: ALLOCATOR_ENV };
 }
 
 /** CPU seconds (user + system), current and peak RSS of a live process, from /proc. */
@@ -91,8 +92,25 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
+/**
+ * The image's glibc allocator settings (the Dockerfile's `ENV MALLOC_*`), given to every process
+ * the harness starts, contenders and references alike, so memory is measured as deployed.
+ * BENCH_ALLOCATOR=default runs them with glibc's defaults instead.
+ */
+export const ALLOCATOR_ENV: Record<string, string> = process.env.BENCH_ALLOCATOR === 'default' ? {} : imageAllocatorEnv();
+
+function imageAllocatorEnv(): Record<string, string> {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const env: Record<string, string> = {};
+  for (const line of dockerfile.split('\n')) {
+    if (!line.startsWith('ENV ')) continue;
+    for (const m of line.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
 export function spawnNode(args: string[], env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...ALLOCATOR_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.on('exit', () => children.delete(child));
   const lines: Record<string, unknown>[] = [];
