@@ -57,12 +57,15 @@ const TYPES = [
   'timestamptz', 'timestamptz', 'text', 'text',
 ] as const;
 
-const toColumns = (d: DeliveryRecord): unknown[] => [
-  d.id, d.orgId, d.drainId, d.batchId, d.kind, d.attempt, d.recordCount ?? null, d.bytes ?? null,
-  d.bytesCompressed ?? null, d.statusCode ?? null, d.latencyMs ?? null, d.ok, d.errorClass ?? null,
-  d.responseExcerpt ?? null, d.scrubHits ?? null, d.startedAt.toISOString(), d.expiresAt.toISOString(),
-  d.firstRecordId ?? null, d.lastRecordId ?? null,
-];
+/** A row for json_to_recordset: the columns by name, absent values null, times as ISO text. */
+const toJsonRow = (d: DeliveryRecord) => ({
+  id: d.id, org_id: d.orgId, drain_id: d.drainId, batch_id: d.batchId, kind: d.kind, attempt: d.attempt,
+  record_count: d.recordCount ?? null, bytes: d.bytes ?? null, bytes_compressed: d.bytesCompressed ?? null,
+  status_code: d.statusCode ?? null, latency_ms: d.latencyMs ?? null, ok: d.ok, error_class: d.errorClass ?? null,
+  response_excerpt: d.responseExcerpt ?? null, scrub_hits: d.scrubHits ?? null, started_at: d.startedAt.toISOString(),
+  expires_at: d.expiresAt.toISOString(), first_record_id: d.firstRecordId ?? null, last_record_id: d.lastRecordId ?? null,
+  record_ids: d.recordIds ?? null,
+});
 
 export interface DeliveryPageQuery {
   kind?: DeliveryKind | undefined;
@@ -73,22 +76,20 @@ export interface DeliveryPageQuery {
 
 export function createDeliveriesRepo(sql: Sql) {
   return {
-    /** One multi-row insert through unnest: one round trip whatever the count. */
+    /**
+     * One multi-row insert, whatever the count: the rows travel as one JSON array (json_to_recordset),
+     * which `JSON.stringify` writes natively; as Postgres arrays, pg's serializer escaped every value
+     * in JavaScript, about 3% of the worker's time when thousands of agents make every batch small.
+     */
     async insertMany(rows: readonly DeliveryRecord[]): Promise<void> {
       if (rows.length === 0) return;
-      const columns: unknown[][] = COLUMNS.map(() => []);
-      for (const row of rows) toColumns(row).forEach((v, i) => columns[i]!.push(v));
-      // unnest flattens a two-dimensional array, so each row's record ids travel as one JSON text.
-      const recordIds = rows.map((r) => (r.recordIds ? JSON.stringify(r.recordIds) : null));
-      const unnest = COLUMNS.map((_, i) => `$${i + 1}::${TYPES[i]}[]`).join(', ');
-      const ids = `$${COLUMNS.length + 1}::text[]`;
       await sql.query(
         `insert into deliveries (${COLUMNS.join(', ')}, record_ids)
          select ${COLUMNS.map((c) => `u.${c}`).join(', ')},
-                case when u.ids is null then null else array(select jsonb_array_elements_text(u.ids::jsonb)) end
-         from unnest(${unnest}, ${ids}) as u(${COLUMNS.join(', ')}, ids)
+                case when u.record_ids is null then null else array(select jsonb_array_elements_text(u.record_ids)) end
+         from json_to_recordset($1::json) as u(${COLUMNS.map((c, i) => `${c} ${TYPES[i]}`).join(', ')}, record_ids jsonb)
          on conflict (id) do nothing`,
-        [...columns, recordIds],
+        [JSON.stringify(rows.map(toJsonRow))],
       );
     },
 
