@@ -32,7 +32,7 @@ export function topSelfTime(path: string, n = 25) {
   let total = 0;
   for (const [id, us] of selfUs) {
     const f = byId.get(id)!.callFrame;
-    const where = f.url ? `${f.url.replace(/^file:\/\/.*?\/(node_modules|dist|src)\//, '$1/').replace(/^file:\/\/.*?\/bench-dist\//, 'dist/')}:${f.lineNumber + 1}` : '';
+    const where = f.url ? `${f.url.replace(/^file:\/\/.*?\/(node_modules|dist|src)\//, '$1/').replace(/^file:\/\/.*?\/bench-[a-z0-9-]+\//, 'dist/')}:${f.lineNumber + 1}` : '';
     const key = `${f.functionName || '(anonymous)'} ${where}`.trim();
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
     total += us;
@@ -44,7 +44,7 @@ export function topSelfTime(path: string, n = 25) {
     if (top === '(idle)' || top === '(garbage collector)' || top === '(program)') return top;
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const url = byId.get(cur)!.callFrame.url;
-      const own = /\/(?:dist|src|bench-dist)\/([a-z-]+)(?:\/|\.js|\.ts)/.exec(url);
+      const own = /\/(?:dist|src|bench-[a-z0-9-]+)\/([a-z-]+)(?:\/|\.js|\.ts)/.exec(url);
       if (own && !url.includes('node_modules')) return `src/${own[1]}`;
       const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
       if (pkg) return `pkg:${pkg[1]}`;
