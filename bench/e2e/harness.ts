@@ -48,14 +48,24 @@ export function machine() {
   return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kernel: release(), loadAverage1m: loadavg()[0], allocatorEnv: ALLOCATOR_ENV };
 }
 
-/** CPU seconds (user + system), current and peak RSS of a live process, from /proc. */
-export function procFigures(pid: number): { cpuSeconds: number; rssBytes: number; peakRssBytes: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** User + system CPU seconds of a /proc stat file (a process's, or one thread's under task/). */
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/**
+ * CPU seconds (user + system, all threads), the main thread's alone (the event loop: the rest is
+ * the thread pool running zlib and V8's collector and compiler threads), current and peak RSS of a
+ * live process, from /proc.
+ */
+export function procFigures(pid: number): { cpuSeconds: number; mainThreadCpuSeconds: number; rssBytes: number; peakRssBytes: number } {
+  const cpuSeconds = statCpuSeconds(`/proc/${pid}/stat`);
+  const mainThreadCpuSeconds = statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-  return { cpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+  return { cpuSeconds, mainThreadCpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
 }
 
 export interface RunFigures {
@@ -69,6 +79,8 @@ export interface RunFigures {
   bytesOnWire: number;
   bytesPerRecord: number;
   posts: number;
+  /** The share of `cpuSeconds` on the main thread (logdrain workers only, from /proc). */
+  mainThreadShare?: number;
 }
 
 export function figures(name: string, records: number, seconds: number, cpuSeconds: number, peakRssBytes: number, bytesOnWire: number, posts: number): RunFigures {
@@ -93,18 +105,19 @@ export interface Spawned {
 }
 
 /**
- * The image's glibc allocator settings (the Dockerfile's `ENV MALLOC_*`), given to every process
- * the harness starts, contenders and references alike, so memory is measured as deployed.
- * BENCH_ALLOCATOR=default runs them with glibc's defaults instead.
+ * The image's memory settings (the Dockerfile's `ENV MALLOC_*`, glibc's allocator, and `ENV
+ * NODE_OPTIONS`, V8's young generation), given to every process the harness starts, contenders and
+ * references alike, so memory is measured as deployed. BENCH_ALLOCATOR=default runs them with
+ * glibc's and V8's defaults instead.
  */
-export const ALLOCATOR_ENV: Record<string, string> = process.env.BENCH_ALLOCATOR === 'default' ? {} : imageAllocatorEnv();
+export const ALLOCATOR_ENV: Record<string, string> = process.env.BENCH_ALLOCATOR === 'default' ? {} : imageMemoryEnv();
 
-function imageAllocatorEnv(): Record<string, string> {
+function imageMemoryEnv(): Record<string, string> {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const env: Record<string, string> = {};
   for (const line of dockerfile.split('\n')) {
     if (!line.startsWith('ENV ')) continue;
-    for (const m of line.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+)/g)) env[m[1]!] = m[2]!;
+    for (const m of line.matchAll(/\b(MALLOC_[A-Z_]+|NODE_OPTIONS)=(\S+)/g)) env[m[1]!] = m[2]!;
   }
   return env;
 }
@@ -336,7 +349,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       await o.withDrains?.(drains);
       const expected = (o.expected ?? opts.records) * perOrg;
       const groupId = `g-${name}-${Date.now()}`;
-      const workers: { p: Spawned; cpu: number }[] = [];
+      const workers: { p: Spawned; cpu: number; mainCpu: number }[] = [];
       for (let w = 0; w < (o.workers ?? 1); w++) {
         // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (the profile-driven pass, issue 7).
         const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}${w ? `-${w}` : ''}.cpuprofile`] : [];
@@ -344,11 +357,11 @@ export async function startHarness(opts: { records: number; topics: string[] }):
           ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? opts.topics[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',
           LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'info', HEARTBEAT_INTERVAL_MS: '0', ...workerEnv, ...env,
         });
-        workers.push({ p, cpu: 0 });
+        workers.push({ p, cpu: 0, mainCpu: 0 });
       }
       const joined = workers.map(async (w) => {
         await w.p.waitLine((l) => l.event === 'kafka.joined');
-        w.cpu = procFigures(w.p.child.pid!).cpuSeconds;
+        ({ cpuSeconds: w.cpu, mainThreadCpuSeconds: w.mainCpu } = procFigures(w.p.child.pid!));
       });
       await Promise.race(joined);
       let startAt = Date.now();
@@ -357,7 +370,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
         const assigned = (w: { p: Spawned }) => (w.p.lines.filter((l) => l.event === 'kafka.joined').at(-1)?.partitions as unknown[] | undefined)?.length ?? 0;
         await until(() => workers.every((w) => assigned(w) > 0) && workers.reduce((n, w) => n + assigned(w), 0) === PARTITIONS, `${name}: a settled group`, 120_000);
         startAt = Date.now();
-        for (const w of workers) w.cpu = procFigures(w.p.child.pid!).cpuSeconds;
+        for (const w of workers) ({ cpuSeconds: w.cpu, mainThreadCpuSeconds: w.mainCpu } = procFigures(w.p.child.pid!));
       }
       const pids = workers.map((w) => w.p.child.pid!);
       const progress = setInterval(() => log(`  ${name}: ${receiver.count(prefix)} of ${expected} records`), 5000);
@@ -372,16 +385,18 @@ export async function startHarness(opts: { records: number; topics: string[] }):
         if (sampler) clearInterval(sampler);
       }
       const endAt = Date.now();
-      const ends = workers.map((w) => ({ ...procFigures(w.p.child.pid!), start: w.cpu }));
+      const ends = workers.map((w) => ({ ...procFigures(w.p.child.pid!), start: w.cpu, mainStart: w.mainCpu }));
       const bytesOnWire = receiver.bytes(prefix);
       const arrivals = receiver.take(prefix);
       for (const w of workers) w.p.child.kill('SIGTERM');
       await Promise.all(workers.map((w) => w.p.exited));
       await deleteDrains(drains);
       const cpu = ends.reduce((s, e) => s + e.cpuSeconds - e.start, 0);
+      const mainCpu = ends.reduce((s, e) => s + e.mainThreadCpuSeconds - e.mainStart, 0);
       const peak = Math.max(...ends.map((e) => e.peakRssBytes));
       const received = arrivals.reduce((n, a) => n + a.records, 0);
-      return { f: figures(name, Math.min(expected, received), (endAt - startAt) / 1000, cpu, peak, bytesOnWire, arrivals.length), arrivals };
+      const f = figures(name, Math.min(expected, received), (endAt - startAt) / 1000, cpu, peak, bytesOnWire, arrivals.length);
+      return { f: { ...f, mainThreadShare: cpu > 0 ? mainCpu / cpu : 0 }, arrivals };
     },
 
     async close() {

@@ -166,6 +166,23 @@ describe('docker-compose.yml', () => {
     expect(hostPathOf('api', interpolate(String(services.api!.environment!.SEED_FILE), ENV))).toSatisfy(existsSync);
   });
 
+  it("starts Node with the image's memory settings: NODE_OPTIONS is one Node accepts there, and sets V8's semi-space", () => {
+    const env = Object.fromEntries(
+      [...read('Dockerfile').matchAll(/^ENV (.+)$/gm)].flatMap((m) => [...m[1]!.matchAll(/(\w+)=(\S+)/g)].map((kv) => [kv[1]!, kv[2]!])),
+    );
+    expect(env.NODE_OPTIONS).toMatch(/--max-semi-space-size=\d+/);
+    // Node refuses a flag NODE_OPTIONS may not carry, or a misspelt one, before running anything (the container
+    // would not start): execFileSync throws then. Young objects enough to grow the new space to its limit.
+    const grown = "const a = []; for (let i = 0; i < 1e6; i++) a.push({ i }); process.stdout.write(String(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size))";
+    const newSpace = (extra: Record<string, string>) => Number(execFileSync(process.execPath, ['-e', grown], { env: { ...process.env, NODE_OPTIONS: '', ...extra }, encoding: 'utf8' }));
+    // V8 11's new space is two semi-spaces: at most 8 MB under the image's 4, 32 MB with Node's defaults.
+    const semiMb = Number(/--max-semi-space-size=(\d+)/.exec(env.NODE_OPTIONS!)![1]);
+    const image = newSpace(env);
+    expect(image).toBeGreaterThan(0);
+    expect(image).toBeLessThanOrEqual(2 * semiMb * 2 ** 20);
+    expect(image).toBeLessThan(newSpace({}));
+  });
+
   it('lets a stopping worker finish its deliveries: the grace period exceeds SHUTDOWN_TIMEOUT_MS', () => {
     expect(seconds(services.worker!.stop_grace_period!)).toBeGreaterThan(configOf('worker').shutdownTimeoutMs / 1000);
   });
