@@ -17,10 +17,11 @@ const n = (x: number | null | undefined, digits = 0) => (x == null ? 'n/a' : x.t
 const m = e2e.machine;
 console.log(`Measured ${e2e.when.slice(0, 16).replace('T', ' ')} UTC on ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node} (commit ${e2e.code?.commit ?? '?'}), ${n(e2e.dataSet.records)} records of ${n(e2e.dataSet.recordBytes.mean)} bytes on average${m.loadAverage1m != null ? `; 1-minute load average ${n(m.loadAverage1mAtStart, 1)} at the start, ${n(m.loadAverage1m, 1)} at the end (other work on the same cores)` : ''}.`);
 console.log('');
-console.log('| run | records | rec/s | rec/CPU-s | peak RSS MB | bytes/rec on the wire | POSTs |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log('| run | records | rec/s | rec/CPU-s | main thread | peak RSS MB | bytes/rec on the wire | POSTs |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of e2e.runs as RunFigures[]) {
-  console.log(`| ${r.name} | ${n(r.records)} | ${n(r.recordsPerSecond)} | ${n(r.recordsPerCpuSecond)} | ${n(r.peakRssMB)} | ${n(r.bytesPerRecord)} | ${n(r.posts)} |`);
+  const main = r.mainThreadShare == null ? '' : `${n(r.mainThreadShare * 100)}%`;
+  console.log(`| ${r.name} | ${n(r.records)} | ${n(r.recordsPerSecond)} | ${n(r.recordsPerCpuSecond)} | ${main} | ${n(r.peakRssMB)} | ${n(r.bytesPerRecord)} | ${n(r.posts)} |`);
 }
 const ratios = e2e.ratios;
 const s = e2e.scenarios ?? {};
