@@ -33,6 +33,7 @@ console.log(`| logdrain / peer, rec/CPU-s (NDJSON) | ${n(ratios.engineToPeer, 2)
 console.log(`| logdrain-otlp / peer, rec/CPU-s | ${n(ratios.engineOtlpToPeer, 2)} |`);
 console.log(`| peer as shipped / peer doing the same work, rec/CPU-s | ${n(ratios.peerDefaultToPeer, 2)} |`);
 if (e2e.latency) console.log(`| latency at ${n(e2e.latency.ratePerSecond)} rec/s offered, BATCH_LINGER_MS=100: p50 / p99 (achieved rec/s) | ${n(e2e.latency.p50Ms)} ms / ${n(e2e.latency.p99Ms)} ms (${n(e2e.latency.achievedRecordsPerSecond)}) |`);
+if (e2e.latency?.afterFirstSecond) console.log(`| the same, records produced after the run's first second: p50 / p99 | ${n(e2e.latency.afterFirstSecond.p50Ms)} ms / ${n(e2e.latency.afterFirstSecond.p99Ms)} ms |`);
 if (s.tenDrains) console.log(`| ten drains per organization: CPU of the run / one drain's | ${n(s.tenDrains.costRatioToOneDrain, 2)} |`);
 if (s.tenThousandAgents) console.log(`| 10,000 agents / 8 agents: rec/s, rec/CPU-s (records a POST) | ${n(s.tenThousandAgents.recordsPerSecondRatioToEight, 2)}, ${n(s.tenThousandAgents.recordsPerCpuSecondRatioToEight, 2)} (${n(s.tenThousandAgents.recordsPerPost, 1)}) |`);
 if (s.twoWorkers) console.log(`| two workers / one (live feed): rec/s, rec/CPU-s | ${n(s.twoWorkers.recordsPerSecondRatioToOne, 2)}, ${n(s.twoWorkers.recordsPerCpuSecondRatioToOne, 2)} |`);
