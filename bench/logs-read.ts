@@ -74,7 +74,7 @@ try {
     );
   }
   await app.store.sql.exec('analyze agent_logs');
-  const [{ n }] = await app.store.sql.query<{ n: number }>("select count(*)::int as n from agent_logs where org_id = 'org_bench'");
+  const [{ n }] = (await app.store.sql.query<{ n: number }>("select count(*)::int as n from agent_logs where org_id = 'org_bench'")) as [{ n: number }];
   const loadSeconds = (performance.now() - loadStart) / 1000;
   console.log(`loaded ${n} rows in ${loadSeconds.toFixed(1)} s`);
 

@@ -79,7 +79,7 @@ export interface RunFigures {
   bytesOnWire: number;
   bytesPerRecord: number;
   posts: number;
-  /** The share of `cpuSeconds` on the main thread (logdrain workers only, from /proc). */
+  /** The share of `cpuSeconds` on the main thread, from /proc (the rest: zlib's thread pool, V8's collector and compiler threads). */
   mainThreadShare?: number;
 }
 
@@ -333,7 +333,9 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       await p.exited;
       const bytesOnWire = receiver.bytes(prefix);
       receiver.take(prefix);
-      return figures(name, Number(report.records), Number(report.wallMs) / 1000, (Number(report.cpuUserMs) + Number(report.cpuSystemMs)) / 1000, Number(report.peakRssBytes), bytesOnWire, Number(report.posts));
+      const cpuSeconds = (Number(report.cpuUserMs) + Number(report.cpuSystemMs)) / 1000;
+      const f = figures(name, Number(report.records), Number(report.wallMs) / 1000, cpuSeconds, Number(report.peakRssBytes), bytesOnWire, Number(report.posts));
+      return { ...f, mainThreadShare: cpuSeconds > 0 ? Number(report.mainCpuMs) / 1000 / cpuSeconds : 0 };
     },
 
     /**

@@ -5,7 +5,15 @@
  * the consumer has joined its group, and one final JSON line on stdout once EXPECTED_RECORDS
  * records have been answered 2xx (the contract of run.ts `runRunner`).
  */
+import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload } from 'kafkajs';
+
+/** CPU milliseconds (user + system) of the calling thread, the main one here, from /proc (10 ms ticks). */
+function mainThreadCpuMs(): number {
+  const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
 
 export function requiredEnv(name: string): string {
   const v = process.env[name];
@@ -37,12 +45,12 @@ export function startRunner(opts: RunnerOptions): RunnerClock {
   const topic = requiredEnv('KAFKA_TOPIC');
   const kafka = new Kafka({ clientId: `bench-${opts.runner}`, brokers: requiredEnv('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
   const consumer: Consumer = kafka.consumer({ groupId: requiredEnv('KAFKA_GROUP_ID'), allowAutoTopicCreation: false });
-  let start: { at: number; cpu: NodeJS.CpuUsage } | undefined;
+  let start: { at: number; cpu: NodeJS.CpuUsage; mainCpuMs: number } | undefined;
   let delivered = 0;
   let posts = 0;
   let done = false;
   consumer.on(consumer.events.GROUP_JOIN, () => {
-    start ??= { at: performance.now(), cpu: process.cpuUsage() };
+    start ??= { at: performance.now(), cpu: process.cpuUsage(), mainCpuMs: mainThreadCpuMs() };
   });
   consumer.on(consumer.events.CRASH, (e) => {
     process.stderr.write(`[${opts.runner}] kafka consumer crashed: ${String(e.payload.error)}\n`);
@@ -55,7 +63,8 @@ export function startRunner(opts: RunnerOptions): RunnerClock {
     const wallMs = performance.now() - start!.at;
     // maxRSS: the process's peak resident set in KiB (getrusage), as VmHWM is for the worker.
     const peakRssBytes = process.resourceUsage().maxRSS * 1024;
-    process.stdout.write(`${JSON.stringify({ runner: opts.runner, records: delivered, wallMs, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, peakRssBytes, posts })}\n`);
+    const mainCpuMs = mainThreadCpuMs() - start!.mainCpuMs;
+    process.stdout.write(`${JSON.stringify({ runner: opts.runner, records: delivered, wallMs, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, mainCpuMs, peakRssBytes, posts })}\n`);
     void (async () => {
       await opts.close?.().catch(() => {});
       await consumer.disconnect().catch(() => {});

@@ -22,7 +22,7 @@ describe('drain routes (first cut) over a real socket', () => {
 
   describe('authentication and scopes', () => {
     it('answers 401 "No token provided" without or with a malformed Authorization header', async () => {
-      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }]) {
+      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }] as Record<string, string>[]) {
         const res = await app.request('GET', ORG, { headers });
         expect(res.status).toBe(401);
         expect(res.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'No token provided' });

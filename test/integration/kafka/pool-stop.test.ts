@@ -49,7 +49,7 @@ describe('a pool of workers stopped together', () => {
   });
 
   it('every worker exits 0 within SHUTDOWN_TIMEOUT_MS; nothing is lost and nothing committed is sent again', async () => {
-    const env = {
+    const env: Record<string, string> = {
       ...fx.workerEnv,
       SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
       KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
@@ -96,7 +96,7 @@ describe('a pool of workers stopped together', () => {
     // What the group had committed when the pool was gone.
     const admin = new Kafka({ clientId: 'test-admin', brokers: fx.broker.brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
-    const [committed] = await admin.fetchOffsets({ groupId: env.KAFKA_GROUP_ID, topics: [fx.topic] });
+    const [committed] = await admin.fetchOffsets({ groupId: env.KAFKA_GROUP_ID!, topics: [fx.topic] });
     // The next owner resumes from exactly those offsets. It gets a group of its own holding them:
     // the pool's group still lists the members whose leave the rebalance cut short until their
     // sessions time out, and waiting that out here would only make the test slow.

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { jsonEncoder } from '../../../src/encode/json.js';
 import { ndjsonEncoder } from '../../../src/encode/ndjson.js';
 import { SCHEMA_URL, type EncodableBatch } from '../../../src/encode/encoder.js';
+import type { DeliveredRecord } from '../../../src/shape/delivered-record.js';
 import { validateBatch } from '../../helpers/receiver.js';
 
-const records = [
+const records: DeliveredRecord[] = [
   { id: 'r1', timestamp: '2026-01-01T00:00:00Z', observedTimestamp: '2026-01-01T00:00:01Z', eventName: 'svc.mcp.error', severityNumber: 17, severityText: 'ERROR' as const, body: 'héllo "quoted"\n', attributes: { a: 1 } },
   { id: 'r2', timestamp: '2026-01-01T00:00:00Z', observedTimestamp: '2026-01-01T00:00:01Z', eventName: 'svc.skill.invoked', severityNumber: 9, severityText: 'INFO' as const, attributes: {} },
 ];

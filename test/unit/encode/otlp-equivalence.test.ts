@@ -133,7 +133,7 @@ describe('otlp encoder equals otlp-transformer, read by an independent decoder',
       });
     const rec = fc.record({
       id: fc.string({ minLength: 1, maxLength: 30 }), timestamp: time, observedTimestamp: time,
-      eventName: fc.string({ minLength: 1, maxLength: 40 }), severity: fc.constantFrom([5, 'DEBUG'], [9, 'INFO'], [13, 'WARN'], [17, 'ERROR']),
+      eventName: fc.string({ minLength: 1, maxLength: 40 }), severity: fc.constantFrom<[number, string]>([5, 'DEBUG'], [9, 'INFO'], [13, 'WARN'], [17, 'ERROR']),
       body: fc.option(fc.string({ unit: 'binary', maxLength: 1000 }), { nil: undefined }),
       traceId: fc.option(fc.stringMatching(/^[0-9a-f]{32}$/), { nil: undefined }),
       spanId: fc.option(fc.stringMatching(/^[0-9a-f]{16}$/), { nil: undefined }),
