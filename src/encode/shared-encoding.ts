@@ -19,6 +19,7 @@
 import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import type { BatchEntry, EncodableBatch, Encoder } from './encoder.js';
+import { largeBodyGzip } from './compression.js';
 
 const deflateRaw = promisify(zlib.deflateRaw);
 
@@ -107,7 +108,8 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 async function gzipSpliced(body: Buffer, s: Splice, level: number): Promise<Buffer> {
   let middle = s.middle.deflated.get(level);
   if (middle === undefined) {
-    middle = deflateRaw(s.middle.bytes, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    // Sized like a large body's gzip (compression.ts): a trip to the thread pool per 16 KB of output otherwise.
+    middle = deflateRaw(s.middle.bytes, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, chunkSize: largeBodyGzip(s.middle.bytes.length, level).chunkSize });
     s.middle.deflated.set(level, middle);
   }
   const head = zlib.deflateRawSync(s.head, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH });

@@ -4,7 +4,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { smallBodyGzip } from '../../../src/deliver/deliverer.js';
+import { smallBodyGzip } from '../../../src/encode/compression.js';
 import { syntheticRecords } from '../../../src/produce/synthetic.js';
 
 const ORGS = [{ orgId: 'org_1', agents: [{ id: 'agt_1', name: 'one' }, { id: 'agt_2', name: 'two' }] }];
