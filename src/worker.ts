@@ -24,6 +24,7 @@ import type { RecordSource } from './source/source.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ParkingSet } from './pipeline/parking.js';
+import { SpillPolicy } from './pipeline/spill.js';
 import { createBacklogPump } from './deliver/backlog-pump.js';
 import { createDrainHealth } from './account/drain-health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
@@ -72,17 +73,26 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   const onCapacityReached = () => {
     if (deliverer.inFlight === 0) batcher.flushAll();
   };
+  const spill = new SpillPolicy({
+    ...config.spill, batchLingerMs: config.batch.lingerMs, parking,
+    onChange: (drainId, spilling, why) =>
+      logger.info({ event: spilling ? 'drain.spill_started' : 'drain.spill_ended', drainId, ...why },
+        spilling ? 'small batches: batching across time through the backlog' : 'live batches would fill: going live once the backlog is delivered'),
+  });
   const batcher = createBatcher({
     ...config.batch,
     region: config.region,
-    onReady: (batch) => void deliverer.submit(batch),
+    onReady: (batch) => {
+      if (batch.kind === 'batch') spill.observe(batch.plan.drain.id, batch.entries.length);
+      void deliverer.submit(batch);
+    },
   });
   const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, logger, quota: config.quota });
   await registry.start();
   const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const pump = createBacklogPump({
     store, registry, deliverer, accountant, parking, events, logger, owner,
-    pollMs: config.backlogPollMs, horizonMs: config.bufferHorizonMs, batch: config.batch, retry: config.retry,
+    pollMs: config.backlogPollMs, horizonMs: config.bufferHorizonMs, batch: config.batch, retry: config.retry, spill,
   });
   // Know which drains have parked records before the first record is routed, so order holds.
   await pump.runOnce().catch(() => {});

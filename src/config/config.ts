@@ -30,6 +30,12 @@ export interface Config {
   /** Drain types this deployment offers; others answer DRAIN_TYPE_UNAVAILABLE. */
   readonly drainTypesEnabled: readonly string[];
   readonly batch: { readonly maxRecords: number; readonly maxBytes: number; readonly lingerMs: number };
+  /**
+   * Opt-in batching across time for drains with many slow resources: a drain whose live batches
+   * average fewer than `belowRecords` records (0: never) sends its records through the durable
+   * backlog instead, delivered per resource in full batches every `lingerMs` (src/pipeline/spill.ts).
+   */
+  readonly spill: { readonly belowRecords: number; readonly lingerMs: number };
   readonly retry: { readonly baseMs: number; readonly maxMs: number };
   readonly deliveryTimeoutMs: number;
   readonly bufferHorizonMs: number;
@@ -178,6 +184,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: int('BATCH_MAX_BYTES', 1_048_576, 1024, 64 * 1_048_576),
       lingerMs: int('BATCH_LINGER_MS', 1000, 0, 600_000),
     },
+    spill: {
+      belowRecords: int('BATCH_SPILL_BELOW_RECORDS', 0, 0, 100_000),
+      lingerMs: int('BATCH_SPILL_LINGER_MS', 30_000, 1000, 3_600_000),
+    },
     retry: {
       baseMs: int('RETRY_BASE_MS', 500, 1, 3_600_000),
       maxMs: int('RETRY_MAX_MS', 60_000, 1, 86_400_000),
@@ -208,6 +218,9 @@ export function loadConfig(env: Env = process.env): Config {
     region: optional('REGION'),
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');
+  if (config.spill.belowRecords > config.batch.maxRecords) problems.push('BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');
+  // Spilled records wait a linger, then a round: well inside the horizon that drops parked records.
+  if (config.spill.belowRecords > 0 && config.spill.lingerMs * 2 > config.bufferHorizonMs) problems.push('BATCH_SPILL_LINGER_MS must be at most half of BUFFER_HORIZON_MS');
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
 }

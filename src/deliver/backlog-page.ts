@@ -1,13 +1,14 @@
 /**
- * A page of parked rows (one drain, oldest first) cut into batches: rows are
- * grouped by resource, keeping their order within each, and every group is
- * cut into full batches under the batch limits. Parked records of thousands
- * of agents come interleaved; cutting at each change of resource, as they
- * come, made batches of one or two records.
+ * A page of parked rows (one drain, read resource by resource) cut into
+ * batches: rows are grouped by resource, keeping their order within each,
+ * and every group is cut into full batches under the batch limits. A full
+ * page ends at a resource boundary (pageCut), so a resource whose rows run
+ * on into the next page is sent whole from there rather than as a short
+ * batch here and the rest later.
  */
 import type { DrainPlan } from '../pipeline/drain-plans.js';
 import type { ReadyBatch } from '../batch/batcher.js';
-import type { BacklogRow } from '../store/backlog-repo.js';
+import type { BacklogRow, ResourceCursor } from '../store/backlog-repo.js';
 
 /** A batch of parked records and the backlog rows it carries. */
 export interface ParkedBatch {
@@ -36,4 +37,20 @@ export function batchesByResource(plan: DrainPlan, rows: readonly BacklogRow[], 
     cur.rowIds.push(row.id);
   }
   return [...queues.values()];
+}
+
+/**
+ * What of a page read resource by resource to deliver now, and where the next
+ * page starts: a full page (`full`) holding more than one resource leaves its
+ * last resource's rows for the next page, which then starts with them.
+ */
+export function pageCut(rows: readonly BacklogRow[], full: boolean): { deliver: readonly BacklogRow[]; next: ResourceCursor | undefined } {
+  let end = rows.length;
+  const last = rows[end - 1];
+  if (last === undefined) return { deliver: rows, next: undefined };
+  if (full && rows[0]!.resourceJson !== last.resourceJson) {
+    while (rows[end - 1]!.resourceJson === last.resourceJson) end--;
+  }
+  const tail = rows[end - 1]!;
+  return { deliver: end === rows.length ? rows : rows.slice(0, end), next: { resourceJson: tail.resourceJson, id: tail.id } };
 }

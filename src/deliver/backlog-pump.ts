@@ -1,9 +1,10 @@
 /**
  * The backlog pump: drains parked records, in order, for drains that are
  * delivering again (verified, resumed, recovering), one drain at a time per
- * lease across all workers. It reads pages of the oldest rows and sends each
- * resource's records in full batches, a few resources at once
- * (backlog-page.ts). A failing drain is probed with single attempts under
+ * lease across all workers. It reads the backlog resource by resource and
+ * sends each resource's records in full batches, a few resources at once
+ * (backlog-page.ts); drains batching across time are delivered one round
+ * every spill linger (src/pipeline/spill.ts). A failing drain is probed with single attempts under
  * exponential backoff; each success removes the delivered rows.
  * Records parked longer than BUFFER_HORIZON_MS are dropped into a `dropped`
  * delivery record (reason `horizon`), whatever the drain's state.
@@ -15,11 +16,12 @@ import type { DrainPlan, DrainRegistry } from '../pipeline/drain-plans.js';
 import type { ParkingSet } from '../pipeline/parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
-import { createBacklogRepo } from '../store/backlog-repo.js';
+import { createBacklogRepo, type ResourceCursor } from '../store/backlog-repo.js';
 import { createDeliveriesRepo } from '../store/deliveries-repo.js';
 import { createHealthRepo } from '../store/health-repo.js';
 import { droppedEntry, successEntry, type Deliverer } from './deliverer.js';
-import { batchesByResource, type ResourceQueue } from './backlog-page.js';
+import { batchesByResource, pageCut, type ResourceQueue } from './backlog-page.js';
+import type { SpillPolicy, SpillRound } from '../pipeline/spill.js';
 import { backoffMs } from './backoff.js';
 
 export interface BacklogPumpOptions {
@@ -37,6 +39,8 @@ export interface BacklogPumpOptions {
   batch: { maxRecords: number; maxBytes: number };
   retry: { baseMs: number; maxMs: number };
   concurrency?: number;
+  /** Drains batching across time (spill.ts): delivered one round a spill linger. */
+  spill?: SpillPolicy;
 }
 
 export interface BacklogPump {
@@ -47,7 +51,7 @@ export interface BacklogPump {
 }
 
 const LEASE_MS = 60_000;
-/** Parked rows read at a time (a few MB): enough to fill batches of each resource when thousands interleave. */
+/** Parked rows read at a time (a few MB); pages are read resource by resource, so batches come out full. */
 const PAGE_ROWS = 5000;
 /** Resources of one drain delivered at once (each resource's batches stay in order). */
 const LANES = 4;
@@ -118,29 +122,69 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
     return failing ? 'failing' : 'done';
   }
 
+  /**
+   * One round: every record parked up to `upTo`, read resource by resource
+   * in pages that end at a resource boundary, so each resource goes out in
+   * full batches however many interleave in the stream. Answers what it
+   * delivered, or null when it stopped early (a failing destination, a lost
+   * lease, the pump stopping).
+   */
+  async function deliverRound(plan: DrainPlan, upTo: number): Promise<SpillRound | null> {
+    const drainId = plan.drain.id;
+    let after: ResourceCursor | undefined;
+    let records = 0;
+    let resources = 0;
+    let lastResource: string | undefined;
+    for (let page = 0; !stopped; page++) {
+      // A long backlog takes many pages: keep the lease alive past LEASE_MS.
+      if (page > 0 && !(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return null;
+      const rows = await opts.store.backlog.byResource(drainId, upTo, after, PAGE_ROWS);
+      if (rows.length === 0) return { records, resources };
+      const { deliver, next } = pageCut(rows, rows.length === PAGE_ROWS);
+      for (const row of deliver) {
+        if (row.resourceJson !== lastResource) resources++;
+        lastResource = row.resourceJson;
+      }
+      if ((await deliverPage(plan, batchesByResource(plan, deliver, opts.batch))) === 'failing') return null;
+      records += deliver.length;
+      after = next;
+    }
+    return null;
+  }
+
   async function drain(drainId: string): Promise<void> {
     const plan = opts.registry.planFor(drainId);
     if (!plan || !plan.deliverable) return;
     const f = failures.get(drainId);
     if (f && Date.now() < f.nextAt) return;
+    // A drain batching across time waits for its round (spill.ts).
+    const spilling = opts.spill?.isSpilling(drainId) === true;
+    if (spilling && !opts.spill!.roundDue(drainId)) return;
     if (!(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) {
       opts.logger.debug({ event: 'backlog.lease_taken', drainId }, 'another worker holds the backlog lease');
       return;
     }
-    opts.logger.debug({ event: 'backlog.drain', drainId, failedAttempts: f?.attempts ?? 0 }, 'draining a backlog');
+    opts.logger.debug({ event: 'backlog.drain', drainId, failedAttempts: f?.attempts ?? 0, spilling }, 'draining a backlog');
     try {
-      for (let page = 0; !stopped; page++) {
-        // A long backlog takes many pages: keep the lease alive past LEASE_MS.
-        if (page > 0 && !(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return;
+      // Rounds, each up to the newest row parked when it began: a spilling drain takes one
+      // round a spill linger; any other drain takes rounds until its backlog reads empty.
+      for (let round = 0; !stopped; round++) {
+        if (round > 0 && !(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return;
         const mark = opts.parking.mark();
-        const rows = await opts.store.backlog.oldest(drainId, PAGE_ROWS);
-        if (rows.length === 0) {
+        const upTo = await opts.store.backlog.lastId(drainId);
+        if (upTo === null) {
+          if (spilling) opts.spill!.roundDone(drainId, { records: 0, resources: 0 });
           // Empty: new records of this drain go live again (unless a park is landing right now).
           opts.parking.clear(drainId, mark);
           failures.delete(drainId);
           return;
         }
-        if ((await deliverPage(plan, batchesByResource(plan, rows, opts.batch))) === 'failing') return;
+        const delivered = await deliverRound(plan, upTo);
+        if (delivered === null) return;
+        if (spilling) {
+          opts.spill!.roundDone(drainId, delivered);
+          return;
+        }
       }
     } finally {
       await opts.store.backlog.release(drainId, opts.owner).catch(() => {});

@@ -10,6 +10,9 @@
  * pump started reading, stays parked. Without that, a pump pass reading an
  * empty backlog a moment before the rows land would let the next records
  * overtake them.
+ *
+ * A drain can also be held parked whatever its backlog shows (spill.ts: a
+ * drain batching across time sends every record through the backlog).
  */
 export class ParkingSet {
   private drains = new Set<string>();
@@ -17,10 +20,23 @@ export class ParkingSet {
   private inFlight = new Map<string, number>();
   /** Sequence number of each drain's latest landed park. */
   private landedAt = new Map<string, number>();
+  /** Drains parked whatever the store shows, until released. */
+  private held = new Set<string>();
   private seq = 0;
 
   has(drainId: string): boolean {
-    return this.drains.has(drainId);
+    return this.drains.has(drainId) || this.held.has(drainId);
+  }
+
+  /** Parks the drain until `release`: the pump's refreshes do not clear it. */
+  hold(drainId: string): void {
+    this.held.add(drainId);
+  }
+
+  /** Ends a hold: the drain stays parked until its backlog is read empty, as any parked drain. */
+  release(drainId: string): void {
+    if (!this.held.delete(drainId)) return;
+    this.add(drainId);
   }
 
   /** Records of the drain were parked and the rows are written. */
@@ -66,6 +82,8 @@ export class ParkingSet {
   }
 
   get size(): number {
-    return this.drains.size;
+    let n = this.drains.size;
+    for (const d of this.held) if (!this.drains.has(d)) n++;
+    return n;
   }
 }

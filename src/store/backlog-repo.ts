@@ -15,6 +15,23 @@ export interface BacklogRow extends ParkedRecord {
   enqueuedAt: Date;
 }
 
+/** Where a page read resource by resource ended. */
+export interface ResourceCursor {
+  resourceJson: string;
+  id: number;
+}
+
+interface RawRow {
+  id: number; drain_id: string; org_id: string; resource_json: string; record_json: string; record_id: string;
+  bytes: number; scrub_hits: number; enqueued_at: Date;
+}
+
+const toRows = (rows: readonly RawRow[]): BacklogRow[] =>
+  rows.map((r) => ({
+    id: Number(r.id), drainId: r.drain_id, orgId: r.org_id, resourceJson: r.resource_json, recordJson: r.record_json,
+    recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits, enqueuedAt: r.enqueued_at,
+  }));
+
 export const DAY_MS = 86_400_000;
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
@@ -51,16 +68,32 @@ export function createBacklogRepo(sql: Sql) {
       return { records: rows[0]?.n ?? 0, bytes: Number(rows[0]?.b ?? 0) };
     },
 
-    /** The oldest parked records of a drain, in order. */
-    async oldest(drainId: string, limit: number): Promise<BacklogRow[]> {
-      const rows = await sql.query<{
-        id: number; drain_id: string; org_id: string; resource_json: string; record_json: string; record_id: string;
-        bytes: number; scrub_hits: number; enqueued_at: Date;
-      }>('select * from drain_backlog where drain_id = $1 order by id limit $2', [drainId, limit]);
-      return rows.map((r) => ({
-        id: Number(r.id), drainId: r.drain_id, orgId: r.org_id, resourceJson: r.resource_json, recordJson: r.record_json,
-        recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits, enqueuedAt: r.enqueued_at,
-      }));
+    /** The id of the drain's newest parked record (null: none): where a delivery round ends. */
+    async lastId(drainId: string): Promise<number | null> {
+      const rows = await sql.query<{ id: string | null }>('select max(id) as id from drain_backlog where drain_id = $1', [drainId]);
+      const id = rows[0]?.id;
+      return id === null || id === undefined ? null : Number(id);
+    },
+
+    /**
+     * A page of the drain's parked records up to `upToId`, resource by resource
+     * (each resource's in order), after `after` (the last row of the page
+     * before): an index range scan (migration 007), never a sort of the backlog.
+     */
+    async byResource(drainId: string, upToId: number, after: ResourceCursor | undefined, limit: number): Promise<BacklogRow[]> {
+      const rows = after === undefined
+        ? await sql.query<RawRow>(
+          `select * from drain_backlog where drain_id = $1 and id <= $2
+           order by resource_json collate "C", id limit $3`,
+          [drainId, upToId, limit],
+        )
+        : await sql.query<RawRow>(
+          `select * from drain_backlog where drain_id = $1 and id <= $2
+             and (resource_json collate "C", id) > ($3::text collate "C", $4::bigint)
+           order by resource_json collate "C", id limit $5`,
+          [drainId, upToId, after.resourceJson, after.id, limit],
+        );
+      return toRows(rows);
     },
 
     async remove(ids: readonly number[]): Promise<void> {

@@ -4,6 +4,7 @@ import * as m003 from './003-backlog.js';
 import * as m004 from './004-agent-logs.js';
 import * as m005 from './005-dropped-record-ids.js';
 import * as m006 from './006-backlog-parked-at.js';
+import * as m007 from './007-backlog-by-resource.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -13,4 +14,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '004-agent-logs', sql: m004.sql },
   { id: '005-dropped-record-ids', sql: m005.sql },
   { id: '006-backlog-parked-at', sql: m006.sql },
+  { id: '007-backlog-by-resource', sql: m007.sql },
 ];

@@ -21,6 +21,14 @@ describe('loadConfig', () => {
     expect(c.endpointAllowHosts).toEqual(['localhost', '127.0.0.1']);
   });
 
+  it('reads the opt-in spill of small batches, off by default, its linger inside the backlog horizon', () => {
+    expect(loadConfig({}).spill).toEqual({ belowRecords: 0, lingerMs: 30_000 });
+    expect(loadConfig({ BATCH_SPILL_BELOW_RECORDS: '20', BATCH_SPILL_LINGER_MS: '10000' }).spill).toEqual({ belowRecords: 20, lingerMs: 10_000 });
+    expect(() => loadConfig({ BATCH_SPILL_BELOW_RECORDS: '2000' })).toThrow(/BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS/);
+    expect(() => loadConfig({ BATCH_SPILL_BELOW_RECORDS: '5', BATCH_SPILL_LINGER_MS: '60000', BUFFER_HORIZON_MS: '100000' })).toThrow(/half of BUFFER_HORIZON_MS/);
+    expect(() => loadConfig({ BATCH_SPILL_LINGER_MS: '10' })).toThrow(/BATCH_SPILL_LINGER_MS/);
+  });
+
   it('lists every problem at once', () => {
     try {
       loadConfig({ PORT: 'eighty', BATCH_MAX_RECORDS: '0', LOG_DRAINS_ENABLED: 'maybe', DATABASE_URL: 'mysql://x' });
