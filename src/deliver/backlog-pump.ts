@@ -193,8 +193,10 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
 
   async function runOnce(): Promise<void> {
     const mark = opts.parking.mark();
-    const drains = await opts.store.backlog.drainsWithBacklog();
-    opts.parking.reset(drains, mark);
+    const withBacklog = await opts.store.backlog.drainsWithBacklog();
+    opts.parking.reset(withBacklog, mark);
+    // A spilling drain whose agents fell quiet has an empty backlog: its next round ends the spill.
+    const drains = [...new Set([...withBacklog, ...(opts.spill?.drains() ?? [])])];
     await Promise.all(
       drains.map((drainId) =>
         limit(async () => {

@@ -70,6 +70,11 @@ export class SpillPolicy {
     return this.spilling.has(drainId);
   }
 
+  /** The drains spilling now: the pump visits them even when their backlog is empty, to end the spill. */
+  drains(): string[] {
+    return [...this.spilling.keys()];
+  }
+
   /** A live batch of `records` records of the drain was handed to the deliverer. */
   observe(drainId: string, records: number): void {
     if (!this.enabled || this.spilling.has(drainId)) return;

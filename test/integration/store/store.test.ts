@@ -122,6 +122,30 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     expect(facts.hourly.filter((p) => p.delivered === 0).length).toBe(22);
   });
 
+  it('reads a drain\'s backlog resource by resource, each in order, in keyset pages up to a round\'s last id', async () => {
+    const resources = ['{"b":1}', '{"a":1}', '{"c":1}'];
+    const park = (n: number, drainId = 'drn_bklg') => store.backlog.park(Array.from({ length: n }, (_, i) => ({
+      drainId, orgId: 'org_acme', resourceJson: resources[i % 3]!, recordJson: `{"i":${i}}`, recordId: `r${i}`, bytes: 7, scrubHits: 0,
+    })));
+    expect(await store.backlog.lastId('drn_bklg')).toBeNull();
+    await park(9);
+    await park(3, 'drn_other');
+    const upTo = (await store.backlog.lastId('drn_bklg'))!;
+    await park(3); // parked after the round began: not in it
+    const seen: { resource: string; id: number; record: string }[] = [];
+    let after: { resourceJson: string; id: number } | undefined;
+    for (;;) {
+      const page = await store.backlog.byResource('drn_bklg', upTo, after, 2);
+      if (page.length === 0) break;
+      seen.push(...page.map((r) => ({ resource: r.resourceJson, id: r.id, record: r.recordJson })));
+      after = { resourceJson: page.at(-1)!.resourceJson, id: page.at(-1)!.id };
+    }
+    expect(seen.map((s) => s.resource)).toEqual([...Array(3).fill('{"a":1}'), ...Array(3).fill('{"b":1}'), ...Array(3).fill('{"c":1}')]);
+    expect(seen.map((s) => s.record)).toEqual(['{"i":1}', '{"i":4}', '{"i":7}', '{"i":0}', '{"i":3}', '{"i":6}', '{"i":2}', '{"i":5}', '{"i":8}']);
+    expect(seen.every((s) => s.id <= upTo)).toBe(true);
+    expect(await store.backlog.lastId('drn_bklg')).toBe(upTo + 6);
+  });
+
   it('keeps an embedded queue with a committed cursor and trims what was passed', async () => {
     await store.queue.enqueue([
       { orgId: 'org_acme', payload: '{"a":1}' },

@@ -37,3 +37,21 @@ describe('ParkingSet', () => {
     expect([p.has('gone'), p.has('d2'), p.has('d3'), p.size]).toEqual([false, true, true, 2]);
   });
 });
+
+describe('ParkingSet holds', () => {
+  it('keeps a held drain parked through refreshes that show no backlog, and after release until a read shows it empty', () => {
+    const p = new ParkingSet();
+    p.hold('d1');
+    p.reset([], p.mark());
+    p.clear('d1', p.mark());
+    expect(p.has('d1')).toBe(true);
+    const before = p.mark();
+    p.release('d1');
+    // Released: parked as any drain with a backlog, until a read begun after the release shows it empty.
+    p.clear('d1', before);
+    expect(p.has('d1')).toBe(true);
+    p.clear('d1', p.mark());
+    expect(p.has('d1')).toBe(false);
+    expect(p.size).toBe(0);
+  });
+});
