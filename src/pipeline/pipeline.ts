@@ -113,10 +113,14 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
       // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
       // Each drain with parked records stays parked at least until they are written (parking.ts).
       const landed = [...new Set(parked.map((p) => p.drainId))].map((d) => opts.parking.parking(d));
-      ticket.hold();
+      // Parked records count in flight, one hold each, until written: a drain parking everything at
+      // full speed (paused, spilling) must meet MAX_IN_FLIGHT_RECORDS as delivered records do, or the
+      // consumer outruns Postgres and the accountant's buffer grows without bound.
+      const holds = Math.max(1, parked.length);
+      ticket.hold(holds);
       void opts.accountant.record({ backlog: parked, logs: copies }).then(() => {
         for (const done of landed) done();
-        ticket.release();
+        ticket.release(holds);
       });
     }
     if (quotaDropped.size > 0) {
