@@ -6,7 +6,7 @@
  * last 2xx) and `runRunner` (a reference script under runners/ that reports its own figures).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { cpus, totalmem, tmpdir, release, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -81,6 +81,32 @@ export interface RunFigures {
   posts: number;
   /** The share of `cpuSeconds` on the main thread, from /proc (the rest: zlib's thread pool, V8's collector and compiler threads). */
   mainThreadShare?: number;
+  /** CPU of every Postgres process during a logdrain run (accounting, the platform copy, the backlog): not in `cpuSeconds`. */
+  postgresCpuSeconds?: number;
+}
+
+/**
+ * CPU seconds of every `postgres` process on this machine, exited backends included (the postmaster
+ * reaps them, so their time is in its cutime/cstime): the difference over a run is what Postgres
+ * spent on it, as long as nothing else uses the server meanwhile.
+ */
+export function postgresCpuSeconds(): number {
+  const tick = 100; // USER_HZ
+  let sum = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      const f = stat.slice(close + 2).split(' ');
+      // Fields 14-17 of stat (utime, stime, cutime, cstime): indexes 11-14 after the name.
+      sum += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return sum / tick;
 }
 
 export function figures(name: string, records: number, seconds: number, cpuSeconds: number, peakRssBytes: number, bytesOnWire: number, posts: number): RunFigures {
@@ -213,7 +239,7 @@ export interface Harness {
   kafka: Kafka;
   call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
   /** Produces `records` to `topic` in sets of 250 round-robin over its partitions and checks the topic holds them. */
-  produce: (topic: string, records: readonly AgentRecord[]) => Promise<void>;
+  produce: (topic: string, records: Iterable<AgentRecord>) => Promise<void>;
   /**
    * A live stream: `rate` records a second for `seconds` (in ticks of 10 ms) of
    * syntheticRecords(data.count, data.options), each stamped with the time it is sent, so arrival
@@ -226,7 +252,12 @@ export interface Harness {
   close: () => Promise<void>;
 }
 
-export async function startHarness(opts: { records: number; topics: string[] }): Promise<Harness> {
+/** A topic and its partitions (PARTITIONS unless given: a larger data set needs more, see above). */
+export type TopicSpec = string | { name: string; partitions: number };
+
+export async function startHarness(opts: { records: number; topics: TopicSpec[] }): Promise<Harness> {
+  const partitionsOf = new Map(opts.topics.map((t) => (typeof t === 'string' ? [t, PARTITIONS] : [t.name, t.partitions])));
+  const topicNames = [...partitionsOf.keys()];
   const dbName = `logdrain_e2e_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
@@ -235,7 +266,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
   dbUrl.pathname = `/${dbName}`;
   const work = mkdtempSync(join(tmpdir(), 'logdrain-e2e-'));
   const receiver = await startBenchReceiver(join(work, 'cert'));
-  const broker = await startMockBroker({ topics: opts.topics.map((name) => ({ name, partitions: PARTITIONS })) });
+  const broker = await startMockBroker({ topics: [...partitionsOf].map(([name, partitions]) => ({ name, partitions })) });
   const seedFile = join(work, 'seed.json');
   writeFileSync(seedFile, JSON.stringify({
     orgs: ORGS.map((o) => ({ id: o.orgId, name: o.orgId, plan: 'enterprise', archived: false })),
@@ -294,30 +325,46 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       // a fetch with one message set per partition, so sets of a few records (one send spread over
       // all partitions) would make every consumer crawl at a few thousand records a second.
       // Eight sends at a time (each to its own partition): a live feed must outrun the consumers.
-      const sets: number[] = [];
-      for (let i = 0; i < records.length; i += 250) sets.push(i);
-      for (let k = 0; k < sets.length; k += 8) {
-        await Promise.all(sets.slice(k, k + 8).map((i) => producer.send({
-          topic, compression: CompressionTypes.None,
-          messages: records.slice(i, i + 250).map((r) => ({ key: r.orgId, partition: (i / 250) % PARTITIONS, value: JSON.stringify(r) })),
-        })));
+      // Records are drawn as they are sent: a data set of a million is never all in memory.
+      const partitions = partitionsOf.get(topic) ?? PARTITIONS;
+      let produced = 0;
+      let set = 0;
+      const it = records[Symbol.iterator]();
+      for (let done = false; !done;) {
+        const sends: Promise<unknown>[] = [];
+        for (let k = 0; k < 8 && !done; k++) {
+          const messages: { key: string; partition: number; value: string }[] = [];
+          for (let r = it.next(); ; r = it.next()) {
+            if (r.done) {
+              done = true;
+              break;
+            }
+            messages.push({ key: r.value.orgId, partition: set % partitions, value: JSON.stringify(r.value) });
+            if (messages.length === 250) break;
+          }
+          if (messages.length === 0) break;
+          produced += messages.length;
+          set++;
+          sends.push(producer.send({ topic, compression: CompressionTypes.None, messages }));
+        }
+        await Promise.all(sends);
       }
       const kadmin = kafka.admin();
       await kadmin.connect();
       const offsets = await kadmin.fetchTopicOffsets(topic);
       await kadmin.disconnect();
       const stored = offsets.reduce((n, o) => n + Number(o.high), 0);
-      if (stored !== records.length) throw new Error(`topic ${topic} holds ${stored} records, not ${records.length}`);
+      if (stored !== produced) throw new Error(`topic ${topic} holds ${stored} records, not ${produced}`);
       // The mock broker drops a partition's oldest message sets past about 5 MB, and the high
       // watermarks do not show it: the low ones do. Every contender would wait for records gone.
       const dropped = offsets.reduce((n, o) => n + Number(o.low), 0);
-      if (dropped > 0) throw new Error(`the mock broker dropped ${dropped} of the ${records.length} records of topic ${topic} (it keeps about 5 MB a partition): use fewer RECORDS`);
+      if (dropped > 0) throw new Error(`the mock broker dropped ${dropped} of the ${produced} records of topic ${topic} (it keeps about 5 MB a partition): use fewer records or more partitions`);
       log(`topic ${topic} holds ${stored} records in ${offsets.filter((o) => o.high !== '0').length} partitions`);
     },
 
     async feedLive(topic, rate, seconds, data) {
       const p = spawnNode(['--import', 'tsx', join(RUNNERS, 'feed.ts')], {
-        ...kafkaEnv, KAFKA_TOPIC: topic, FEED_RATE: String(rate), FEED_SECONDS: String(seconds), FEED_PARTITIONS: String(PARTITIONS),
+        ...kafkaEnv, KAFKA_TOPIC: topic, FEED_RATE: String(rate), FEED_SECONDS: String(seconds), FEED_PARTITIONS: String(partitionsOf.get(topic) ?? PARTITIONS),
         FEED_COUNT: String(data.count), FEED_DATA: JSON.stringify(data.options), ...(process.env.FEED_SPREAD ? { FEED_SPREAD: process.env.FEED_SPREAD } : {}),
       });
       const report = await p.waitLine((l) => typeof l.fed === 'number', seconds * 1000 + 120_000);
@@ -330,7 +377,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       const prefix = `/${name}`;
       const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}.cpuprofile`] : [];
       const p = spawnNode([...prof, '--import', 'tsx', join(RUNNERS, script)], {
-        ...common, ...kafkaEnv, KAFKA_TOPIC: opts.topics[0]!, KAFKA_GROUP_ID: `g-${name}-${Date.now()}`,
+        ...common, ...kafkaEnv, KAFKA_TOPIC: topicNames[0]!, KAFKA_GROUP_ID: `g-${name}-${Date.now()}`,
         TARGET_URL: `${receiver.url}${prefix}${script.includes('otel') ? '/v1/logs' : ''}`, EXPECTED_RECORDS: String(opts.records), ...env,
       });
       const report = await p.waitLine((l) => typeof l.runner === 'string', 600_000);
@@ -360,7 +407,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
         // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (the profile-driven pass, issue 7).
         const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}${w ? `-${w}` : ''}.cpuprofile`] : [];
         const p = spawnNode([...prof, CLI, 'worker'], {
-          ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? opts.topics[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',
+          ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? topicNames[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',
           LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'info', HEARTBEAT_INTERVAL_MS: '0', ...workerEnv, ...env,
         });
         workers.push({ p, cpu: 0, mainCpu: 0 });
@@ -374,11 +421,13 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       await Promise.all(joined);
       if (o.settle) {
         const assigned = (w: { p: Spawned }) => (w.p.lines.filter((l) => l.event === 'kafka.joined').at(-1)?.partitions as unknown[] | undefined)?.length ?? 0;
-        await until(() => workers.every((w) => assigned(w) > 0) && workers.reduce((n, w) => n + assigned(w), 0) === PARTITIONS, `${name}: a settled group`, 120_000);
+        const all = partitionsOf.get(o.topicName ?? topicNames[0]!) ?? PARTITIONS;
+        await until(() => workers.every((w) => assigned(w) > 0) && workers.reduce((n, w) => n + assigned(w), 0) === all, `${name}: a settled group`, 120_000);
         startAt = Date.now();
         for (const w of workers) ({ cpuSeconds: w.cpu, mainThreadCpuSeconds: w.mainCpu } = procFigures(w.p.child.pid!));
       }
       const pids = workers.map((w) => w.p.child.pid!);
+      const postgresAtStart = postgresCpuSeconds();
       const progress = setInterval(() => log(`  ${name}: ${receiver.count(prefix)} of ${expected} records`), 5000);
       const sampler = o.sample ? setInterval(() => o.sample!.fn(pids), o.sample.everyMs) : undefined;
       try {
@@ -391,6 +440,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
         if (sampler) clearInterval(sampler);
       }
       const endAt = Date.now();
+      const postgresCpu = postgresCpuSeconds() - postgresAtStart;
       const ends = workers.map((w) => ({ ...procFigures(w.p.child.pid!), start: w.cpu, mainStart: w.mainCpu }));
       const bytesOnWire = receiver.bytes(prefix);
       const arrivals = receiver.take(prefix);
@@ -402,7 +452,7 @@ export async function startHarness(opts: { records: number; topics: string[] }):
       const peak = Math.max(...ends.map((e) => e.peakRssBytes));
       const received = arrivals.reduce((n, a) => n + a.records, 0);
       const f = figures(name, Math.min(expected, received), (endAt - startAt) / 1000, cpu, peak, bytesOnWire, arrivals.length);
-      return { f: { ...f, mainThreadShare: cpu > 0 ? mainCpu / cpu : 0 }, arrivals };
+      return { f: { ...f, mainThreadShare: cpu > 0 ? mainCpu / cpu : 0, postgresCpuSeconds: postgresCpu }, arrivals };
     },
 
     async close() {

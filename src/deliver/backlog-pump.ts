@@ -131,23 +131,30 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
    */
   async function deliverRound(plan: DrainPlan, upTo: number): Promise<SpillRound | null> {
     const drainId = plan.drain.id;
-    let after: ResourceCursor | undefined;
     let records = 0;
     let resources = 0;
     let lastResource: string | undefined;
+    const read = (after: ResourceCursor | undefined) => {
+      const page = opts.store.backlog.byResource(drainId, upTo, after, PAGE_ROWS);
+      page.catch(() => {}); // awaited below, unless the round ends first
+      return page;
+    };
+    let reading = read(undefined);
     for (let page = 0; !stopped; page++) {
       // A long backlog takes many pages: keep the lease alive past LEASE_MS.
       if (page > 0 && !(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return null;
-      const rows = await opts.store.backlog.byResource(drainId, upTo, after, PAGE_ROWS);
+      const rows = await reading;
       if (rows.length === 0) return { records, resources };
-      const { deliver, next } = pageCut(rows, rows.length === PAGE_ROWS);
+      const full = rows.length === PAGE_ROWS;
+      const { deliver, next } = pageCut(rows, full);
+      // The next page is read while this one is sent (a page short of full was the last).
+      reading = full ? read(next) : Promise.resolve([]);
       for (const row of deliver) {
         if (row.resourceJson !== lastResource) resources++;
         lastResource = row.resourceJson;
       }
       if ((await deliverPage(plan, batchesByResource(plan, deliver, opts.batch))) === 'failing') return null;
       records += deliver.length;
-      after = next;
     }
     return null;
   }

@@ -37,14 +37,14 @@ export interface SpillRound {
   resources: number;
 }
 
-/** Window over which a drain's live batches are averaged. */
-const WINDOW_MS = 2000;
+/** Window over which a drain's live batches are averaged (short: small batches queued meanwhile still go out one by one). */
+const WINDOW_MS = 1000;
 /**
  * Live batches a window must hold before a drain may spill: a drain with a
  * few slow agents sends a few small POSTs a second, which cost little; one
  * with thousands sends hundreds.
  */
-const MIN_BATCHES = 50;
+const MIN_BATCHES = 25;
 
 interface Window {
   start: number;

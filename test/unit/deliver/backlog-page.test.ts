@@ -3,7 +3,7 @@ import { pageCut } from '../../../src/deliver/backlog-page.js';
 import type { BacklogRow } from '../../../src/store/backlog-repo.js';
 
 const row = (id: number, resource: string): BacklogRow => ({
-  id, drainId: 'd', orgId: 'o', resourceJson: resource, recordJson: '{}', recordId: `r${id}`, bytes: 2, scrubHits: 0, enqueuedAt: new Date(0),
+  id, resourceJson: resource, recordJson: '{}', recordId: `r${id}`, bytes: 2, scrubHits: 0,
 });
 
 describe('pageCut', () => {

@@ -13,11 +13,11 @@ function policy(belowRecords = 10) {
   return { spill, parking, changes, advance: (ms: number) => (now += ms) };
 }
 
-/** `batches` live batches of `records` records each, spread over two seconds, then one more to close the window. */
+/** `batches` live batches of `records` records each, spread over a second, then one more to close the window. */
 function feed(p: ReturnType<typeof policy>, drainId: string, batches: number, records: number) {
   for (let i = 0; i < batches; i++) {
     p.spill.observe(drainId, records);
-    p.advance(2000 / batches);
+    p.advance(1000 / batches);
   }
   p.spill.observe(drainId, records);
 }
