@@ -89,19 +89,26 @@ export function createBacklogRepo(sql: Sql) {
      * before): an index range scan (migration 007), never a sort of the backlog.
      */
     async byResource(drainId: string, upToId: number, after: ResourceCursor | undefined, limit: number): Promise<BacklogRow[]> {
-      const rows = after === undefined
-        ? await sql.query<RawRow>(
-          `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-           order by resource_json collate "C", id limit $3`,
-          [drainId, upToId, limit],
-        )
-        : await sql.query<RawRow>(
-          `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-             and (resource_json collate "C", id) > ($3::text collate "C", $4::bigint)
-           order by resource_json collate "C", id limit $5`,
-          [drainId, upToId, after.resourceJson, after.id, limit],
-        );
-      return toRows(rows);
+      // The plan must walk the index in order and stop at `limit`. A table filling and emptying as
+      // fast as a backlog does often has statistics that make a bitmap scan and a sort of every
+      // remaining row of the drain look cheaper: 200 ms a page instead of 10 at 250,000 parked,
+      // most of Postgres's time in a spilling run. Without sorts the ordered index scan is the plan.
+      return sql.transaction(async (tx) => {
+        await tx.query('set local enable_sort = off');
+        const rows = after === undefined
+          ? await tx.query<RawRow>(
+            `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
+             order by resource_json collate "C", id limit $3`,
+            [drainId, upToId, limit],
+          )
+          : await tx.query<RawRow>(
+            `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
+               and (resource_json collate "C", id) > ($3::text collate "C", $4::bigint)
+             order by resource_json collate "C", id limit $5`,
+            [drainId, upToId, after.resourceJson, after.id, limit],
+          );
+        return toRows(rows);
+      });
     },
 
     async remove(ids: readonly number[]): Promise<void> {
