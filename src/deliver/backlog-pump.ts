@@ -52,7 +52,7 @@ export interface BacklogPump {
 
 const LEASE_MS = 60_000;
 /** Parked rows read at a time (a few MB); pages are read resource by resource, so batches come out full. */
-const PAGE_ROWS = 5000;
+const PAGE_ROWS = 2000;
 /** Resources of one drain delivered at once (each resource's batches stay in order). */
 const LANES = 4;
 
