@@ -35,7 +35,12 @@ console.log(`| peer as shipped / peer doing the same work, rec/CPU-s | ${n(ratio
 if (e2e.latency) console.log(`| latency at ${n(e2e.latency.ratePerSecond)} rec/s offered, BATCH_LINGER_MS=100: p50 / p99 (achieved rec/s) | ${n(e2e.latency.p50Ms)} ms / ${n(e2e.latency.p99Ms)} ms (${n(e2e.latency.achievedRecordsPerSecond)}) |`);
 if (e2e.latency?.afterFirstSecond) console.log(`| the same, records produced after the run's first second: p50 / p99 | ${n(e2e.latency.afterFirstSecond.p50Ms)} ms / ${n(e2e.latency.afterFirstSecond.p99Ms)} ms |`);
 if (s.tenDrains) console.log(`| ten drains per organization: CPU of the run / one drain's | ${n(s.tenDrains.costRatioToOneDrain, 2)} |`);
-if (s.tenThousandAgents) console.log(`| 10,000 agents / 8 agents: rec/s, rec/CPU-s (records a POST) | ${n(s.tenThousandAgents.recordsPerSecondRatioToEight, 2)}, ${n(s.tenThousandAgents.recordsPerCpuSecondRatioToEight, 2)} (${n(s.tenThousandAgents.recordsPerPost, 1)}) |`);
+if (s.tenThousandAgents) {
+  const t = s.tenThousandAgents;
+  const withPg = t.recordsPerWorkerAndPostgresCpuSecondRatioToEight == null ? '' : `, with Postgres's CPU ${n(t.recordsPerWorkerAndPostgresCpuSecondRatioToEight, 2)}`;
+  console.log(`| 10,000 agents / 8 agents, batching across time (${n(t.records)} records): rec/s, rec/CPU-s (records a POST; peak RSS) | ${n(t.recordsPerSecondRatioToEight, 2)}, ${n(t.recordsPerCpuSecondRatioToEight, 2)}${withPg} (${n(t.recordsPerPost, 1)}; ${n(t.peakRssMB, 0)} MB) |`);
+  if (t.live) console.log(`| 10,000 agents / 8 agents, live batches only: rec/s, rec/CPU-s (records a POST) | ${n(t.live.recordsPerSecondRatioToEight, 2)}, ${n(t.live.recordsPerCpuSecondRatioToEight, 2)} (${n(t.live.recordsPerPost, 1)}) |`);
+}
 if (s.twoWorkers) console.log(`| two workers / one (live feed): rec/s, rec/CPU-s | ${n(s.twoWorkers.recordsPerSecondRatioToOne, 2)}, ${n(s.twoWorkers.recordsPerCpuSecondRatioToOne, 2)} |`);
 const paused = read('e2e-paused.json');
 if (paused) {
