@@ -161,7 +161,12 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
 
   async function drain(drainId: string): Promise<void> {
     const plan = opts.registry.planFor(drainId);
-    if (!plan || !plan.deliverable) return;
+    if (!plan) {
+      // Deleted (its backlog with it): nothing left to spill.
+      opts.spill?.forget(drainId);
+      return;
+    }
+    if (!plan.deliverable) return;
     const f = failures.get(drainId);
     if (f && Date.now() < f.nextAt) return;
     // A drain batching across time waits for its round (spill.ts).

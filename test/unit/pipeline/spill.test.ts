@@ -82,4 +82,14 @@ describe('SpillPolicy', () => {
     p.spill.roundDone('d2', { records: 0, resources: 0 });
     expect(p.spill.isSpilling('d2')).toBe(false);
   });
+
+  it('forgets a deleted drain: no longer spilling, no longer held parked', () => {
+    const p = policy();
+    feed(p, 'd1', 200, 1);
+    p.spill.forget('d1');
+    expect(p.spill.isSpilling('d1')).toBe(false);
+    expect(p.spill.drains()).toEqual([]);
+    p.parking.clear('d1', p.parking.mark());
+    expect(p.parking.has('d1')).toBe(false);
+  });
 });
