@@ -22,7 +22,16 @@ export class ParkingSet {
   private landedAt = new Map<string, number>();
   /** Drains parked whatever the store shows, until released. */
   private held = new Set<string>();
+  /** When records of each drain were last handed to the backlog (spill.ts: has the inflow stopped?). */
+  private lastParked = new Map<string, number>();
   private seq = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** When records of the drain were last sent to the backlog (undefined: not since this worker started). */
+  lastParkedAt(drainId: string): number | undefined {
+    return this.lastParked.get(drainId);
+  }
 
   has(drainId: string): boolean {
     return this.drains.has(drainId) || this.held.has(drainId);
@@ -47,6 +56,7 @@ export class ParkingSet {
   /** Records of the drain are being parked: it is parked from now; call the answer once the rows are written. */
   parking(drainId: string): () => void {
     this.drains.add(drainId);
+    this.lastParked.set(drainId, this.now());
     this.inFlight.set(drainId, (this.inFlight.get(drainId) ?? 0) + 1);
     return () => {
       const n = (this.inFlight.get(drainId) ?? 1) - 1;

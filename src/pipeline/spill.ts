@@ -98,10 +98,19 @@ export class SpillPolicy {
     return w.batches >= MIN_BATCHES && w.records < this.opts.belowRecords * w.batches;
   }
 
-  /** Whether the pump should deliver the spilling drain's backlog now (false while it is filling). */
+  /**
+   * Whether the pump should deliver the spilling drain's backlog now: once a spill linger has
+   * passed since the last round, or sooner when the drain's records stopped coming (none parked
+   * for a quarter of the spill linger, and at least one live linger): nothing more would join
+   * the batches, so holding them only adds latency (a burst's end, a stream's end).
+   */
   roundDue(drainId: string): boolean {
     const since = this.spilling.get(drainId);
-    return since === undefined || this.now() - since >= this.opts.lingerMs;
+    if (since === undefined) return true;
+    const now = this.now();
+    if (now - since >= this.opts.lingerMs) return true;
+    const quietSince = Math.max(this.opts.parking.lastParkedAt(drainId) ?? since, since);
+    return now - quietSince >= Math.max(this.opts.batchLingerMs, this.opts.lingerMs / 4);
   }
 
   /** A round of the spilling drain ended, delivering what `round` says; decides whether it keeps spilling. */

@@ -4,7 +4,7 @@ import { SpillPolicy } from '../../../src/pipeline/spill.js';
 
 function policy(belowRecords = 10) {
   let now = 0;
-  const parking = new ParkingSet();
+  const parking = new ParkingSet(() => now);
   const changes: [string, boolean][] = [];
   const spill = new SpillPolicy({
     belowRecords, lingerMs: 30_000, batchLingerMs: 1000, parking, now: () => now,
@@ -47,11 +47,17 @@ describe('SpillPolicy', () => {
     expect(p.spill.isSpilling('d1')).toBe(false);
   });
 
-  it('makes a round due one spill linger after the spill or the last round', () => {
+  it('makes a round due one spill linger after the spill or the last round while records keep coming', () => {
     const p = policy();
     feed(p, 'd1', 200, 1);
     expect(p.spill.roundDue('d1')).toBe(false);
-    p.advance(29_999);
+    // Records of the drain parked every second: the round waits for the spill linger.
+    for (let t = 0; t < 29; t++) {
+      p.advance(1000);
+      p.parking.add('d1');
+      expect(p.spill.roundDue('d1')).toBe(false);
+    }
+    p.advance(999);
     expect(p.spill.roundDue('d1')).toBe(false);
     p.advance(1);
     expect(p.spill.roundDue('d1')).toBe(true);
@@ -61,6 +67,17 @@ describe('SpillPolicy', () => {
     expect(p.spill.roundDue('d1')).toBe(false);
     // A drain not spilling is never held back.
     expect(p.spill.roundDue('other')).toBe(true);
+  });
+
+  it('makes a round due early once the drain\'s records stop coming (a quarter of the spill linger without a park)', () => {
+    const p = policy();
+    feed(p, 'd1', 200, 1);
+    p.advance(1000);
+    p.parking.add('d1');
+    p.advance(7499);
+    expect(p.spill.roundDue('d1')).toBe(false);
+    p.advance(1);
+    expect(p.spill.roundDue('d1')).toBe(true);
   });
 
   it('ends the spill when a round shows live batches would fill, or finds nothing: parked until the backlog is empty', () => {
