@@ -9,7 +9,8 @@ export interface LogdrainProcess {
   child: ChildProcess;
   lines: Record<string, unknown>[];
   stderr: string[];
-  waitForEvent(event: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** The first line of `event` (that `match` accepts, when given), already logged or still to come. */
+  waitForEvent(event: string, timeoutMs?: number, match?: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Resolves with the exit code (null when killed by a signal). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(signal: NodeJS.Signals): void;
@@ -42,8 +43,8 @@ export function spawnLogdrain(args: string[], env: Record<string, string>): Logd
     stderr,
     exited,
     kill: (signal) => void child.kill(signal),
-    waitForEvent(event, timeoutMs = 30_000) {
-      const seen = lines.find((l) => l.event === event);
+    waitForEvent(event, timeoutMs = 30_000, match = () => true) {
+      const seen = lines.find((l) => l.event === event && match(l));
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
@@ -51,7 +52,7 @@ export function spawnLogdrain(args: string[], env: Record<string, string>): Logd
           reject(new Error(`no ${event} within ${timeoutMs} ms; stderr: ${stderr.slice(-5).join(' | ')}`));
         }, timeoutMs);
         const fn = (l: Record<string, unknown>) => {
-          if (l.event !== event) return;
+          if (l.event !== event || !match(l)) return;
           clearTimeout(timer);
           listeners.delete(fn);
           resolve(l);
