@@ -66,9 +66,9 @@ export function pageCut(rows: readonly BacklogRow[], full: boolean): { deliver: 
   let end = rows.length;
   const last = rows[end - 1];
   if (last === undefined) return { deliver: rows, next: undefined };
-  if (full && rows[0]!.resourceJson !== last.resourceJson) {
-    while (rows[end - 1]!.resourceJson === last.resourceJson) end--;
+  if (full && rows[0]!.resourceKey !== last.resourceKey) {
+    while (rows[end - 1]!.resourceKey === last.resourceKey) end--;
   }
   const tail = rows[end - 1]!;
-  return { deliver: end === rows.length ? rows : rows.slice(0, end), next: { resourceJson: tail.resourceJson, id: tail.id } };
+  return { deliver: end === rows.length ? rows : rows.slice(0, end), next: { resourceKey: tail.resourceKey, id: tail.id } };
 }

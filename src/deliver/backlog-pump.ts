@@ -150,8 +150,8 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       // The next page is read while this one is sent (a page short of full was the last).
       reading = full ? read(next) : Promise.resolve([]);
       for (const row of deliver) {
-        if (row.resourceJson !== lastResource) resources++;
-        lastResource = row.resourceJson;
+        if (row.resourceKey !== lastResource) resources++;
+        lastResource = row.resourceKey;
       }
       if ((await deliverPage(plan, batchesByResource(plan, deliver, opts.batch))) === 'failing') return null;
       records += deliver.length;

@@ -13,6 +13,8 @@ export interface ParkedRecord {
 /** A parked record as the pump reads it back: what a batch needs, nothing more. */
 export interface BacklogRow {
   id: number;
+  /** The 64-bit hash the backlog is ordered by (migration 007), as text: rows of a resource share it. */
+  resourceKey: string;
   resourceJson: string;
   recordJson: string;
   recordId: string;
@@ -22,18 +24,22 @@ export interface BacklogRow {
 
 /** Where a page read resource by resource ended. */
 export interface ResourceCursor {
-  resourceJson: string;
+  resourceKey: string;
   id: number;
 }
 
 interface RawRow {
-  id: string; resource_json: string; record_json: string; record_id: string; bytes: number; scrub_hits: number;
+  id: string; rkey: string; resource_json: string; record_json: string; record_id: string; bytes: number; scrub_hits: number;
 }
 
-const ROW_COLUMNS = 'id, resource_json, record_json, record_id, bytes, scrub_hits';
+/** The resource's key, as the index holds it (migration 007). */
+const RKEY = 'hashtextextended(resource_json, 0)';
+const ROW_COLUMNS = `id, ${RKEY}::text as rkey, resource_json, record_json, record_id, bytes, scrub_hits`;
 
 const toRows = (rows: readonly RawRow[]): BacklogRow[] =>
-  rows.map((r) => ({ id: Number(r.id), resourceJson: r.resource_json, recordJson: r.record_json, recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits }));
+  rows.map((r) => ({
+    id: Number(r.id), resourceKey: String(r.rkey), resourceJson: r.resource_json, recordJson: r.record_json, recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits,
+  }));
 
 export const DAY_MS = 86_400_000;
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
@@ -98,14 +104,14 @@ export function createBacklogRepo(sql: Sql) {
         const rows = after === undefined
           ? await tx.query<RawRow>(
             `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-             order by resource_json collate "C", id limit $3`,
+             order by ${RKEY}, id limit $3`,
             [drainId, upToId, limit],
           )
           : await tx.query<RawRow>(
             `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-               and (resource_json collate "C", id) > ($3::text collate "C", $4::bigint)
-             order by resource_json collate "C", id limit $5`,
-            [drainId, upToId, after.resourceJson, after.id, limit],
+               and (${RKEY}, id) > ($3::bigint, $4::bigint)
+             order by ${RKEY}, id limit $5`,
+            [drainId, upToId, after.resourceKey, after.id, limit],
           );
         return toRows(rows);
       });
