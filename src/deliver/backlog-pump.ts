@@ -170,13 +170,13 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
     const f = failures.get(drainId);
     if (f && Date.now() < f.nextAt) return;
     // A drain batching across time waits for its round (spill.ts).
-    const spilling = opts.spill?.isSpilling(drainId) === true;
-    if (spilling && !opts.spill!.roundDue(drainId)) return;
+    const spill = opts.spill?.isSpilling(drainId) ? opts.spill : undefined;
+    if (spill && !spill.roundDue(drainId)) return;
     if (!(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) {
       opts.logger.debug({ event: 'backlog.lease_taken', drainId }, 'another worker holds the backlog lease');
       return;
     }
-    opts.logger.debug({ event: 'backlog.drain', drainId, failedAttempts: f?.attempts ?? 0, spilling }, 'draining a backlog');
+    opts.logger.debug({ event: 'backlog.drain', drainId, failedAttempts: f?.attempts ?? 0, spilling: spill !== undefined }, 'draining a backlog');
     try {
       // Rounds, each up to the newest row parked when it began: a spilling drain takes one
       // round a spill linger; any other drain takes rounds until its backlog reads empty.
@@ -185,7 +185,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
         const mark = opts.parking.mark();
         const upTo = await opts.store.backlog.lastId(drainId);
         if (upTo === null) {
-          if (spilling) opts.spill!.roundDone(drainId, { records: 0, resources: 0 });
+          spill?.roundDone(drainId, { records: 0, resources: 0 });
           // Empty: new records of this drain go live again (unless a park is landing right now).
           opts.parking.clear(drainId, mark);
           failures.delete(drainId);
@@ -193,8 +193,8 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
         }
         const delivered = await deliverRound(plan, upTo);
         if (delivered === null) return;
-        if (spilling) {
-          opts.spill!.roundDone(drainId, delivered);
+        if (spill) {
+          spill.roundDone(drainId, delivered);
           return;
         }
       }

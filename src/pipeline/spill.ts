@@ -54,7 +54,7 @@ interface Window {
 
 export class SpillPolicy {
   private readonly windows = new Map<string, Window>();
-  /** Spilling drains and when their last round started (or the spill did). */
+  /** Spilling drains and when the spill began or their last round ended. */
   private readonly spilling = new Map<string, number>();
   private readonly now: () => number;
 

@@ -101,18 +101,14 @@ export function createBacklogRepo(sql: Sql) {
       // most of Postgres's time in a spilling run. Without sorts the ordered index scan is the plan.
       return sql.transaction(async (tx) => {
         await tx.query('set local enable_sort = off');
-        const rows = after === undefined
-          ? await tx.query<RawRow>(
-            `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-             order by ${RKEY}, id limit $3`,
-            [drainId, upToId, limit],
-          )
-          : await tx.query<RawRow>(
-            `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-               and (${RKEY}, id) > ($3::bigint, $4::bigint)
-             order by ${RKEY}, id limit $5`,
-            [drainId, upToId, after.resourceKey, after.id, limit],
-          );
+        // The first page starts below every key: the smallest bigint, before any id.
+        const from = after ?? { resourceKey: '-9223372036854775808', id: 0 };
+        const rows = await tx.query<RawRow>(
+          `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
+             and (${RKEY}, id) > ($3::bigint, $4::bigint)
+           order by ${RKEY}, id limit $5`,
+          [drainId, upToId, from.resourceKey, from.id, limit],
+        );
         return toRows(rows);
       });
     },
