@@ -48,24 +48,42 @@ export function machine() {
   return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kernel: release(), loadAverage1m: loadavg()[0], allocatorEnv: ALLOCATOR_ENV };
 }
 
-/** User + system CPU seconds of a /proc stat file (a process's, or one thread's under task/). */
-function statCpuSeconds(path: string): number {
+/** The fields of a /proc stat file after the command name (a process's, or one thread's under task/). */
+function statFields(path: string): string[] {
   const stat = readFileSync(path, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** User + system CPU seconds of a /proc stat file. */
+function statCpuSeconds(path: string): number {
+  const fields = statFields(path);
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
 /**
- * CPU seconds (user + system, all threads), the main thread's alone (the event loop: the rest is
- * the thread pool running zlib and V8's collector and compiler threads), current and peak RSS of a
- * live process, from /proc.
+ * CPU seconds (user + system, all threads), the kernel's share of them, the main thread's alone
+ * (the event loop: the rest is the thread pool running zlib and V8's collector and compiler
+ * threads), minor page faults, current and peak RSS of a live process, from /proc.
  */
-export function procFigures(pid: number): { cpuSeconds: number; mainThreadCpuSeconds: number; rssBytes: number; peakRssBytes: number } {
-  const cpuSeconds = statCpuSeconds(`/proc/${pid}/stat`);
+export function procFigures(pid: number): ProcFigures {
+  const fields = statFields(`/proc/${pid}/stat`);
+  const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
   const mainThreadCpuSeconds = statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-  return { cpuSeconds, mainThreadCpuSeconds, rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM') };
+  return {
+    cpuSeconds, systemCpuSeconds: Number(fields[12]) / CLK_TCK, mainThreadCpuSeconds, minorFaults: Number(fields[7]),
+    rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'),
+  };
+}
+
+export interface ProcFigures {
+  cpuSeconds: number;
+  systemCpuSeconds: number;
+  mainThreadCpuSeconds: number;
+  minorFaults: number;
+  rssBytes: number;
+  peakRssBytes: number;
 }
 
 export interface RunFigures {
@@ -81,6 +99,10 @@ export interface RunFigures {
   posts: number;
   /** The share of `cpuSeconds` on the main thread, from /proc (the rest: zlib's thread pool, V8's collector and compiler threads). */
   mainThreadShare?: number;
+  /** The share of `cpuSeconds` spent in the kernel (system time): sockets, and page faults on freshly mapped memory. */
+  systemShare?: number;
+  /** Minor page faults a record: each a first touch of a freshly mapped 4 KB page (glibc returns large blocks to the system when freed). */
+  minorFaultsPerRecord?: number;
   /** CPU of every Postgres process during a logdrain run (accounting, the platform copy, the backlog): not in `cpuSeconds`. */
   postgresCpuSeconds?: number;
 }
@@ -386,7 +408,10 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       receiver.take(prefix);
       const cpuSeconds = (Number(report.cpuUserMs) + Number(report.cpuSystemMs)) / 1000;
       const f = figures(name, Number(report.records), Number(report.wallMs) / 1000, cpuSeconds, Number(report.peakRssBytes), bytesOnWire, Number(report.posts));
-      return { ...f, mainThreadShare: cpuSeconds > 0 ? Number(report.mainCpuMs) / 1000 / cpuSeconds : 0 };
+      return {
+        ...f, mainThreadShare: cpuSeconds > 0 ? Number(report.mainCpuMs) / 1000 / cpuSeconds : 0,
+        systemShare: cpuSeconds > 0 ? Number(report.cpuSystemMs) / 1000 / cpuSeconds : 0, minorFaultsPerRecord: Number(report.minorFaults) / f.records,
+      };
     },
 
     /**
@@ -402,7 +427,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       await o.withDrains?.(drains);
       const expected = (o.expected ?? opts.records) * perOrg;
       const groupId = `g-${name}-${Date.now()}`;
-      const workers: { p: Spawned; cpu: number; mainCpu: number }[] = [];
+      const workers: { p: Spawned; start?: ProcFigures }[] = [];
       for (let w = 0; w < (o.workers ?? 1); w++) {
         // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (the profile-driven pass, issue 7).
         const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}${w ? `-${w}` : ''}.cpuprofile`] : [];
@@ -410,11 +435,11 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
           ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? topicNames[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',
           LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'info', HEARTBEAT_INTERVAL_MS: '0', ...workerEnv, ...env,
         });
-        workers.push({ p, cpu: 0, mainCpu: 0 });
+        workers.push({ p });
       }
       const joined = workers.map(async (w) => {
         await w.p.waitLine((l) => l.event === 'kafka.joined');
-        ({ cpuSeconds: w.cpu, mainThreadCpuSeconds: w.mainCpu } = procFigures(w.p.child.pid!));
+        w.start = procFigures(w.p.child.pid!);
       });
       await Promise.race(joined);
       let startAt = Date.now();
@@ -424,7 +449,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
         const all = partitionsOf.get(o.topicName ?? topicNames[0]!) ?? PARTITIONS;
         await until(() => workers.every((w) => assigned(w) > 0) && workers.reduce((n, w) => n + assigned(w), 0) === all, `${name}: a settled group`, 120_000);
         startAt = Date.now();
-        for (const w of workers) ({ cpuSeconds: w.cpu, mainThreadCpuSeconds: w.mainCpu } = procFigures(w.p.child.pid!));
+        for (const w of workers) w.start = procFigures(w.p.child.pid!);
       }
       const pids = workers.map((w) => w.p.child.pid!);
       const postgresAtStart = postgresCpuSeconds();
@@ -441,18 +466,22 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       }
       const endAt = Date.now();
       const postgresCpu = postgresCpuSeconds() - postgresAtStart;
-      const ends = workers.map((w) => ({ ...procFigures(w.p.child.pid!), start: w.cpu, mainStart: w.mainCpu }));
+      const ends = workers.map((w) => ({ end: procFigures(w.p.child.pid!), start: w.start! }));
       const bytesOnWire = receiver.bytes(prefix);
       const arrivals = receiver.take(prefix);
       for (const w of workers) w.p.child.kill('SIGTERM');
       await Promise.all(workers.map((w) => w.p.exited));
       await deleteDrains(drains);
-      const cpu = ends.reduce((s, e) => s + e.cpuSeconds - e.start, 0);
-      const mainCpu = ends.reduce((s, e) => s + e.mainThreadCpuSeconds - e.mainStart, 0);
-      const peak = Math.max(...ends.map((e) => e.peakRssBytes));
+      const spent = (k: 'cpuSeconds' | 'systemCpuSeconds' | 'mainThreadCpuSeconds' | 'minorFaults') => ends.reduce((n, e) => n + e.end[k] - e.start[k], 0);
+      const cpu = spent('cpuSeconds');
+      const peak = Math.max(...ends.map((e) => e.end.peakRssBytes));
       const received = arrivals.reduce((n, a) => n + a.records, 0);
       const f = figures(name, Math.min(expected, received), (endAt - startAt) / 1000, cpu, peak, bytesOnWire, arrivals.length);
-      return { f: { ...f, mainThreadShare: cpu > 0 ? mainCpu / cpu : 0, postgresCpuSeconds: postgresCpu }, arrivals };
+      const share = (s: number) => (cpu > 0 ? s / cpu : 0);
+      return {
+        f: { ...f, mainThreadShare: share(spent('mainThreadCpuSeconds')), systemShare: share(spent('systemCpuSeconds')), minorFaultsPerRecord: spent('minorFaults') / f.records, postgresCpuSeconds: postgresCpu },
+        arrivals,
+      };
     },
 
     async close() {

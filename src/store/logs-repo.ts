@@ -5,6 +5,7 @@
  */
 import type { Sql } from './sql.js';
 import type { AgentRecord } from '../source/record.js';
+import { BytePieces } from './byte-pieces.js';
 
 const DAY_MS = 86_400_000;
 /** Partitions are kept ready this many days ahead (clock skew of producers). */
@@ -18,9 +19,9 @@ export interface LogCopy {
   day: number;
 }
 
-const COMMA = 0x2c;
-const OPEN = 0x5b;
-const CLOSE = 0x5d;
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
 
 /** The UTC day number of an RFC 3339 time (NaN for an unparsable one, which no window holds). */
 export const dayOfRecord = (timestamp: string): number => Math.floor(Date.parse(timestamp) / DAY_MS);
@@ -119,34 +120,26 @@ export function createLogsRepo(sql: Sql) {
     /**
      * The worker's path: records as the JSON they arrived in, handed to Postgres as one JSON array
      * of UTF-8 bytes (json_to_recordset), so the worker spends no time building query parameters
-     * nor encoding text: the consumed message bytes are copied into the array as they are.
+     * nor encoding text: the consumed message bytes go to the server as they are, uncopied.
      * Returns the rows written (duplicates excluded) and the records outside the kept window.
      */
     async insertCopies(copies: readonly LogCopy[], retentionDays: number, nowMs = Date.now()): Promise<{ stored: number; outside: number }> {
       const today = Math.floor(nowMs / DAY_MS);
       const first = today - retentionDays + 1;
       const last = today + DAYS_AHEAD;
-      const parts: Buffer[] = [];
+      // `[a,b,...]` as pieces: the records' bytes are not copied (byte-pieces.ts).
+      const pieces: Buffer[] = [OPEN];
       const days = new Set<number>();
-      let size = 1;
+      let kept = 0;
       for (const c of copies) {
         if (!(c.day >= first && c.day <= last)) continue;
         days.add(c.day);
-        const bytes = typeof c.json === 'string' ? Buffer.from(c.json) : c.json;
-        parts.push(bytes);
-        size += bytes.length + 1;
+        if (kept++ > 0) pieces.push(COMMA);
+        pieces.push(typeof c.json === 'string' ? Buffer.from(c.json) : c.json);
       }
-      const outside = copies.length - parts.length;
-      if (parts.length === 0) return { stored: 0, outside };
-      // `[a,b,...]` written into one buffer: Buffer.concat over record and comma pieces cost twice the copying.
-      const array = Buffer.allocUnsafe(size);
-      array[0] = OPEN;
-      let at = 1;
-      for (let i = 0; i < parts.length; i++) {
-        if (i > 0) array[at++] = COMMA;
-        at += parts[i]!.copy(array, at);
-      }
-      array[at] = CLOSE;
+      pieces.push(CLOSE);
+      const outside = copies.length - kept;
+      if (kept === 0) return { stored: 0, outside };
       for (const day of days) await ensurePartition(day);
       const rows = await sql.query<{ n: number }>(
         // Times are kept to the millisecond, the precision of the keyset cursors (a finer stored
@@ -163,7 +156,7 @@ export function createLogsRepo(sql: Sql) {
            on conflict do nothing
            returning 1)
          select count(*)::int as n from ins`,
-        [array, new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()],
+        [new BytePieces(pieces), new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()],
       );
       return { stored: rows[0]?.n ?? 0, outside };
     },

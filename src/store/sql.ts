@@ -6,9 +6,11 @@
  */
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
 
 export interface Sql {
   readonly kind: 'pglite' | 'postgres';
+  /** Parameters may include BytePieces (byte-pieces.ts): a bytea written without being joined. */
   query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs several `;`-separated statements without parameters (migrations). */
   exec(text: string): Promise<void>;
@@ -40,7 +42,7 @@ function openPostgres(url: string, max: number): Sql {
   const onClient = (client: pg.PoolClient): Sql => ({
     kind: 'postgres',
     query: async <T>(text: string, params?: readonly unknown[]) =>
-      (await client.query(text, params as unknown[])).rows as T[],
+      holdsPieces(params) ? queryPiecewise<T>(client, text, params!) : ((await client.query(text, params as unknown[])).rows as T[]),
     exec: async (text) => {
       await client.query(text);
     },
@@ -49,8 +51,20 @@ function openPostgres(url: string, max: number): Sql {
   });
   return {
     kind: 'postgres',
-    query: async <T>(text: string, params?: readonly unknown[]) =>
-      (await pool.query(text, params as unknown[])).rows as T[],
+    async query<T>(text: string, params?: readonly unknown[]): Promise<T[]> {
+      if (!holdsPieces(params)) return (await pool.query(text, params as unknown[])).rows as T[];
+      // pool.query cannot run a custom query: check a client out as it would (released, and
+      // discarded on an error, as pool.query does).
+      const client = await pool.connect();
+      try {
+        const rows = await queryPiecewise<T>(client, text, params!);
+        client.release();
+        return rows;
+      } catch (e) {
+        client.release(e as Error);
+        throw e;
+      }
+    },
     exec: async (text) => {
       await pool.query(text);
     },
@@ -89,7 +103,7 @@ async function openPglite(dataDir: string): Promise<Sql> {
   const wrap = (conn: Tx, inTx: boolean): Sql => ({
     kind: 'pglite',
     query: async <T>(text: string, params?: readonly unknown[]) =>
-      (await conn.query<T>(text, params as unknown[])).rows,
+      (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows,
     exec: async (text) => {
       await conn.exec(text);
     },

@@ -45,12 +45,12 @@ export function startRunner(opts: RunnerOptions): RunnerClock {
   const topic = requiredEnv('KAFKA_TOPIC');
   const kafka = new Kafka({ clientId: `bench-${opts.runner}`, brokers: requiredEnv('KAFKA_BROKERS').split(','), logLevel: logLevel.NOTHING });
   const consumer: Consumer = kafka.consumer({ groupId: requiredEnv('KAFKA_GROUP_ID'), allowAutoTopicCreation: false });
-  let start: { at: number; cpu: NodeJS.CpuUsage; mainCpuMs: number } | undefined;
+  let start: { at: number; cpu: NodeJS.CpuUsage; mainCpuMs: number; minorFaults: number } | undefined;
   let delivered = 0;
   let posts = 0;
   let done = false;
   consumer.on(consumer.events.GROUP_JOIN, () => {
-    start ??= { at: performance.now(), cpu: process.cpuUsage(), mainCpuMs: mainThreadCpuMs() };
+    start ??= { at: performance.now(), cpu: process.cpuUsage(), mainCpuMs: mainThreadCpuMs(), minorFaults: process.resourceUsage().minorPageFault };
   });
   consumer.on(consumer.events.CRASH, (e) => {
     process.stderr.write(`[${opts.runner}] kafka consumer crashed: ${String(e.payload.error)}\n`);
@@ -62,9 +62,11 @@ export function startRunner(opts: RunnerOptions): RunnerClock {
     const cpu = process.cpuUsage(start!.cpu);
     const wallMs = performance.now() - start!.at;
     // maxRSS: the process's peak resident set in KiB (getrusage), as VmHWM is for the worker.
-    const peakRssBytes = process.resourceUsage().maxRSS * 1024;
+    const usage = process.resourceUsage();
+    const peakRssBytes = usage.maxRSS * 1024;
+    const minorFaults = usage.minorPageFault - start!.minorFaults;
     const mainCpuMs = mainThreadCpuMs() - start!.mainCpuMs;
-    process.stdout.write(`${JSON.stringify({ runner: opts.runner, records: delivered, wallMs, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, mainCpuMs, peakRssBytes, posts })}\n`);
+    process.stdout.write(`${JSON.stringify({ runner: opts.runner, records: delivered, wallMs, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, mainCpuMs, minorFaults, peakRssBytes, posts })}\n`);
     void (async () => {
       await opts.close?.().catch(() => {});
       await consumer.disconnect().catch(() => {});
