@@ -161,7 +161,8 @@ export interface Spawned {
 export const ALLOCATOR_ENV: Record<string, string> = process.env.BENCH_ALLOCATOR === 'default' ? {} : imageMemoryEnv();
 
 function imageMemoryEnv(): Record<string, string> {
-  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  // BENCH_DOCKERFILE: another Dockerfile's settings (allocator experiments).
+  const dockerfile = readFileSync(process.env.BENCH_DOCKERFILE ?? join(ROOT, 'Dockerfile'), 'utf8');
   const env: Record<string, string> = {};
   for (const line of dockerfile.split('\n')) {
     if (!line.startsWith('ENV ')) continue;

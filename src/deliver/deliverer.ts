@@ -122,6 +122,9 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       'x-svc-batch-id': batchId,
     };
     if (plan.signingKeys.length > 0) Object.assign(headers, signBatch(plan.signingKeys, batchId, body));
+    const bodyBytes = body.length;
+    // Compressed and signed: nothing reads the body any more.
+    plan.encoder.recycle?.(body);
     const startedAt = new Date();
     const result = await opts.transport.post({ url: plan.url, headers, body: compressed });
     const outcome = outcomeOf(result, plan.encoder);
@@ -135,7 +138,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       kind: batch.kind,
       attempt: n,
       recordCount: batch.entries.length,
-      bytes: body.length,
+      bytes: bodyBytes,
       bytesCompressed: compressed.length,
       latencyMs: result.latencyMs,
       ok: outcome.status === 'success',
@@ -158,7 +161,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       outcome: outcome.status === 'success' ? 'ok' : outcome.status === 'retryable' ? 'retry' : 'dropped',
       errorClass: row.errorClass,
       records: batch.entries.length,
-      bytes: body.length,
+      bytes: bodyBytes,
       bytesCompressed: compressed.length,
       latencyMs: result.latencyMs,
     });

@@ -28,8 +28,15 @@ export const gzipBody = (body: Buffer, o: { level: number }): Promise<Buffer> =>
  * per batch, measured (about 10% of its gzip).
  */
 export function largeBodyGzip(size: number, level: number): { level: number; chunkSize: number } {
-  return { level, chunkSize: Math.min(256 * 1024, Math.max(16 * 1024, Math.ceil(size / 4))) };
+  return { level, chunkSize: Math.min(MAX_OUTPUT_CHUNK, Math.max(16 * 1024, Math.ceil(size / 4))) };
 }
+
+/**
+ * Below the image's allocator threshold for a mapping of its own (MALLOC_MMAP_THRESHOLD_, 128 KB):
+ * an output chunk above it was a fresh mapping per batch, its every page faulting on first write;
+ * below, it is memory the allocator reuses. A full NDJSON batch still compresses into one chunk.
+ */
+const MAX_OUTPUT_CHUNK = 120 * 1024;
 
 /**
  * zlib options for a small body: a window just larger than the body (deflate reaches back at most

@@ -34,6 +34,11 @@ export interface Encoder {
    */
   readonly usesRecordJson: boolean;
   encode(batch: EncodableBatch): Buffer;
+  /**
+   * Takes back a body of this encoder's once its gzip and signature are made (body-pool.ts).
+   * Present only on encoders whose every body is the caller's alone.
+   */
+  recycle?(body: Buffer): void;
   /** Records a 2xx answer says were refused (OTLP partial success); absent: never any. */
   rejectedRecords?(body: Buffer, contentType: string | undefined): number;
 }

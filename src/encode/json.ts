@@ -3,7 +3,7 @@ import { perContents, sharedPart, splicedBody } from './shared-encoding.js';
 import { Utf8Builder } from './utf8-builder.js';
 
 const SCHEMA_JSON = JSON.stringify(SCHEMA_URL);
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
 
 /**
  * The records text (`rec,rec,...`), made once per batch contents: drains
@@ -15,7 +15,7 @@ const recordsPart = perContents((batch) => {
   for (const e of batch.entries) size += e.json.length + 1;
   const out = new Utf8Builder(size);
   for (let i = 0; i < batch.entries.length; i++) {
-    if (i > 0) out.bytes(COMMA);
+    if (i > 0) out.byte(COMMA);
     out.string(batch.entries[i]!.json);
   }
   return sharedPart(out.finish());

@@ -1,8 +1,10 @@
 import { SCHEMA_URL, type Encoder } from './encoder.js';
 import { Utf8Builder } from './utf8-builder.js';
+import { recycleBodyBuffer } from './body-pool.js';
 
 const SCHEMA_JSON = JSON.stringify(SCHEMA_URL);
-const NEWLINE = Buffer.from('\n');
+const NEWLINE = 0x0a;
+const COMMA = 0x2c;
 
 /**
  * Format `ndjson` (CONTRACT part 5): one record a line, each line carrying
@@ -11,16 +13,18 @@ const NEWLINE = Buffer.from('\n');
 export const ndjsonEncoder: Encoder = {
   contentType: 'application/x-ndjson',
   usesRecordJson: true,
+  // Each body is this call's alone (the batch id is in every line): its memory is reused.
+  recycle: recycleBodyBuffer,
   encode(batch) {
-    const head = Buffer.from(`{"schemaUrl":${SCHEMA_JSON},"batchId":${JSON.stringify(batch.batchId)},"resource":${batch.resourceJson},`);
+    const head = Buffer.from(`{"schemaUrl":${SCHEMA_JSON},"batchId":${JSON.stringify(batch.batchId)},"resource":${batch.resourceJson}`);
     let size = 0;
-    for (const e of batch.entries) size += head.length + e.json.length;
-    const out = new Utf8Builder(size);
-    // Every record JSON starts with '{"id":', so the splice drops its opening brace.
+    for (const e of batch.entries) size += head.length + e.json.length + 1;
+    const out = new Utf8Builder(size, true);
+    // Every record JSON starts with '{"id":': its opening brace becomes the comma after the head.
     for (const e of batch.entries) {
       out.bytes(head);
-      out.string(e.json, 1);
-      out.bytes(NEWLINE);
+      out.stringWithFirstByte(e.json, COMMA);
+      out.byte(NEWLINE);
     }
     return out.finish();
   },

@@ -14,9 +14,10 @@ describe('Utf8Builder', () => {
           for (const s of strings) {
             b.string(s);
             b.bytes(sep);
-            b.string(s, Math.min(1, s.length));
+            b.stringWithFirstByte(`{${s}`, 0x2c);
+            b.byte(0x0a);
           }
-          const expected = Buffer.from(strings.map((s) => `${s}|${s.slice(Math.min(1, s.length))}`).join(''));
+          const expected = Buffer.from(strings.map((s) => `${s}|,${s}\n`).join(''));
           expect(b.finish().equals(expected)).toBe(true);
         },
       ),
