@@ -17,15 +17,22 @@ const free: ArrayBuffer[] = [];
 /** Memory this pool handed out: nothing else (Node's shared 8 KB slabs above all) is ever taken back. */
 const ours = new WeakSet<ArrayBuffer>();
 
+/** Smaller bodies come from Node's shared slabs or the allocator's reused memory as they are. */
+const POOLED_BYTES = 64 * 1024;
+
 /** A buffer of `size` bytes or more (contents undefined), from the pool when one fits. */
 export function takeBodyBuffer(size: number): Buffer {
-  for (let i = free.length - 1; i >= 0; i--) {
-    const ab = free[i]!;
-    if (ab.byteLength >= size) {
-      free.splice(i, 1);
-      // A new view each time: caches keyed by a body object (shared-encoding.ts) never see a reused one.
-      return Buffer.from(ab, 0, ab.byteLength);
-    }
+  if (size < POOLED_BYTES) return Buffer.allocUnsafe(size);
+  let best = -1;
+  for (let i = 0; i < free.length; i++) {
+    const n = free[i]!.byteLength;
+    if (n >= size && (best < 0 || n < free[best]!.byteLength)) best = i;
+  }
+  if (best >= 0) {
+    const ab = free[best]!;
+    free.splice(best, 1);
+    // A new view each time: caches keyed by a body object (shared-encoding.ts) never see a reused one.
+    return Buffer.from(ab, 0, ab.byteLength);
   }
   const fresh = Buffer.allocUnsafeSlow(size);
   ours.add(fresh.buffer as ArrayBuffer);

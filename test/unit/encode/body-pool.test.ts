@@ -13,7 +13,7 @@ import { syntheticRecords } from '../../../src/produce/synthetic.js';
 import { buildResource } from '../../../src/batch/resource.js';
 
 const drain = () => {
-  while (bodyPoolSize().buffers > 0) takeBodyBuffer(1);
+  while (bodyPoolSize().buffers > 0) takeBodyBuffer(64 * 1024);
 };
 
 describe('the body pool', () => {
@@ -26,9 +26,14 @@ describe('the body pool', () => {
     expect(bodyPoolSize()).toEqual({ buffers: 1, bytes: a.buffer.byteLength });
     const b = takeBodyBuffer(200_000);
     expect(b.buffer).toBe(a.buffer);
+    // The smallest buffer that fits is taken.
+    recycleBodyBuffer(takeBodyBuffer(1_500_000));
+    recycleBodyBuffer(b);
+    expect(takeBodyBuffer(250_000).buffer).toBe(a.buffer);
     expect(b).not.toBe(a);
     const c = takeBodyBuffer(200_000);
     expect(c.buffer).not.toBe(a.buffer);
+    drain();
     // Given back twice: kept once.
     recycleBodyBuffer(b);
     recycleBodyBuffer(b);
@@ -39,6 +44,8 @@ describe('the body pool', () => {
     drain();
     recycleBodyBuffer(Buffer.from('small, from the shared slab'));
     recycleBodyBuffer(Buffer.allocUnsafe(500_000));
+    // Small bodies are not pooled: they come from the shared slabs.
+    recycleBodyBuffer(takeBodyBuffer(1000));
     expect(bodyPoolSize().buffers).toBe(0);
     const big = takeBodyBuffer(8 * 1024 * 1024);
     recycleBodyBuffer(big);
