@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/config.js';
+import { applyHeapGrowing } from './config/heap-growth.js';
 import { createLogger } from './telemetry/logger.js';
 import { run, stopOnSignals, type Role } from './commands/run.js';
 import { openStore } from './store/store.js';
@@ -45,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
       // Signals are handled from the first instant: one arriving during start stops the
       // process as soon as it is running, rather than killing it half-started.
       const stop = stopOnSignals(config, logger);
+      applyHeapGrowing(config.heapGrowingPercent);
       logger.info({ event: 'process.starting', role: command }, `logdrain ${command} starting`);
       stop.started(await run(command as Role, config, logger));
       return -1;

@@ -66,6 +66,11 @@ export interface Config {
   readonly parkAfterAttempts: number;
   /** Upper bound on records taken from the source but not yet accounted for. */
   readonly maxInFlightRecords: number;
+  /**
+   * How far V8 lets the heap grow past what a full collection left live before the next one, in
+   * percent (0: V8's own choice, up to 300% at full speed). See src/config/heap-growth.ts.
+   */
+  readonly heapGrowingPercent: number;
   /** Region name put in `cloud.region` of each batch resource, when set. */
   readonly region: string | undefined;
 }
@@ -215,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
+    heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),
     region: optional('REGION'),
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');

@@ -29,6 +29,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BATCH_SPILL_LINGER_MS: '10' })).toThrow(/BATCH_SPILL_LINGER_MS/);
   });
 
+  it("reads V8's heap growth: twice the live size by default, 0 for V8's own choice", () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(100);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '1001' })).toThrow(/HEAP_GROWING_PERCENT/);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: 'half' })).toThrow(/HEAP_GROWING_PERCENT/);
+  });
+
   it('lists every problem at once', () => {
     try {
       loadConfig({ PORT: 'eighty', BATCH_MAX_RECORDS: '0', LOG_DRAINS_ENABLED: 'maybe', DATABASE_URL: 'mysql://x' });
