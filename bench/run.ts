@@ -60,7 +60,7 @@ const customerScrubber = compileScrubber([
 const entries: BatchEntry[] = RECORDS.map((r) => {
   const record = shapeRecord(r, observed, shapeOpts);
   const scrubHits = builtinScrubber.scrubRecord(record);
-  return { record, json: JSON.stringify(record), scrubHits };
+  return { id: record.id, record, json: JSON.stringify(record), scrubHits };
 });
 const resource = buildResource(RECORDS[0]!, undefined);
 const batch: EncodableBatch = { batchId: '01JBENCH000000000000000000', resource, resourceJson: JSON.stringify(resource), entries };

@@ -9,6 +9,7 @@ import type { AgentRecord } from '../source/record.js';
 import { shapeRecord } from '../shape/delivered-record.js';
 import { buildResource } from './resource.js';
 import type { ReadyBatch } from './batcher.js';
+import { ShapedEntry } from '../encode/encoder.js';
 
 export function serviceBatch(plan: DrainPlan, kind: 'test' | 'heartbeat', region: string | undefined, now = new Date()): ReadyBatch {
   const batchId = ulid();
@@ -32,6 +33,6 @@ export function serviceBatch(plan: DrainPlan, kind: 'test' | 'heartbeat', region
   const shaped = shapeRecord(record, at, { includeContent: false, redact: null });
   return {
     plan, kind, batchId, resource, resourceJson: JSON.stringify(resource),
-    entries: [{ record: shaped, json: JSON.stringify(shaped), scrubHits: 0 }], tickets: [], bytes: 0,
+    entries: [new ShapedEntry(shaped, 0)], tickets: [], bytes: 0,
   };
 }

@@ -8,25 +8,8 @@
  */
 import type { DrainPlan } from '../pipeline/drain-plans.js';
 import type { ReadyBatch } from '../batch/batcher.js';
-import type { BatchEntry } from '../encode/encoder.js';
-import type { DeliveredRecord } from '../shape/delivered-record.js';
+import { SerialisedEntry } from '../encode/encoder.js';
 import type { BacklogRow, ResourceCursor } from '../store/backlog-repo.js';
-
-/**
- * A parked record in a batch: its JSON as stored, parsed only when read (OTLP and the vendors read
- * the record; JSON and NDJSON splice the text, and the deliverer reads the first and last ids).
- */
-class ParkedEntry implements BatchEntry {
-  private parsed: DeliveredRecord | undefined;
-  constructor(
-    readonly json: string,
-    readonly scrubHits: number,
-  ) {}
-
-  get record(): DeliveredRecord {
-    return (this.parsed ??= JSON.parse(this.json) as DeliveredRecord);
-  }
-}
 
 /** A batch of parked records and the backlog rows it carries. */
 export interface ParkedBatch {
@@ -50,7 +33,8 @@ export function batchesByResource(plan: DrainPlan, rows: readonly BacklogRow[], 
       };
       queue.push(cur);
     }
-    cur.batch.entries.push(new ParkedEntry(row.recordJson, row.scrubHits));
+    // Its JSON as stored, parsed only if read (OTLP and the vendors read the record; JSON and NDJSON splice the text).
+    cur.batch.entries.push(new SerialisedEntry(row.recordId, row.recordJson, row.scrubHits));
     cur.batch.bytes += row.bytes;
     cur.rowIds.push(row.id);
   }

@@ -105,7 +105,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
             accounted.push(opts.accountant.record({ ...successEntry(batch, r), unparked: rowIds }));
           } else if (r.outcome.status === 'failure') {
             // Final for these records (a 4xx, a redirect, an SSRF refusal): dropped with the reason.
-            const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.record.id), r.outcome.errorClass, attempt + 1);
+            const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.id), r.outcome.errorClass, attempt + 1);
             accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly, unparked: rowIds }));
             opts.events.recordsDropped(plan.drain.type, r.outcome.errorClass, rowIds.length);
           } else {

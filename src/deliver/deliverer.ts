@@ -145,8 +145,8 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       scrubHits,
       startedAt,
       expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
-      firstRecordId: batch.entries[0]?.record.id,
-      lastRecordId: batch.entries[batch.entries.length - 1]?.record.id,
+      firstRecordId: batch.entries[0]?.id,
+      lastRecordId: batch.entries[batch.entries.length - 1]?.id,
     };
     if (result.kind === 'response') {
       row.statusCode = result.statusCode;
@@ -227,7 +227,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
 
   async function drop(batch: ReadyBatch, reason: string, attemptNo: number): Promise<void> {
     const drain = batch.plan.drain;
-    await opts.accountant.record(droppedEntry(drain, batch.entries.map((e) => e.record.id), reason, attemptNo));
+    await opts.accountant.record(droppedEntry(drain, batch.entries.map((e) => e.id), reason, attemptNo));
     opts.events.recordsDropped(drain.type, reason, batch.entries.length);
     release(batch);
   }
@@ -264,7 +264,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
 export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
   const drain = batch.plan.drain;
   return batch.entries.map((e) => ({
-    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, recordJson: e.json, recordId: e.record.id,
+    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, recordJson: e.json, recordId: e.id,
     bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
   }));
 }

@@ -24,7 +24,7 @@ import type { ParkedRecord } from '../store/backlog-repo.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
 import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';
-import { ShapedEntry } from '../encode/encoder.js';
+import { SerialisedEntry, ShapedEntry } from '../encode/encoder.js';
 
 export interface PipelineOptions {
   sourceName: string;
@@ -89,8 +89,10 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         if (shape === undefined) {
           const shaped = shapeRecord(record, observed, plan.shape);
           const scrubHits = plan.scrubber.scrubRecord(shaped);
-          // Its JSON is made when first read: never, for OTLP and vendor drains that do not park it.
-          shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), new ShapedEntry(shaped, scrubHits), raw.length);
+          // Drains that encode from the JSON alone get it now and never hold the shaped object (SerialisedEntry);
+          // for the others the JSON is made when first read: never, for OTLP and vendor drains that do not park it.
+          const entry = groups.jsonOnly[slot] ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
+          shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), entry, raw.length);
         }
         const hits = shape.entry.scrubHits;
         if (hits > 0) {

@@ -12,7 +12,7 @@ const records: DeliveredRecord[] = [
 const resource = { 'service.name': 'bot', 'service.namespace': 'o', 'service.instance.id': 'a', 'deployment.environment.name': 'production', 'svc.org.id': 'o', 'svc.agent.id': 'a' };
 const batch: EncodableBatch = {
   batchId: '01JC0000000000000000000000', resource, resourceJson: JSON.stringify(resource),
-  entries: records.map((record) => ({ record, json: JSON.stringify(record), scrubHits: 0 })),
+  entries: records.map((record) => ({ id: record.id, record, json: JSON.stringify(record), scrubHits: 0 })),
 };
 
 describe('encoders', () => {

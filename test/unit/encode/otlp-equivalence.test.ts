@@ -37,7 +37,7 @@ const hex = (b64: string) => Buffer.from(b64, 'base64').toString('hex');
 function batchOf(records: DeliveredRecord[], resource = buildResource(syntheticOne(), 'eu-west-1')): EncodableBatch {
   return {
     batchId: '01JC0000000000000000000000', resource, resourceJson: JSON.stringify(resource),
-    entries: records.map((record) => ({ record, json: JSON.stringify(record), scrubHits: 0 })),
+    entries: records.map((record) => ({ id: record.id, record, json: JSON.stringify(record), scrubHits: 0 })),
   };
 }
 

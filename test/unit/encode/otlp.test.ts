@@ -20,7 +20,7 @@ const records: DeliveredRecord[] = [
 ];
 const batch: EncodableBatch = {
   batchId: '01JC0000000000000000000000', resource, resourceJson: JSON.stringify(resource),
-  entries: records.map((record) => ({ record, json: JSON.stringify(record), scrubHits: 0 })),
+  entries: records.map((record) => ({ id: record.id, record, json: JSON.stringify(record), scrubHits: 0 })),
 };
 
 describe('otlp encoder, checked with an independent decoder', () => {

@@ -21,7 +21,7 @@ const gzip = promisify(gzipCb);
 const source = [...syntheticRecords(20, { orgs: [{ orgId: 'org_acme', agents: [{ id: 'agt_a', name: 'a' }] }], seed: 5 })];
 const entryOf = (i: number): BatchEntry => {
   const record = shapeRecord(source[i]!, '2026-11-23T10:00:00Z', { includeContent: true, redact: null });
-  return { record, json: JSON.stringify(record), scrubHits: 0 };
+  return { id: record.id, record, json: JSON.stringify(record), scrubHits: 0 };
 };
 const resource = buildResource(source[0]!, undefined);
 const batchOf = (entries: BatchEntry[], batchId = '01JC0000000000000000000000', res = resource): EncodableBatch => ({ batchId, resource: res, resourceJson: JSON.stringify(res), entries });

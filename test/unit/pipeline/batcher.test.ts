@@ -15,7 +15,7 @@ const agents = [{ id: 'agt_a', name: 'a' }, { id: 'agt_b', name: 'b' }];
 const routed: RoutedRecord[] = [...syntheticRecords(40, { orgs: [{ orgId: 'org_acme', agents }], seed: 9 })].map((source) => {
   const record = shapeRecord(source, '2026-11-23T10:00:00Z', { includeContent: true, redact: null });
   const json = JSON.stringify(record);
-  return { source, resourceKey: resourceKey(source), entry: { record, json, scrubHits: 0 }, bytes: Buffer.byteLength(json) };
+  return { source, resourceKey: resourceKey(source), entry: { id: record.id, record, json, scrubHits: 0 }, bytes: Buffer.byteLength(json) };
 });
 const [p1, p2] = pipelineFor([drainRow('d1'), drainRow('d2')]).plans;
 

@@ -10,6 +10,7 @@ import { syntheticRecords } from '../../../src/produce/synthetic.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
 import { compileScrubber } from '../../../src/shape/scrubber.js';
 import type { ReadyBatch } from '../../../src/batch/batcher.js';
+import { SerialisedEntry, ShapedEntry } from '../../../src/encode/encoder.js';
 
 const agents = [{ id: 'agt_support', name: 'support-bot', version: '4' }, { id: 'agt_sales', name: 'sales-bot' }];
 const RECORDS = [...syntheticRecords(200, { orgs: [{ orgId: 'org_acme', agents }], idPrefix: 'acme', seed: 3, secretShare: 0.5 })];
@@ -100,6 +101,31 @@ describe('shaping shared between drains', () => {
     // `ord` first leaves `er` behind: a different record, not shared.
     expect(c!.some((e) => e.json.includes('[scrubbed]er'))).toBe(true);
     expect(a!.some((e) => e.json.includes('[scrubbed]er'))).toBe(false);
+  });
+
+  it('drains that encode from the JSON alone hold each record as its JSON, not the shaped object; a group with an OTLP drain keeps the object', () => {
+    const jsonOnly = pipelineFor([drainRow('j1'), drainRow('n1', { format: 'ndjson' })]);
+    jsonOnly.route(RAW);
+    const batches = jsonOnly.flush();
+    const [j1, n1] = ['j1', 'n1'].map((id) => byDrain(batches, id));
+    const observed = JSON.parse(j1![0]!.json).observedTimestamp as string;
+    const expected = RECORDS.map((r) => {
+      const shaped = shapeRecord(r, observed, { includeContent: true, redact: null });
+      compileScrubber(null).scrubRecord(shaped);
+      return shaped;
+    });
+    for (const entries of [j1!, n1!]) {
+      // Memory: the batch holds a string per record (collected young), not an object graph living until the batch is sent.
+      for (const e of entries) expect(e).toBeInstanceOf(SerialisedEntry);
+      expect(entries.map((e) => e.id)).toEqual(RECORDS.map((r) => r.id));
+      expect(entries.map((e) => e.json)).toEqual(expected.map((x) => JSON.stringify(x)));
+      // The record, if ever read, is the shaped record itself.
+      expect(entries.map((e) => e.record)).toEqual(expected);
+    }
+    j1!.forEach((e, i) => expect(n1![i]).toBe(e));
+    const mixed = pipelineFor([drainRow('j1'), drainRow('o1', { type: 'otlp', endpoint: 'https://127.0.0.1:1/otlp' })]);
+    mixed.route(RAW);
+    for (const e of byDrain(mixed.flush(), 'j1')) expect(e).toBeInstanceOf(ShapedEntry);
   });
 
   it('selection stays per drain inside a shape group, and a parked drain parks the shared JSON', () => {
