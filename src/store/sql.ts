@@ -55,46 +55,51 @@ function openPostgres(url: string, max: number): Sql {
       if (!holdsPieces(params)) return (await pool.query(text, params as unknown[])).rows as T[];
       // pool.query cannot run a custom query: check a client out as it would (released, and
       // discarded on an error, as pool.query does).
-      const client = await pool.connect();
-      try {
-        const rows = await queryPiecewise<T>(client, text, params!);
-        client.release();
-        return rows;
-      } catch (e) {
-        client.release(e as Error);
-        throw e;
-      }
+      return checkedOut(pool, true, (client) => queryPiecewise<T>(client, text, params!));
     },
     exec: async (text) => {
       await pool.query(text);
     },
-    async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      // The pool listens for errors on idle clients only. A checked-out client whose connection
-      // the server cuts (a restart, pg_terminate_backend) emits 'error'; unheard, that would end
-      // the process. Heard, the transaction's own query fails and the client leaves the pool.
-      let broken: Error | undefined;
-      const onError = (e: Error) => {
-        broken = e;
-      };
-      client.on('error', onError);
-      try {
-        await client.query('BEGIN');
-        const result = await fn(onClient(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (e) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken ??= rollbackError;
-        });
-        throw e;
-      } finally {
-        client.removeListener('error', onError);
-        client.release(broken);
-      }
-    },
+    transaction: <T>(fn: (tx: Sql) => Promise<T>): Promise<T> =>
+      checkedOut(pool, false, async (client, broke) => {
+        try {
+          await client.query('BEGIN');
+          const result = await fn(onClient(client));
+          await client.query('COMMIT');
+          return result;
+        } catch (e) {
+          await client.query('ROLLBACK').catch(broke);
+          throw e;
+        }
+      }),
     close: () => pool.end(),
   };
+}
+
+/**
+ * Runs `fn` on a client checked out of the pool, then gives it back. The pool listens for errors
+ * on idle clients only: a checked-out client whose connection the server cuts (a restart,
+ * pg_terminate_backend) emits 'error', even between its query's answer and its release, and
+ * unheard that ends the process. Heard, the client's own query fails and the client leaves the
+ * pool. `discardOnError`: any error of `fn` discards the client too (as pool.query does); else
+ * only a cut connection or what `fn` reports through `broke` (a failed ROLLBACK) does.
+ */
+async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client: pg.PoolClient, broke: (e: Error) => void) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const broke = (e: Error) => {
+    broken ??= e;
+  };
+  client.on('error', broke);
+  try {
+    return await fn(client, broke);
+  } catch (e) {
+    if (discardOnError) broke(e as Error);
+    throw e;
+  } finally {
+    client.removeListener('error', broke);
+    client.release(broken);
+  }
 }
 
 async function openPglite(dataDir: string): Promise<Sql> {

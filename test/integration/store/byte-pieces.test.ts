@@ -2,13 +2,17 @@
  * A bytea parameter in pieces (store/byte-pieces.ts): the Bind message written piece by piece is
  * byte for byte the one pg's own serializer writes for the joined parameter, and Postgres (and
  * PGlite, which gets the pieces joined) reads the same bytes, on a pooled query and inside a
- * transaction; a failing statement leaves the pool usable.
+ * transaction; a failing statement leaves the pool usable; a connection the server cuts just as
+ * such a query ends does not end the process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serialize } from 'pg-protocol';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import type { Store } from '../../../src/store/store.js';
 import { BytePieces, writeBind } from '../../../src/store/byte-pieces.js';
+import { createServer, connect, type AddressInfo, type Server } from 'node:net';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { openSql } from '../../../src/store/sql.js';
 
 describe('the Bind message in pieces', () => {
   it('is byte for byte what pg serializes for the joined bytes, text and null parameters', () => {
@@ -59,3 +63,82 @@ describe.each(STORE_KINDS)('a query with a parameter in pieces on $name', (kind)
     for (let i = 0; i < 6; i++) expect((await store.sql.query(query, [asPieces(), 'yes']))[0]).toMatchObject({ n: 3000 });
   });
 });
+
+/**
+ * A server that cuts a connection just as a query ends: its FATAL message (pg_terminate_backend,
+ * a restart) can arrive in the same packet as the query's ReadyForQuery, so pg emits 'error' on a
+ * client that is still checked out, before the query's caller has released it. Found by the
+ * Postgres fault test (a worker exiting on such an 'error' nobody heard). A proxy on loopback
+ * delivers exactly that, on the first connection only: the FATAL right after the first query's
+ * ReadyForQuery, in one write, then the end of the connection.
+ */
+describe('a connection cut by the server just as a pooled piecewise query ends', () => {
+  let db: TestDatabase;
+  let proxy: Server;
+  let url: string;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const target = new URL(db.url);
+    const [pgHost, pgPort] = [target.hostname, Number(target.port || 5432)];
+    let connections = 0;
+    proxy = createServer((client) => {
+      const first = connections++ === 0;
+      const server = connect(pgPort, pgHost);
+      client.pipe(server);
+      client.on('error', () => server.destroy());
+      server.on('error', () => client.destroy());
+      if (!first) {
+        server.pipe(client);
+        return;
+      }
+      // Server messages are a type byte and a 4-byte length; count ReadyForQuery ('Z'): the first
+      // ends the start-up, the second the query.
+      let pending = Buffer.alloc(0);
+      let ready = 0;
+      server.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        let at = 0;
+        while (pending.length - at >= 5 && pending.length - at >= 1 + pending.readInt32BE(at + 1)) {
+          const end = at + 1 + pending.readInt32BE(at + 1);
+          if (pending[at] === 0x5a && ++ready === 2) {
+            client.end(Buffer.concat([pending.subarray(0, end), fatal()]));
+            server.destroy();
+            return;
+          }
+          at = end;
+        }
+        client.write(pending.subarray(0, at));
+        pending = pending.subarray(at);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    target.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    url = target.toString();
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => proxy?.close(resolve));
+    await db?.drop();
+  });
+
+  it('does not end the process: the query answers, the client leaves the pool, the next query runs', async () => {
+    const sql = await openSql({ databaseUrl: url, maxConnections: 1 });
+    try {
+      const pieces = new BytePieces([Buffer.from('ab'), Buffer.from('cd')]);
+      // Unheard, the 'error' is thrown from the socket's data handler: an uncaught exception, which fails the run.
+      expect(await sql.query<{ s: string }>("select convert_from($1::bytea, 'UTF8') as s", [pieces])).toEqual([{ s: 'abcd' }]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await sql.query<{ n: number }>('select 1 as n')).toEqual([{ n: 1 }]);
+    } finally {
+      await sql.close();
+    }
+  });
+});
+
+/** An ErrorResponse as Postgres sends it to a terminated backend's client. */
+function fatal(): Buffer {
+  const fields = Buffer.from('SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0');
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(4 + fields.length, 1);
+  return Buffer.concat([head, fields]);
+}
