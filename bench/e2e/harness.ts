@@ -6,7 +6,7 @@
  * last 2xx) and `runRunner` (a reference script under runners/ that reports its own figures).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { cpus, totalmem, tmpdir, release, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -40,6 +40,14 @@ const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../dist/cli.js', 
 const RUNNERS = fileURLToPath(new URL('./runners/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLK_TCK = 100;
+
+/** Moves the main thread's profile (thread id 0 in Node's default name) out of `dir` to `to`; drops the rest. */
+function keepMainThreadProfile(dir: string, to: string): void {
+  const main = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (main) renameSync(join(dir, main), to);
+  else log(`  no main-thread profile in ${dir}`);
+  rmSync(dir, { recursive: true, force: true });
+}
 
 export const log = (msg: string) => process.stderr.write(`[bench:e2e] ${msg}\n`);
 
@@ -398,13 +406,19 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
     async runRunner(name, script, env) {
       log(`run ${name}`);
       const prefix = `/${name}`;
-      const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}.cpuprofile`] : [];
+      // A runner starts under tsx, whose module hooks run on a thread of their own: with one file
+      // name for the process, the hooks thread's profile overwrote the main thread's. Each thread's
+      // goes to a directory of the run's (Node names them CPU.<date>.<time>.<pid>.<tid>.<seq>), and
+      // the main thread's (tid 0) is kept as the run's.
+      const profDir = process.env.BENCH_CPU_PROF ? join(process.env.BENCH_CPU_PROF, `${name}.threads`) : undefined;
+      const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
       const p = spawnNode([...prof, '--import', 'tsx', join(RUNNERS, script)], {
         ...common, ...kafkaEnv, KAFKA_TOPIC: topicNames[0]!, KAFKA_GROUP_ID: `g-${name}-${Date.now()}`,
         TARGET_URL: `${receiver.url}${prefix}${script.includes('otel') ? '/v1/logs' : ''}`, EXPECTED_RECORDS: String(opts.records), ...env,
       });
       const report = await p.waitLine((l) => typeof l.runner === 'string', 600_000);
       await p.exited;
+      if (profDir) keepMainThreadProfile(profDir, join(process.env.BENCH_CPU_PROF!, `${name}.cpuprofile`));
       const bytesOnWire = receiver.bytes(prefix);
       receiver.take(prefix);
       const cpuSeconds = (Number(report.cpuUserMs) + Number(report.cpuSystemMs)) / 1000;
