@@ -6,7 +6,7 @@
  * last 2xx) and `runRunner` (a reference script under runners/ that reports its own figures).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { cpus, totalmem, tmpdir, release, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -25,7 +25,7 @@ import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver
  * The librdkafka mock broker keeps about 5 MB per partition and silently drops older message sets
  * beyond that, so data sets are spread over enough partitions (round-robin) to stay under it.
  */
-export const PARTITIONS = 24;
+export const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 24);
 export const ORGS = Array.from({ length: 4 }, (_, o) => ({
   orgId: `org_b${o}`,
   agents: Array.from({ length: 2 }, (_, a) => ({ id: `agt_b${o}_${a}`, name: `bench-bot-${o}-${a}`, version: '1' })),
@@ -81,8 +81,21 @@ export function procFigures(pid: number): ProcFigures {
   const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
   return {
     cpuSeconds, systemCpuSeconds: Number(fields[12]) / CLK_TCK, mainThreadCpuSeconds, minorFaults: Number(fields[7]),
-    rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'),
+    rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), threadCpuSeconds: threadCpuSeconds(pid),
   };
+}
+
+/** CPU seconds of each thread of a live process, by thread id (a thread that has exited is missing). */
+function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      out[tid] = statCpuSeconds(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      // exited between the listing and the read
+    }
+  }
+  return out;
 }
 
 export interface ProcFigures {
@@ -92,6 +105,7 @@ export interface ProcFigures {
   minorFaults: number;
   rssBytes: number;
   peakRssBytes: number;
+  threadCpuSeconds: Record<string, number>;
 }
 
 export interface RunFigures {
@@ -174,7 +188,8 @@ function imageMemoryEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const line of dockerfile.split('\n')) {
     if (!line.startsWith('ENV ')) continue;
-    for (const m of line.matchAll(/\b(MALLOC_[A-Z_]+|NODE_OPTIONS)=(\S+)/g)) env[m[1]!] = m[2]!;
+    // NAME=value or NAME="value with spaces"
+    for (const m of line.matchAll(/\b(MALLOC_[A-Z_]+|NODE_OPTIONS)=("[^"]*"|\S+)/g)) env[m[1]!] = m[2]!.replace(/^"(.*)"$/, '$1');
   }
   return env;
 }
@@ -185,7 +200,11 @@ export function spawnNode(args: string[], env: Record<string, string>): Spawned 
   child.on('exit', () => children.delete(child));
   const lines: Record<string, unknown>[] = [];
   const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  // BENCH_STDOUT_DIR=<dir>: every line a process writes to stdout, JSON or not, also kept in <dir>/<pid>.log
+  // (for V8 tracing flags such as --trace-deopt, whose lines the harness otherwise drops).
+  const tee = process.env.BENCH_STDOUT_DIR ? join(process.env.BENCH_STDOUT_DIR, `${child.pid}.log`) : undefined;
   createInterface({ input: child.stdout! }).on('line', (text) => {
+    if (tee) appendFileSync(tee, `${text}\n`);
     let l: Record<string, unknown>;
     try {
       l = JSON.parse(text) as Record<string, unknown>;
@@ -202,7 +221,7 @@ export function spawnNode(args: string[], env: Record<string, string>): Spawned 
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (text) => {
     stderr.push(text);
-    if (process.env.BENCH_VERBOSE) process.stderr.write(`  | ${text}\n`);
+    if (process.env.BENCH_VERBOSE || (process.env.BENCH_THREADS && text.includes('] threads ('))) process.stderr.write(`  | ${text}\n`);
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
@@ -229,6 +248,8 @@ export async function until(cond: () => boolean, what: string, timeoutMs = 300_0
 
 /** BENCH_WORKER_ENV=NAME=value,NAME=value: settings for every `logdrain worker` of the run (for experiments). */
 const workerEnv = Object.fromEntries((process.env.BENCH_WORKER_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+/** BENCH_WORKER_NODE_ARGS="--flag --flag": Node options for every `logdrain worker` of the run (V8 flags Node refuses in NODE_OPTIONS). */
+const workerNodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 export type DrainKind = 'ndjson' | 'otlp';
 export interface DrainRef {
@@ -414,7 +435,8 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
       const p = spawnNode([...prof, '--import', 'tsx', join(RUNNERS, script)], {
         ...common, ...kafkaEnv, KAFKA_TOPIC: topicNames[0]!, KAFKA_GROUP_ID: `g-${name}-${Date.now()}`,
-        TARGET_URL: `${receiver.url}${prefix}${script.includes('otel') ? '/v1/logs' : ''}`, EXPECTED_RECORDS: String(opts.records), ...env,
+        TARGET_URL: `${receiver.url}${prefix}${script.includes('otel') ? '/v1/logs' : ''}`, EXPECTED_RECORDS: String(opts.records),
+        ...(process.env.BENCH_THREADS ? { BENCH_THREADS: '1' } : {}), ...env,
       });
       const report = await p.waitLine((l) => typeof l.runner === 'string', 600_000);
       await p.exited;
@@ -446,7 +468,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       for (let w = 0; w < (o.workers ?? 1); w++) {
         // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (the profile-driven pass, issue 7).
         const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}${w ? `-${w}` : ''}.cpuprofile`] : [];
-        const p = spawnNode([...prof, CLI, 'worker'], {
+        const p = spawnNode([...prof, ...workerNodeArgs, CLI, 'worker'], {
           ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? topicNames[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',
           LOG_LEVEL: process.env.BENCH_WORKER_LOG_LEVEL ?? 'info', HEARTBEAT_INTERVAL_MS: '0', ...workerEnv, ...env,
         });
@@ -493,6 +515,15 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       const received = arrivals.reduce((n, a) => n + a.records, 0);
       const f = figures(name, Math.min(expected, received), (endAt - startAt) / 1000, cpu, peak, bytesOnWire, arrivals.length);
       const share = (s: number) => (cpu > 0 ? s / cpu : 0);
+      // BENCH_THREADS=1: each worker thread's CPU over the run, by thread id (for experiments; the
+      // main thread's id is the process's, V8's platform threads come next, zlib's pool later).
+      if (process.env.BENCH_THREADS) {
+        for (const { start, end } of ends) {
+          const pid = Math.min(...Object.keys(end.threadCpuSeconds).map(Number));
+          const byThread = Object.entries(end.threadCpuSeconds).map(([tid, s]) => `${Number(tid) - pid}:${(s - (start.threadCpuSeconds[tid] ?? 0)).toFixed(2)}`);
+          log(`  ${name} threads (id - pid: CPU s): ${byThread.join(' ')}`);
+        }
+      }
       return {
         f: { ...f, mainThreadShare: share(spent('mainThreadCpuSeconds')), systemShare: share(spent('systemCpuSeconds')), minorFaultsPerRecord: spent('minorFaults') / f.records, postgresCpuSeconds: postgresCpu },
         arrivals,

@@ -8,7 +8,7 @@
  * tickets stay per drain.
  */
 import { decodeRecord } from '../source/record.js';
-import { dayOfRecord, type LogCopy } from '../store/logs-repo.js';
+import { dayOfTime, type LogCopy } from '../store/logs-repo.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
 import type { SourceChunk } from '../source/source.js';
@@ -62,7 +62,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOfRecord(record.timestamp) });
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOfTime(decoded.timeMs) });
       const plans = opts.registry.plansFor(record.orgId);
       const groups = shapeGroups(plans);
       // The record shaped, scrubbed and serialised once per shape group (see shape-groups.ts).

@@ -29,8 +29,10 @@ export interface AgentRecord {
  * `json`: the record as it came, for the platform copy (stored as it came): the
  * message's own bytes when they are valid UTF-8, which Postgres then reads
  * without the worker encoding the text again; otherwise the decoded text.
+ * `timeMs`: the record's timestamp in milliseconds since the epoch, parsed once
+ * by the validation (the platform copy's day partition needs it too).
  */
-export type DecodeResult = { ok: true; record: AgentRecord; json?: string | Buffer } | { ok: false; reason: string };
+export type DecodeResult = { ok: true; record: AgentRecord; timeMs: number; json?: string | Buffer } | { ok: false; reason: string };
 
 const SOURCE_RE = /^[a-z_-]+$/;
 const EVENT_RE = /^[a-z]+$/;
@@ -104,7 +106,9 @@ export function decodeRecord(raw: Buffer | string): DecodeResult {
   if (result.ok && escapes && SURROGATE_ESCAPE.test(text) && holdsText(value, LONE_SURROGATE)) {
     return { ok: false, reason: 'contains half of a UTF-16 surrogate pair' };
   }
-  if (result.ok) result.json = typeof raw !== 'string' && isUtf8(raw) ? raw : text;
+  // Bytes that are not UTF-8 decode to U+FFFD, so a text without one came from valid UTF-8 and
+  // only the rare text holding one needs the bytes checked (65 ns a record otherwise).
+  if (result.ok) result.json = typeof raw !== 'string' && (!text.includes('\uFFFD') || isUtf8(raw)) ? raw : text;
   return result;
 }
 
@@ -129,9 +133,8 @@ export function validateRecord(value: unknown): DecodeResult {
   if (typeof r.severity !== 'string' || !SEVERITY_SET.has(r.severity)) {
     return { ok: false, reason: 'severity must be debug, info, warn or error' };
   }
-  if (typeof r.timestamp !== 'string' || !RFC3339_RE.test(r.timestamp) || Number.isNaN(Date.parse(r.timestamp))) {
-    return { ok: false, reason: 'timestamp must be RFC 3339' };
-  }
+  const timeMs = typeof r.timestamp === 'string' && RFC3339_RE.test(r.timestamp) ? Date.parse(r.timestamp) : NaN;
+  if (Number.isNaN(timeMs)) return { ok: false, reason: 'timestamp must be RFC 3339' };
   if (r.agentVersion !== undefined && typeof r.agentVersion !== 'string') {
     return { ok: false, reason: 'agentVersion must be a string' };
   }
@@ -158,5 +161,5 @@ export function validateRecord(value: unknown): DecodeResult {
       return { ok: false, reason: `${k.slice(0, 64)} nests deeper than ${MAX_FIELD_DEPTH} levels` };
     }
   }
-  return { ok: true, record: r as unknown as AgentRecord };
+  return { ok: true, record: r as unknown as AgentRecord, timeMs };
 }

@@ -23,8 +23,11 @@ const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
+/** The UTC day number of a time in milliseconds since the epoch (NaN stays NaN, which no window holds). */
+export const dayOfTime = (ms: number): number => Math.floor(ms / DAY_MS);
+
 /** The UTC day number of an RFC 3339 time (NaN for an unparsable one, which no window holds). */
-export const dayOfRecord = (timestamp: string): number => Math.floor(Date.parse(timestamp) / DAY_MS);
+export const dayOfRecord = (timestamp: string): number => dayOfTime(Date.parse(timestamp));
 
 export interface LogQuery {
   orgId: string;

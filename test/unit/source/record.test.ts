@@ -63,5 +63,16 @@ describe('decodeRecord (CONTRACT part 3)', () => {
     const decoded = decodeRecord(bad);
     expect(decoded.ok && typeof decoded.json).toBe('string');
     expect(decoded.ok && (decoded.json as string).includes('\uFFFD')).toBe(true);
+    // A record that holds U+FFFD itself, in valid UTF-8: still its own bytes.
+    const withReplacement = Buffer.from(JSON.stringify({ ...valid, message: 'lost: \uFFFD' }));
+    const kept = decodeRecord(withReplacement);
+    expect(kept.ok && kept.json).toBe(withReplacement);
+  });
+
+  it("gives the record's time in milliseconds, parsed once with the validation", () => {
+    const utc = decodeRecord(JSON.stringify(valid));
+    expect(utc.ok && utc.timeMs).toBe(Date.UTC(2026, 10, 22, 10, 0, 0, 123));
+    const offset = decodeRecord(JSON.stringify({ ...valid, timestamp: '2026-11-22T01:00:00+02:00' }));
+    expect(offset.ok && offset.timeMs).toBe(Date.UTC(2026, 10, 21, 23, 0, 0)); // the previous UTC day
   });
 });
