@@ -25,6 +25,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ParkingSet } from './pipeline/parking.js';
 import { SpillPolicy } from './pipeline/spill.js';
+import { parkUnsent } from './pipeline/spill-start.js';
 import { createBacklogPump } from './deliver/backlog-pump.js';
 import { createDrainHealth } from './account/drain-health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
@@ -83,9 +84,15 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     ...config.batch,
     region: config.region,
     onReady: (batch) => {
-      if (batch.kind === 'batch') spill.observe(batch.plan.drain.id, batch.entries.length);
+      const drainId = batch.plan.drain.id;
+      if (batch.kind === 'batch' && spill.observe(drainId, batch.entries.length)) {
+        // The drain starts spilling with this batch: it, and the drain's batches not yet sent, go to its rounds.
+        parkUnsent(drainId, [...deliverer.withdrawQueued(drainId), batch, ...batcher.takeOpen(drainId)], { accountant, parking, logger });
+        return;
+      }
       void deliverer.submit(batch);
     },
+    takesLive: (drainId) => !parking.has(drainId),
   });
   const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, logger, quota: config.quota });
   await registry.start();

@@ -29,6 +29,12 @@ export interface BatcherOptions {
   lingerMs: number;
   region?: string | undefined;
   onReady: (batch: ReadyBatch) => void;
+  /**
+   * Whether the drain still takes records live. A batch closing hands control to `onReady`,
+   * which may park the drain (a spill starting takes its batches back, `takeOpen`): the record
+   * whose arrival closed the batch is then refused, for the caller to park behind them.
+   */
+  takesLive?: (drainId: string) => boolean;
 }
 
 interface OpenBatch extends ReadyBatch {
@@ -67,10 +73,13 @@ export interface Batcher {
   /**
    * Adds a routed record to the plan's open batch for the record's resource.
    * One RoutedRecord (and its entry) may be added for several plans: entries
-   * are never modified after shaping.
+   * are never modified after shaping. False: not added, the drain stopped
+   * taking records live as a full batch closed (`takesLive`); the caller parks it.
    */
-  add(plan: DrainPlan, routed: RoutedRecord, ticket: Ticket): void;
+  add(plan: DrainPlan, routed: RoutedRecord, ticket: Ticket): boolean;
   flushAll(): void;
+  /** Takes the drain's open batches away, oldest first, unsent: the caller parks their records. */
+  takeOpen(drainId: string): ReadyBatch[];
   readonly openBatches: number;
 }
 
@@ -79,15 +88,21 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   const open = new Map<string, Map<string, OpenBatch>>();
   let count = 0;
 
-  function close(b: OpenBatch): void {
+  /** Removes an open batch from the maps: its ready form, or undefined if it was removed already. */
+  function detach(b: OpenBatch): ReadyBatch | undefined {
     if (b.timer) clearTimeout(b.timer);
-    if (b.byResource.get(b.resourceKey) !== b) return;
+    if (b.byResource.get(b.resourceKey) !== b) return undefined;
     b.byResource.delete(b.resourceKey);
     // No empty maps left behind for plan versions that are gone.
     if (b.byResource.size === 0 && open.get(b.plan.key) === b.byResource) open.delete(b.plan.key);
     count--;
     const { timer: _t, byResource: _m, resourceKey: _k, ...ready } = b;
-    opts.onReady(ready);
+    return ready;
+  }
+
+  function close(b: OpenBatch): void {
+    const ready = detach(b);
+    if (ready) opts.onReady(ready);
   }
 
   return {
@@ -98,6 +113,7 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       if (b && b.entries.length > 0 && b.bytes + size > opts.maxBytes) {
         close(b);
         b = undefined;
+        if (opts.takesLive && !opts.takesLive(plan.drain.id)) return false;
       }
       if (!b) {
         let byResource = open.get(plan.key);
@@ -116,9 +132,21 @@ export function createBatcher(opts: BatcherOptions): Batcher {
       b.tickets.push(ticket);
       b.bytes += size;
       if (b.entries.length >= opts.maxRecords || b.bytes >= opts.maxBytes || opts.lingerMs === 0) close(b);
+      return true;
     },
     flushAll() {
       for (const byResource of [...open.values()]) for (const b of [...byResource.values()]) close(b);
+    },
+    takeOpen(drainId) {
+      const taken: ReadyBatch[] = [];
+      for (const byResource of [...open.values()]) {
+        for (const b of [...byResource.values()]) {
+          if (b.plan.drain.id !== drainId) continue;
+          const ready = detach(b);
+          if (ready) taken.push(ready);
+        }
+      }
+      return taken;
     },
     get openBatches() {
       return count;

@@ -63,6 +63,11 @@ export interface AttemptResult {
 export interface Deliverer {
   /** A live batch: retried, then parked or dropped; tickets released once accounted. */
   submit(batch: ReadyBatch): Promise<void>;
+  /**
+   * Takes back the drain's submitted batches still waiting for a concurrency slot, in the order
+   * they were submitted: they will not be sent, and their tickets are the caller's to release.
+   */
+  withdrawQueued(drainId: string): ReadyBatch[];
   /** One attempt, accounted (the heartbeat's). */
   deliverOnce(batch: ReadyBatch, attempt: number): Promise<AttemptResult>;
   /** One attempt under the drain's concurrency limit, not accounted: the caller records it (the backlog pump, with the rows it unparks). */
@@ -84,6 +89,8 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
   let idleWaiters: (() => void)[] = [];
   let abandoned = false;
   const wakeSleepers = new Set<() => void>();
+  /** Submitted batches waiting for their drain's concurrency slot, by drain, in submission order. */
+  const waiting = new Map<string, Set<ReadyBatch>>();
 
   const limitFor = (drainId: string): LimitFunction => {
     let l = limits.get(drainId);
@@ -239,7 +246,18 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
   return {
     submit(batch) {
       inFlight++;
-      return limitFor(batch.plan.drain.id)(() => deliver(batch)).then((done) => done?.accounted).finally(() => {
+      const drainId = batch.plan.drain.id;
+      let queue = waiting.get(drainId);
+      if (queue === undefined) waiting.set(drainId, (queue = new Set()));
+      queue.add(batch);
+      const started = () => {
+        const q = waiting.get(drainId);
+        // Gone from the queue: withdrawn (withdrawQueued), not to be sent.
+        if (q === undefined || !q.delete(batch)) return undefined;
+        if (q.size === 0) waiting.delete(drainId);
+        return deliver(batch);
+      };
+      return limitFor(drainId)(started).then((done) => done?.accounted).finally(() => {
         inFlight--;
         if (inFlight === 0) {
           const w = idleWaiters;
@@ -247,6 +265,12 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
           for (const resolve of w) resolve();
         }
       });
+    },
+    withdrawQueued(drainId) {
+      const queue = waiting.get(drainId);
+      if (queue === undefined) return [];
+      waiting.delete(drainId);
+      return [...queue];
     },
     deliverOnce: (batch, n) => limitFor(batch.plan.drain.id)(() => deliverOnce(batch, n)),
     attemptOnce: (batch, n) => limitFor(batch.plan.drain.id)(() => attempt(batch, n)),

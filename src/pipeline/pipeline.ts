@@ -99,15 +99,16 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
           tally.scrubbed++;
           tally.scrubHits += hits;
         }
-        if (!plan.deliverable || opts.parking.has(plan.drain.id)) {
-          // Not delivering now (unverified, paused, failing, or queued behind parked records): park durably.
-          let resourceJson = resources.get(shape.resourceKey);
-          if (resourceJson === undefined) resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
-          parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
-          continue;
+        // Not delivering now (unverified, paused, failing, spilling, or queued behind parked records), or
+        // stopped taking records live as this record closed its batch (batcher.ts takesLive): park durably.
+        if (plan.deliverable && !opts.parking.has(plan.drain.id)) {
+          ticket.hold();
+          if (opts.batcher.add(plan, shape, ticket)) continue;
+          ticket.release();
         }
-        ticket.hold();
-        opts.batcher.add(plan, shape, ticket);
+        let resourceJson = resources.get(shape.resourceKey);
+        if (resourceJson === undefined) resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+        parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
       }
     }
     for (const [type, t] of tallies) opts.events.routed(type, t);

@@ -75,9 +75,13 @@ export class SpillPolicy {
     return [...this.spilling.keys()];
   }
 
-  /** A live batch of `records` records of the drain was handed to the deliverer. */
-  observe(drainId: string, records: number): void {
-    if (!this.enabled || this.spilling.has(drainId)) return;
+  /**
+   * A live batch of `records` records of the drain is ready to go. True: with it the drain starts
+   * spilling (held parked from now): the caller parks it, and the drain's batches not yet sent, in
+   * order, instead of sending them a record or two at a time.
+   */
+  observe(drainId: string, records: number): boolean {
+    if (!this.enabled || this.spilling.has(drainId)) return false;
     const now = this.now();
     let w = this.windows.get(drainId);
     if (w === undefined || now - w.start >= WINDOW_MS) {
@@ -86,12 +90,13 @@ export class SpillPolicy {
         this.spilling.set(drainId, now);
         this.opts.parking.hold(drainId);
         this.opts.onChange?.(drainId, true, { recordsPerBatch: w.records / w.batches, batches: w.batches });
-        return;
+        return true;
       }
       this.windows.set(drainId, (w = { start: now, batches: 0, records: 0 }));
     }
     w.batches++;
     w.records += records;
+    return false;
   }
 
   private shouldSpill(w: Window): boolean {

@@ -47,6 +47,38 @@ describe('batcher', () => {
     }
   });
 
+  it("hands back a drain's open batches (takeOpen), and refuses the record whose arrival closed a batch if the drain stopped taking records live", () => {
+    const ready: ReadyBatch[] = [];
+    const oneAgent = routed.filter((r) => r.source.agentId === 'agt_a');
+    const limit = oneAgent[0]!.bytes + oneAgent[1]!.bytes + 1;
+    let live = true;
+    let taken: ReadyBatch[] = [];
+    const b = createBatcher({
+      maxRecords: 1000, maxBytes: limit, lingerMs: 60_000, takesLive: () => live,
+      onReady: (x) => {
+        // What the worker does when a spill starts with this batch: the drain's other open batches come back too.
+        ready.push(x);
+        live = false;
+        taken = b.takeOpen(x.plan.drain.id);
+      },
+    });
+    const other = routed.find((r) => r.source.agentId === 'agt_b')!;
+    const ticket = new Ticket(routed.length, () => {});
+    expect(b.add(p1!, other, ticket)).toBe(true);
+    expect(b.add(p2!, other, ticket)).toBe(true); // another drain's batch: not taken
+    expect(b.add(p1!, oneAgent[0]!, ticket)).toBe(true);
+    expect(b.add(p1!, oneAgent[1]!, ticket)).toBe(true);
+    // The third record would pass the byte limit: the batch closes, the drain stops taking records live.
+    expect(b.add(p1!, oneAgent[2]!, ticket)).toBe(false);
+    expect(ready.map((x) => x.entries)).toEqual([[oneAgent[0]!.entry, oneAgent[1]!.entry]]);
+    expect(taken.map((x) => x.entries)).toEqual([[other.entry]]);
+    expect(taken[0]!.plan).toBe(p1);
+    expect(b.openBatches).toBe(1);
+    expect(b.takeOpen(p1!.drain.id)).toEqual([]);
+    b.flushAll();
+    expect(ready.at(-1)!.plan).toBe(p2);
+  });
+
   it('closes a batch before the byte limit would be passed, never leaving a record out', () => {
     const ready: ReadyBatch[] = [];
     const oneAgent = routed.filter((r) => r.source.agentId === 'agt_a');
