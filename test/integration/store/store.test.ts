@@ -8,6 +8,7 @@ import { hashToken } from '../../../src/security/token-hash.js';
 import type { Drain } from '../../../src/model/drain.js';
 import type { DeliveryRecord } from '../../../src/model/delivery.js';
 import { hourOf } from '../../../src/store/health-repo.js';
+import { PARK_ROWS } from '../../../src/store/backlog-repo.js';
 
 const SEED = new URL('../../fixtures/seed-acme.json', import.meta.url).pathname;
 
@@ -148,6 +149,15 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     expect(seen.map((s) => s.record)).toEqual(runs.flatMap((r) => byResource[r]!));
     expect(seen.every((s) => s.id <= upTo)).toBe(true);
     expect(await store.backlog.lastId('drn_bklg')).toBe(upTo + 6);
+  });
+
+  it('parks more rows than one statement writes, every one, in the order given', async () => {
+    const n = 2 * PARK_ROWS + 5;
+    await store.backlog.park(Array.from({ length: n }, (_, i) => ({
+      drainId: 'drn_many', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: `{"i":${i}}`, recordId: `m${i}`, bytes: 7, scrubHits: 0,
+    })));
+    const rows = await store.sql.query<{ record_id: string }>("select record_id from drain_backlog where drain_id = 'drn_many' order by id");
+    expect(rows.map((r) => r.record_id)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
   });
 
   it('keeps an embedded queue with a committed cursor and trims what was passed', async () => {
