@@ -20,6 +20,7 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import type { AgentRecord } from '../../src/source/record.js';
 import type { SyntheticOptions } from '../../src/produce/synthetic.js';
 import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
+import { CLK_TCK, statCpuSeconds, statFields, threadCpuSeconds, threadCpuSpent } from './proc-stat.js';
 
 /**
  * The librdkafka mock broker keeps about 5 MB per partition and silently drops older message sets
@@ -39,8 +40,6 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const RUNNERS = fileURLToPath(new URL('./runners/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLK_TCK = 100;
-
 /** Moves the main thread's profile (thread id 0 in Node's default name) out of `dir` to `to`; drops the rest. */
 function keepMainThreadProfile(dir: string, to: string): void {
   const main = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
@@ -54,18 +53,6 @@ export const log = (msg: string) => process.stderr.write(`[bench:e2e] ${msg}\n`)
 /** The machine, and its 1-minute load average when asked (others' work shares these cores). */
 export function machine() {
   return { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, kernel: release(), loadAverage1m: loadavg()[0], allocatorEnv: ALLOCATOR_ENV };
-}
-
-/** The fields of a /proc stat file after the command name (a process's, or one thread's under task/). */
-function statFields(path: string): string[] {
-  const stat = readFileSync(path, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-}
-
-/** User + system CPU seconds of a /proc stat file. */
-function statCpuSeconds(path: string): number {
-  const fields = statFields(path);
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
 /**
@@ -85,19 +72,6 @@ export function procFigures(pid: number): ProcFigures {
   };
 }
 
-/** CPU seconds of each thread of a live process, by thread id (a thread that has exited is missing). */
-function threadCpuSeconds(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      out[tid] = statCpuSeconds(`/proc/${pid}/task/${tid}/stat`);
-    } catch {
-      // exited between the listing and the read
-    }
-  }
-  return out;
-}
-
 export interface ProcFigures {
   cpuSeconds: number;
   systemCpuSeconds: number;
@@ -105,7 +79,7 @@ export interface ProcFigures {
   minorFaults: number;
   rssBytes: number;
   peakRssBytes: number;
-  threadCpuSeconds: Record<string, number>;
+  threadCpuSeconds: Map<number, number>;
 }
 
 export interface RunFigures {
@@ -518,10 +492,8 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       // BENCH_THREADS=1: each worker thread's CPU over the run, by thread id (for experiments; the
       // main thread's id is the process's, V8's platform threads come next, zlib's pool later).
       if (process.env.BENCH_THREADS) {
-        for (const { start, end } of ends) {
-          const pid = Math.min(...Object.keys(end.threadCpuSeconds).map(Number));
-          const byThread = Object.entries(end.threadCpuSeconds).map(([tid, s]) => `${Number(tid) - pid}:${(s - (start.threadCpuSeconds[tid] ?? 0)).toFixed(2)}`);
-          log(`  ${name} threads (id - pid: CPU s): ${byThread.join(' ')}`);
+        for (const [w, { start, end }] of ends.entries()) {
+          log(`  ${name} threads (id - pid: CPU s): ${threadCpuSpent(workers[w]!.p.child.pid!, start.threadCpuSeconds, end.threadCpuSeconds)}`);
         }
       }
       return {

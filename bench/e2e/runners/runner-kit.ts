@@ -5,30 +5,11 @@
  * the consumer has joined its group, and one final JSON line on stdout once EXPECTED_RECORDS
  * records have been answered 2xx (the contract of run.ts `runRunner`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload } from 'kafkajs';
+import { statCpuSeconds, threadCpuSeconds, threadCpuSpent } from '../proc-stat.js';
 
 /** CPU milliseconds (user + system) of the calling thread, the main one here, from /proc (10 ms ticks). */
-function mainThreadCpuMs(): number {
-  const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-/** CPU seconds of each of this process's threads, by thread id minus the process id (BENCH_THREADS experiments). */
-function threadCpuSeconds(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid) - process.pid, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // exited between the listing and the read
-    }
-  }
-  return out;
-}
+const mainThreadCpuMs = (): number => statCpuSeconds('/proc/thread-self/stat') * 1000;
 
 export function requiredEnv(name: string): string {
   const v = process.env[name];
@@ -65,7 +46,7 @@ export function startRunner(opts: RunnerOptions): RunnerClock {
   let posts = 0;
   let done = false;
   consumer.on(consumer.events.GROUP_JOIN, () => {
-    start ??= { at: performance.now(), cpu: process.cpuUsage(), mainCpuMs: mainThreadCpuMs(), minorFaults: process.resourceUsage().minorPageFault, threads: threadCpuSeconds() };
+    start ??= { at: performance.now(), cpu: process.cpuUsage(), mainCpuMs: mainThreadCpuMs(), minorFaults: process.resourceUsage().minorPageFault, threads: threadCpuSeconds('self') };
   });
   consumer.on(consumer.events.CRASH, (e) => {
     process.stderr.write(`[${opts.runner}] kafka consumer crashed: ${String(e.payload.error)}\n`);
@@ -82,8 +63,7 @@ export function startRunner(opts: RunnerOptions): RunnerClock {
     const minorFaults = usage.minorPageFault - start!.minorFaults;
     const mainCpuMs = mainThreadCpuMs() - start!.mainCpuMs;
     if (process.env.BENCH_THREADS) {
-      const byThread = [...threadCpuSeconds()].map(([t, s]) => `${t}:${(s - (start!.threads.get(t) ?? 0)).toFixed(2)}`);
-      process.stderr.write(`[${opts.runner}] threads (id - pid: CPU s): ${byThread.join(' ')}\n`);
+      process.stderr.write(`[${opts.runner}] threads (id - pid: CPU s): ${threadCpuSpent(process.pid, start!.threads, threadCpuSeconds('self'))}\n`);
     }
     process.stdout.write(`${JSON.stringify({ runner: opts.runner, records: delivered, wallMs, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000, mainCpuMs, minorFaults, peakRssBytes, posts })}\n`);
     void (async () => {
