@@ -4,7 +4,9 @@
  * flush). A caller's promise resolves once its rows are durable, which is
  * when the records they cover count as accounted for. A failed write keeps
  * the rows and tries again: nothing is released before it is written. One
- * flush is one transaction (five multi-row statements at most).
+ * flush is one transaction (six multi-row statements at most), written at the
+ * same time as the platform copy of the flush's records (one insert, on
+ * another connection).
  */
 import type { DeliveryRecord } from '../model/delivery.js';
 import type { DeadLetter } from '../store/dead-letters-repo.js';
@@ -20,7 +22,7 @@ import type { Logger } from '../telemetry/logger.js';
 
 export interface AccountantOptions {
   store: { sql: Sql };
-  /** The platform copy of records (log read routes), written before each flush's transaction. */
+  /** The platform copy of records (log read routes), written alongside each flush's transaction. */
   logs?: { repo: LogsRepo; retentionDays: number; onStored?: (count: number) => void };
   logger: Logger;
   flushIntervalMs?: number;
@@ -55,6 +57,8 @@ interface Waiting extends Required<AccountingEntry> {
   resolve: () => void;
 }
 
+const EMPTY_ROWS: Omit<Waiting, 'resolve' | 'logs'> = { deliveries: [], hourly: [], deadLetters: [], backlog: [], usage: [], unparked: [] };
+
 export interface Accountant {
   record(entry: AccountingEntry): Promise<void>;
   flush(): Promise<void>;
@@ -78,8 +82,13 @@ export function createAccountant(opts: AccountantOptions): Accountant {
     }, ms);
   };
 
+  async function copyLogs(logs: LogCopy[]): Promise<void> {
+    const { stored } = await opts.logs!.repo.insertCopies(logs, opts.logs!.retentionDays);
+    opts.logs!.onStored?.(stored);
+  }
+
   async function writeOnce(): Promise<void> {
-    const taken = buffer;
+    let taken = buffer;
     buffer = [];
     rows = 0;
     try {
@@ -106,16 +115,14 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           } else usage.set(k, { ...u });
         }
       }
-      // The platform copy first: its insert ignores records already stored, so a retry is harmless.
-      if (opts.logs) {
-        const logs = taken.flatMap((w) => w.logs);
-        if (logs.length > 0) {
-          const { stored } = await opts.logs.repo.insertCopies(logs, opts.logs.retentionDays);
-          opts.logs.onStored?.(stored);
-        }
-      }
+      // The platform copy and the accounting transaction go to Postgres at once, on two connections:
+      // a spilling worker's flush is one of each, and written one after the other they were most of
+      // the time records waited for their offsets (pg_stat_statements, 10,000 agents: 47 s of copies
+      // and 37 s of transactions in a two-minute run, all on the accountant's one path).
+      const logs = opts.logs ? taken.flatMap((w) => w.logs) : [];
+      const copying = logs.length > 0 ? copyLogs(logs) : Promise.resolve();
       // One transaction: a flush is written whole or not at all, so a retry never counts twice.
-      await opts.store.sql.transaction(async (tx) => {
+      const accounting = opts.store.sql.transaction(async (tx) => {
         await createDeliveriesRepo(tx).insertMany(taken.flatMap((w) => w.deliveries));
         await createHealthRepo(tx).addHourly([...hourly.values()]);
         await createDeadLettersRepo(tx).insertMany(taken.flatMap((w) => w.deadLetters));
@@ -124,6 +131,15 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         await backlog.remove(taken.flatMap((w) => w.unparked));
         await backlog.addUsage([...usage.values()]);
       });
+      const [copied, accounted] = await Promise.allSettled([copying, accounting]);
+      // Written again whole: the copy ignores records it already stored.
+      if (accounted.status === 'rejected') throw accounted.reason;
+      if (copied.status === 'rejected') {
+        // The transaction is durable: only the copy is tried again, the entries holding records waiting for it.
+        for (const w of taken) if (w.logs.length === 0) w.resolve();
+        taken = taken.filter((w) => w.logs.length > 0).map((w) => ({ ...EMPTY_ROWS, logs: w.logs, resolve: w.resolve }));
+        throw copied.reason;
+      }
       failures = 0;
       for (const w of taken) w.resolve();
     } catch (e) {
