@@ -160,6 +160,24 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     expect(rows.map((r) => r.record_id)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
   });
 
+  it('parks each column as given: quotes, backslashes, escapes and non-ASCII text in the JSON, newlines in ids', async () => {
+    const record = JSON.stringify({ id: 'q"1', message: 'a "quoted" \\ back\\slash, a line\nbreak, tab\t, é ✓ 😀, {"json":"inside"}', attributes: { k: 'v' } });
+    const rows = [
+      { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{"agent.name":"bot \\"one\\""}', recordJson: record, recordId: 'id\nwith a newline', bytes: 123, scrubHits: 2 },
+      // Raw newlines in JSON text are whitespace (JSON.stringify never writes one): the same value comes back.
+      { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{\n"a": 1\n}', recordJson: '{"i":\n2}', recordId: 'plain', bytes: 9, scrubHits: 0 },
+      { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '""', recordId: 'e', bytes: 2, scrubHits: 0 },
+    ];
+    await store.backlog.park(rows);
+    const got = await store.backlog.byResource('drn_cols', (await store.backlog.lastId('drn_cols'))!, undefined, 10);
+    const byId = new Map(got.map((r) => [r.recordId, r]));
+    expect([...byId.keys()].sort()).toEqual(['e', 'id\nwith a newline', 'plain']);
+    expect(byId.get('id\nwith a newline')).toMatchObject({ recordJson: record, resourceJson: rows[0]!.resourceJson, bytes: 123, scrubHits: 2 });
+    expect(JSON.parse(byId.get('plain')!.recordJson)).toEqual({ i: 2 });
+    expect(JSON.parse(byId.get('plain')!.resourceJson)).toEqual({ a: 1 });
+    expect(byId.get('e')!.recordJson).toBe('""');
+  });
+
   it('keeps an embedded queue with a committed cursor and trims what was passed', async () => {
     await store.queue.enqueue([
       { orgId: 'org_acme', payload: '{"a":1}' },
