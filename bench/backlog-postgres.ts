@@ -1,0 +1,77 @@
+/**
+ * Postgres's CPU per parked record, by phase of a spill: parked (BacklogRepo.park, 5,000 rows a
+ * call as a spilling worker's flush gives them), read back resource by resource in 2,000-row pages
+ * (byResource, as a round does) and removed (remove). The CPU is the server backend's own, read
+ * from /proc, so the worker's side is not in it. Needs the machine's Postgres (TEST_POSTGRES_URL,
+ * default postgres://postgres@127.0.0.1:5432/test) on this host; makes and drops its own database.
+ *   npm run bench:backlog            (N=100000 records of 10,000 agents by default)
+ */
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { openStore } from '../src/store/store.js';
+import type { ParkedRecord } from '../src/store/backlog-repo.js';
+import { createTestDatabase } from '../test/helpers/postgres.js';
+
+const N = Number(process.env.N ?? 100_000);
+const AGENTS = 10_000;
+const PARK_CALL = 5_000;
+const PAGE = 2_000;
+const DRAIN = 'drn_01JBENCHBACKLOG000000000A1';
+
+const db = await createTestDatabase();
+// One connection: the store's work is one backend's.
+const store = await openStore({ databaseUrl: db.url, maxConnections: 1 });
+const probe = new pg.Client({ connectionString: db.url });
+await probe.connect();
+
+/** CPU seconds of the store's backend (every backend of the database but the probe's own). */
+async function backendCpu(): Promise<number> {
+  const { rows } = await probe.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  let ticks = 0;
+  for (const { pid } of rows) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
+}
+
+const message = 'lorem ipsum dolor '.repeat(22);
+const resources = Array.from({ length: AGENTS }, (_, i) => JSON.stringify({
+  'service.name': 'agent-runtime', 'org.id': 'org_bench', 'agent.id': `agt_${String(i).padStart(8, '0')}`, 'agent.name': `Agent ${i}`,
+  'agent.version': '1.2.3', 'deployment.environment': 'production', 'cloud.region': 'eu-west-1',
+}));
+const rows: ParkedRecord[] = Array.from({ length: N }, (_, i) => {
+  const id = `rec_${String(i).padStart(10, '0')}`;
+  const record = { id, timestamp: new Date().toISOString(), severity: 'info', source: 'runtime', event: 'step', message, executionId: 'exe_1', attributes: { model: 'm', tokens: i } };
+  return { drainId: DRAIN, orgId: 'org_bench', resourceJson: resources[i % AGENTS]!, recordJson: JSON.stringify(record), recordId: id, bytes: 600, scrubHits: 0 };
+});
+
+// Warm the connection and the statements.
+await store.backlog.park(rows.slice(0, 10));
+await store.backlog.remove((await store.backlog.byResource(DRAIN, Number.MAX_SAFE_INTEGER, undefined, 100)).map((r) => r.id));
+
+const parkStart = await backendCpu();
+for (let i = 0; i < N; i += PARK_CALL) await store.backlog.park(rows.slice(i, i + PARK_CALL));
+const parkCpu = (await backendCpu()) - parkStart;
+
+const upTo = (await store.backlog.lastId(DRAIN))!;
+let readCpu = 0;
+let removeCpu = 0;
+let read = 0;
+for (let after: { resourceKey: string; id: number } | undefined; ;) {
+  const a = await backendCpu();
+  const page = await store.backlog.byResource(DRAIN, upTo, after, PAGE);
+  const b = await backendCpu();
+  readCpu += b - a;
+  if (page.length === 0) break;
+  read += page.length;
+  after = { resourceKey: page.at(-1)!.resourceKey, id: page.at(-1)!.id };
+  await store.backlog.remove(page.map((r) => r.id));
+  removeCpu += (await backendCpu()) - b;
+}
+
+const us = (s: number) => Math.round((s / N) * 1e7) / 10;
+console.log(JSON.stringify({ records: N, readBack: read, backendCpuUsPerRecord: { park: us(parkCpu), read: us(readCpu), remove: us(removeCpu) } }));
+await probe.end();
+await store.close();
+await db.drop();
