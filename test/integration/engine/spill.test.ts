@@ -74,7 +74,11 @@ describe('spill: batching across time', () => {
     expectEachOnceInAgentOrder(got, sent);
     // Live batches held a record or two; rounds 1.5 s apart gather about 15 an agent.
     const sizes = got.map((b) => b.records.length);
-    const live = sizes.slice(0, 200);
+    // The batches sent before the first round's (at least 10 records): how many go out live before
+    // the spill starts depends on the machine's speed (a loaded one sends fewer), so not a fixed count.
+    const firstRound = sizes.findIndex((s) => s >= 10);
+    const live = sizes.slice(0, Math.min(200, firstRound === -1 ? sizes.length : firstRound));
+    expect(live.length).toBeGreaterThanOrEqual(20);
     expect(live.reduce((n, s) => n + s, 0) / live.length).toBeLessThan(5);
     expect(sizes.filter((s) => s >= 10).length).toBeGreaterThanOrEqual(AGENTS);
     expect(sent.length / got.length).toBeGreaterThan(2 * (live.reduce((n, s) => n + s, 0) / live.length));
