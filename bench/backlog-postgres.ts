@@ -6,11 +6,11 @@
  * default postgres://postgres@127.0.0.1:5432/test) on this host; makes and drops its own database.
  *   npm run bench:backlog            (N=100000 records of 10,000 agents by default)
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { openStore } from '../src/store/store.js';
 import type { ParkedRecord } from '../src/store/backlog-repo.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
+import { statCpuSeconds } from './e2e/proc-stat.js';
 
 const N = Number(process.env.N ?? 100_000);
 const AGENTS = 10_000;
@@ -27,12 +27,7 @@ await probe.connect();
 /** CPU seconds of the store's backend (every backend of the database but the probe's own). */
 async function backendCpu(): Promise<number> {
   const { rows } = await probe.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
-  let ticks = 0;
-  for (const { pid } of rows) {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / 100;
+  return rows.reduce((s, { pid }) => s + statCpuSeconds(`/proc/${pid}/stat`), 0);
 }
 
 const message = 'lorem ipsum dolor '.repeat(22);
