@@ -39,6 +39,12 @@ function openPostgres(url: string, max: number): Sql {
   const pool = new pg.Pool({ connectionString: url, max });
   // A dropped server connection surfaces here; queries in flight fail on their own.
   pool.on('error', () => {});
+  // A client released while a caller waits for one is handed over at once, from inside the socket's
+  // data handler, but the waiter's own 'error' listener (checkedOut) is attached a microtask later.
+  // A FATAL (pg_terminate_backend, a restart) in the same packet as the released query's
+  // ReadyForQuery lands between the two, unheard: an uncaught exception. Every client listens for
+  // the whole of its life; the error still fails the holder's next query, which discards it.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const onClient = (client: pg.PoolClient): Sql => ({
     kind: 'postgres',
     query: async <T>(text: string, params?: readonly unknown[]) =>

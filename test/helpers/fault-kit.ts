@@ -78,5 +78,5 @@ export const errorLines = (w: LogdrainProcess) => w.lines.filter((l) => typeof l
 
 /** On a failed test, prints the worker's last log lines: what it was doing when the fault bit. */
 export function dumpLogOnFailure(w: LogdrainProcess, lines = 30): void {
-  onTestFailed(() => console.info(`worker ${w.child.pid}'s last log lines:\n${w.lines.slice(-lines).map((l) => JSON.stringify(l)).join('\n')}\n${w.stderr.slice(-10).join('\n')}`));
+  onTestFailed(() => console.info(`worker ${w.child.pid}'s last log lines:\n${w.lines.slice(-lines).map((l) => JSON.stringify(l)).join('\n')}\n${w.stderr.slice(-40).join('\n')}`));
 }

@@ -94,12 +94,17 @@ export async function startKafkaFixture(opts: { partitions?: number; brokers?: n
 export async function produceStream(
   producer: Producer,
   topic: string,
-  opts: { count: number; orgId: string; agents: { id: string; name: string }[]; idPrefix: string; chunk?: number; pauseMs?: number; junkEvery?: number },
+  opts: {
+    count: number; orgId: string; agents: { id: string; name: string }[]; idPrefix: string; chunk?: number; pauseMs?: number; junkEvery?: number;
+    /** Production waits before record `at` until `open` settles: the stream is certain to be unfinished until then. */
+    gate?: { at: number; open: Promise<unknown> };
+  },
 ): Promise<string[]> {
   const ids: string[] = [];
   const all = [...syntheticRecords(opts.count, { orgs: [{ orgId: opts.orgId, agents: opts.agents }], idPrefix: opts.idPrefix })];
   const chunk = opts.chunk ?? 200;
   for (let i = 0; i < all.length; i += chunk) {
+    if (opts.gate && i >= opts.gate.at) await opts.gate.open;
     const slice = all.slice(i, i + chunk);
     const messages = slice.map((r) => ({ key: r.orgId, value: JSON.stringify({ ...r, severity: r.severity === 'debug' ? 'info' : r.severity }) }));
     if (opts.junkEvery) messages.push({ key: opts.orgId, value: '{"this is": not json' });

@@ -3,7 +3,7 @@
  * byte for byte the one pg's own serializer writes for the joined parameter, and Postgres (and
  * PGlite, which gets the pieces joined) reads the same bytes, on a pooled query and inside a
  * transaction; a failing statement leaves the pool usable; a connection the server cuts just as
- * such a query ends does not end the process.
+ * a query ends does not end the process, nor does one handed to a waiting transaction.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serialize } from 'pg-protocol';
@@ -72,16 +72,27 @@ describe.each(STORE_KINDS)('a query with a parameter in pieces on $name', (kind)
  * delivers exactly that, on the first connection only: the FATAL right after the first query's
  * ReadyForQuery, in one write, then the end of the connection.
  */
-describe('a connection cut by the server just as a pooled piecewise query ends', () => {
+describe('a connection cut by the server just as a pooled query ends', () => {
   let db: TestDatabase;
-  let proxy: Server;
-  let url: string;
+  const proxies: Server[] = [];
   beforeAll(async () => {
     db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    for (const proxy of proxies) await new Promise((resolve) => proxy.close(resolve));
+    await db?.drop();
+  });
+
+  /**
+   * A loopback proxy to the test database whose first connection gets the server's FATAL in the
+   * same packet as the ReadyForQuery that ends its first query, then is closed: what a client sees
+   * when pg_terminate_backend lands just as its query ends. Answers the proxied database URL.
+   */
+  async function cuttingProxy(): Promise<string> {
     const target = new URL(db.url);
     const [pgHost, pgPort] = [target.hostname, Number(target.port || 5432)];
     let connections = 0;
-    proxy = createServer((client) => {
+    const proxy = createServer((client) => {
       const first = connections++ === 0;
       const server = connect(pgPort, pgHost);
       client.pipe(server);
@@ -111,23 +122,36 @@ describe('a connection cut by the server just as a pooled piecewise query ends',
         pending = pending.subarray(at);
       });
     });
+    proxies.push(proxy);
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     target.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    url = target.toString();
-  });
-  afterAll(async () => {
-    await new Promise((resolve) => proxy?.close(resolve));
-    await db?.drop();
-  });
+    return target.toString();
+  }
 
-  it('does not end the process: the query answers, the client leaves the pool, the next query runs', async () => {
-    const sql = await openSql({ databaseUrl: url, maxConnections: 1 });
+  it('does not end the process on a piecewise query: the query answers, the client leaves the pool, the next query runs', async () => {
+    const sql = await openSql({ databaseUrl: await cuttingProxy(), maxConnections: 1 });
     try {
       const pieces = new BytePieces([Buffer.from('ab'), Buffer.from('cd')]);
       // Unheard, the 'error' is thrown from the socket's data handler: an uncaught exception, which fails the run.
       expect(await sql.query<{ s: string }>("select convert_from($1::bytea, 'UTF8') as s", [pieces])).toEqual([{ s: 'abcd' }]);
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await sql.query<{ n: number }>('select 1 as n')).toEqual([{ n: 1 }]);
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it('does not end the process when the client is handed to a waiting transaction: the transaction fails, the next query runs', async () => {
+    // One connection: the transaction waits for the query's client, and the pool hands it over
+    // from inside the socket's data handler, before the packet's FATAL is read.
+    const sql = await openSql({ databaseUrl: await cuttingProxy(), maxConnections: 1 });
+    try {
+      const first = sql.query<{ n: number }>('select 1 as n');
+      const waiting = sql.transaction((tx) => tx.query<{ n: number }>('select 2 as n'));
+      // Unheard, the FATAL is an uncaught exception, which fails the run.
+      expect(await first).toEqual([{ n: 1 }]);
+      await expect(waiting).rejects.toThrow();
+      expect(await sql.transaction((tx) => tx.query<{ n: number }>('select 3 as n'))).toEqual([{ n: 3 }]);
     } finally {
       await sql.close();
     }
