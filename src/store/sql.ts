@@ -83,12 +83,12 @@ function openPostgres(url: string, max: number): Sql {
 }
 
 /**
- * Runs `fn` on a client checked out of the pool, then gives it back. The pool listens for errors
- * on idle clients only: a checked-out client whose connection the server cuts (a restart,
- * pg_terminate_backend) emits 'error', even between its query's answer and its release, and
- * unheard that ends the process. Heard, the client's own query fails and the client leaves the
- * pool. `discardOnError`: any error of `fn` discards the client too (as pool.query does); else
- * only a cut connection or what `fn` reports through `broke` (a failed ROLLBACK) does.
+ * Runs `fn` on a client checked out of the pool, then gives it back. A checked-out client whose
+ * connection the server cuts (a restart, pg_terminate_backend) emits 'error', even between its
+ * query's answer and its release (every client's lifelong listener keeps that from ending the
+ * process, see openPostgres); heard here, the client is discarded on release instead of going
+ * back to the pool. `discardOnError`: any error of `fn` discards the client too (as pool.query
+ * does); else only a cut connection or what `fn` reports through `broke` (a failed ROLLBACK) does.
  */
 async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client: pg.PoolClient, broke: (e: Error) => void) => Promise<T>): Promise<T> {
   const client = await pool.connect();
