@@ -16,7 +16,7 @@ import { createTransport, type Transport } from './deliver/transport.js';
 import { createAccountant } from './account/accountant.js';
 import { createDeliverer } from './deliver/deliverer.js';
 import { createBatcher } from './batch/batcher.js';
-import { createDrainRegistry } from './pipeline/drain-plans.js';
+import { createDrainRegistry } from './pipeline/drain-registry.js';
 import { createPipeline } from './pipeline/pipeline.js';
 import { createKafkaSource } from './source/kafka-source.js';
 import { createEmbeddedQueueSource } from './source/embedded-queue-source.js';
@@ -94,7 +94,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     },
     takesLive: (drainId) => !parking.has(drainId),
   });
-  const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, logger, quota: config.quota });
+  const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, listen: config.drainConfigListen, logger, quota: config.quota });
   await registry.start();
   const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const pump = createBacklogPump({
@@ -106,18 +106,22 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   pump.start();
   const heartbeat = createHeartbeat({ store, registry, deliverer, logger, owner, intervalMs: config.heartbeatIntervalMs, region: config.region });
 
+  // Every chunk waits for plans that hold each drain change answered before its records were
+  // accepted (drain-registry.ts): one version read per fetch, shared by concurrent partitions.
+  const beforeChunk = () => registry.current();
   const source: RecordSource = config.kafka
     ? createKafkaSource({
         ...config.kafka,
         maxInFlightRecords: config.maxInFlightRecords,
         logger,
+        beforeChunk,
         onLag: (p, lag) => events.lag(p, lag),
         onAssigned: (partitions) => events.partitionsAssigned(partitions),
         onCapacityReached,
       })
     : createEmbeddedQueueSource({
         queue: store.queue, maxInFlightRecords: config.maxInFlightRecords, logger,
-        beforeChunk: () => registry.syncConfig(), onCapacityReached,
+        beforeChunk, onCapacityReached,
       });
 
   const sweep = setInterval(() => {
@@ -151,7 +155,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         await source.stop(deadline, idle);
         clearTimeout(abandonAt);
         clearInterval(sweep);
-        registry.stop();
+        await registry.stop();
         await accountant.stop();
         await transport.close().catch(() => {});
         logger.info({ event: 'worker.stopped' }, 'worker stopped');

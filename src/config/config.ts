@@ -46,8 +46,14 @@ export interface Config {
   readonly logLevel: string;
   /** Drain route budgets per organization and minute (spec 01 part 8: 300 reads, 60 mutations). */
   readonly drainRateLimits: { readonly readPerMinute: number; readonly mutatePerMinute: number };
-  /** How often a worker checks the store for drain configuration changes. */
+  /** How often a worker applies the quota ladder and reads the drain configuration version unasked. */
   readonly drainRefreshMs: number;
+  /**
+   * Workers rebuild their plans on the store's change notifications (Postgres LISTEN). Off behind a
+   * pooler that cannot LISTEN (PgBouncer in transaction mode): routing stays correct, each fetch's
+   * version read then finds the change itself.
+   */
+  readonly drainConfigListen: boolean;
   /** Daily quota of every drain (README, Quota). */
   readonly quota: { readonly eventsPerDay: number; readonly bytesPerDay: number };
   /** An idle delivering drain gets a `heartbeat` delivery after this long without one; 0: never. */
@@ -208,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
       mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
     },
     drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
+    drainConfigListen: bool('DRAIN_CONFIG_LISTEN', true),
     quota: {
       eventsPerDay: int('DRAIN_QUOTA_EVENTS_PER_DAY', 10_000_000, 1),
       bytesPerDay: int('DRAIN_QUOTA_BYTES_PER_DAY', 10 * 1024 ** 3, 1),

@@ -12,7 +12,8 @@
 import pLimit from 'p-limit';
 import type { Store } from '../store/store.js';
 import type { Accountant } from '../account/accountant.js';
-import type { DrainPlan, DrainRegistry } from '../pipeline/drain-plans.js';
+import type { DrainPlan } from '../pipeline/drain-plans.js';
+import type { DrainRegistry } from '../pipeline/drain-registry.js';
 import type { ParkingSet } from '../pipeline/parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';

@@ -7,7 +7,7 @@
  * keeps one worker sending it.
  */
 import type { Store } from '../store/store.js';
-import type { DrainRegistry } from '../pipeline/drain-plans.js';
+import type { DrainRegistry } from '../pipeline/drain-registry.js';
 import type { Logger } from '../telemetry/logger.js';
 import { serviceBatch } from '../batch/service-batch.js';
 import type { Deliverer } from './deliverer.js';

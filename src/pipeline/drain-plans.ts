@@ -1,9 +1,8 @@
 /**
  * The worker's view of drain configuration: every live drain compiled once
  * per configuration version into a DrainPlan (selector, shaping options,
- * encoder, opened headers and signing keys). The registry reloads when the
- * store's configuration fingerprint changes, so every worker notices edits
- * within DRAIN_REFRESH_MS.
+ * encoder, opened headers and signing keys). The worker's current set of
+ * plans is kept by drain-registry.ts.
  */
 import { isDeliverable, type Drain, type ScrubRule } from '../model/drain.js';
 import { compileSelector, type Selector } from '../select/selector.js';
@@ -16,12 +15,7 @@ import { ndjsonEncoder } from '../encode/ndjson.js';
 import { vendorAEncoder, vendorBEncoder } from '../encode/vendors.js';
 import { sharedEncoding } from '../encode/shared-encoding.js';
 import { signingKey } from '../sign/standard-webhooks.js';
-import type { Store } from '../store/store.js';
 import type { SecretBox } from '../security/secret-box.js';
-import type { Logger } from '../telemetry/logger.js';
-import { degradationFor, type Degradation, type Quota, type Usage } from '../select/quota-ladder.js';
-import { dayOf } from '../store/backlog-repo.js';
-import { recordAudit } from '../audit/drain-audit.js';
 
 export interface DrainPlan {
   readonly drain: Drain;
@@ -104,115 +98,4 @@ function encoderFor(drain: Drain): Encoder {
     default:
       return drain.format === 'ndjson' ? ndjsonEncoder : jsonEncoder;
   }
-}
-
-export interface DrainRegistry {
-  /** Where the drain stands on the quota ladder today. */
-  degradationOf(drainId: string): Degradation;
-  plansFor(orgId: string): readonly DrainPlan[];
-  planFor(drainId: string): DrainPlan | undefined;
-  allPlans(): Iterable<DrainPlan>;
-  refresh(): Promise<void>;
-  /**
-   * Only the configuration check of refresh(): one small query when nothing
-   * changed. The embedded source calls it before routing each chunk, so a
-   * record enqueued after a drain change was answered is routed by the change.
-   */
-  syncConfig(): Promise<boolean>;
-  start(): Promise<void>;
-  stop(): void;
-}
-
-export function createDrainRegistry(opts: {
-  store: Pick<Store, 'drains' | 'secretBox' | 'backlog' | 'audit'>;
-  refreshMs: number;
-  logger: Logger;
-  quota: Quota;
-}): DrainRegistry {
-  let usage = new Map<string, Usage>();
-  const degradations = new Map<string, Degradation>();
-  let byOrg = new Map<string, DrainPlan[]>();
-  let byId = new Map<string, DrainPlan>();
-  let fingerprint = '';
-  // Plans built inside a rotation window sign with two keys; rebuild them when the window ends.
-  let rebuildAt = Infinity;
-  let timer: NodeJS.Timeout | undefined;
-  const none: readonly DrainPlan[] = [];
-
-  async function refresh(): Promise<void> {
-    if (!(await syncConfig())) await applyQuota();
-  }
-
-  /** Rebuilds the plans if the stored configuration changed (or a rotation window ended); answers whether it did. */
-  async function syncConfig(): Promise<boolean> {
-    const f = await opts.store.drains.configFingerprint();
-    if (f === fingerprint && Date.now() < rebuildAt) return false;
-    await rebuild(f);
-    return true;
-  }
-
-  async function rebuild(f: string): Promise<void> {
-    const drains = await opts.store.drains.listAll();
-    const next = new Map<string, DrainPlan[]>();
-    const nextById = new Map<string, DrainPlan>();
-    for (const d of drains) {
-      try {
-        const plan = compilePlan(d, opts.store.secretBox);
-        nextById.set(d.id, plan);
-        const list = next.get(d.orgId);
-        if (list) list.push(plan);
-        else next.set(d.orgId, [plan]);
-      } catch (e) {
-        opts.logger.error({ event: 'drain.compile_failed', drainId: d.id, err: (e as Error).message }, 'drain plan failed to compile');
-      }
-    }
-    byOrg = next;
-    byId = nextById;
-    fingerprint = f;
-    if (opts.logger.isLevelEnabled('debug')) opts.logger.debug({ event: 'drain.plans_loaded', drains: drains.map((d) => `${d.id}:${d.state}`) }, 'drain plans reloaded');
-    await applyQuota();
-    const now = Date.now();
-    rebuildAt = Math.min(Infinity, ...drains.map((d) => d.rotationExpiresAt?.getTime() ?? Infinity).filter((t) => t > now));
-  }
-
-  /** Reads today's use, places each drain on the ladder, pauses and resumes drains at its top. */
-  async function applyQuota(): Promise<void> {
-    usage = await opts.store.backlog.usage(dayOf(Date.now()));
-    for (const plan of byId.values()) {
-      const d = plan.drain;
-      const level = degradationFor(usage.get(d.id) ?? { events: 0, bytes: 0 }, opts.quota);
-      degradations.set(d.id, level);
-      const system = { type: 'system' as const, id: 'quota-ladder' };
-      if (level === 'paused' && d.state !== 'paused') {
-        const moved = await opts.store.drains.transition(d.id, ['healthy', 'degraded', 'pending_verification'], 'paused', 'quota');
-        if (moved) {
-          await recordAudit(opts.store as Store, system, 'logs.drain.quota_paused', moved, { usage: usage.get(d.id) });
-          opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
-        }
-      } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
-        // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
-        const moved = await opts.store.drains.transition(d.id, ['paused'], d.verifiedAt ? 'degraded' : 'pending_verification', null);
-        if (moved) await recordAudit(opts.store as Store, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
-      }
-    }
-  }
-
-  return {
-    degradationOf: (drainId) => degradations.get(drainId) ?? 'none',
-    plansFor: (orgId) => byOrg.get(orgId) ?? none,
-    planFor: (drainId) => byId.get(drainId),
-    allPlans: () => byId.values(),
-    refresh,
-    syncConfig,
-    async start() {
-      await refresh();
-      timer = setInterval(() => {
-        refresh().catch((e) => opts.logger.warn({ event: 'drain.refresh_failed', err: (e as Error).message }, 'drain refresh failed'));
-      }, opts.refreshMs);
-      timer.unref();
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-    },
-  };
 }

@@ -21,8 +21,9 @@ export interface EmbeddedQueueSourceOptions {
   onCapacityReached?: () => void;
   /**
    * Awaited after a chunk is read and before it is routed: the worker brings
-   * its drain plans up to date here, so in the embedded setup a record
-   * accepted after a drain change was answered is routed by that change.
+   * its drain plans up to date here, so a record accepted after a drain change
+   * was answered is routed by that change. While it fails the chunk is read
+   * again later, never routed without it.
    */
   beforeChunk?: () => Promise<unknown>;
 }
@@ -75,7 +76,15 @@ export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): Rec
         });
         continue;
       }
-      await opts.beforeChunk?.().catch((e: Error) => opts.logger.warn({ event: 'queue.before_chunk_failed', err: e.message }, 'drain configuration check failed'));
+      if (opts.beforeChunk) {
+        try {
+          await opts.beforeChunk();
+        } catch (e) {
+          opts.logger.warn({ event: 'queue.before_chunk_failed', err: (e as Error).message }, 'drain configuration check failed: the chunk waits');
+          await new Promise((r) => setTimeout(r, pollMs));
+          continue;
+        }
+      }
       position = messages[messages.length - 1]!.seq;
       const ticket = tracker.open(0, String(position), messages.length);
       handler({ messages: messages.map((m) => m.payload), ticket });

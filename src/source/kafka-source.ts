@@ -54,7 +54,15 @@ export interface KafkaSourceOptions {
   onLag?: (partition: number, lag: number) => void;
   /** The partitions this member reads, after each group join. */
   onAssigned?: (partitions: number[]) => void;
+  /**
+   * Awaited after a batch is fetched and before it is routed (the worker brings its drain plans up
+   * to date). While it fails the batch waits, heartbeating: records are never routed without it.
+   */
+  beforeChunk?: () => Promise<unknown>;
 }
+
+/** While the check before routing fails (the store down): how long to wait before trying again. */
+const BEFORE_CHUNK_RETRY_MS = 500;
 
 export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
   const fetchMaxWaitMs = opts.fetchMaxWaitMs ?? DEFAULT_FETCH_MAX_WAIT_MS;
@@ -141,7 +149,12 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
           await heartbeat();
         }
         // `stopping`: kafkajs may restart a crashed runner after stop() paused the one before it.
-        if (stopping || !isRunning() || isStale() || batch.messages.length === 0) return;
+        const abandoned = () => stopping || !isRunning() || isStale();
+        if (abandoned() || batch.messages.length === 0) return;
+        if (opts.beforeChunk) {
+          // Returning without resolving an offset leaves the batch to be fetched again (at least once).
+          if (!(await untilSucceeds(opts.beforeChunk, abandoned, heartbeat, opts.logger))) return;
+        }
         const last = batch.lastOffset();
         const ticket = tracker.open(batch.partition, (BigInt(last) + 1n).toString(), batch.messages.length);
         h({ messages: batch.messages.map((m) => m.value), ticket });
@@ -206,6 +219,21 @@ export function createKafkaSource(opts: KafkaSourceOptions): RecordSource {
       }
     },
   };
+}
+
+/** Calls `check` until it succeeds (true) or `abandoned` says to give up (false), heartbeating between tries. */
+async function untilSucceeds(check: () => Promise<unknown>, abandoned: () => boolean, heartbeat: () => Promise<void>, logger: Logger): Promise<boolean> {
+  for (;;) {
+    try {
+      await check();
+      return !abandoned();
+    } catch (e) {
+      logger.warn({ event: 'kafka.before_chunk_failed', err: (e as Error).message }, 'drain configuration check failed: the batch waits');
+      await new Promise((r) => setTimeout(r, BEFORE_CHUNK_RETRY_MS));
+      if (abandoned()) return false;
+      await heartbeat().catch(() => {});
+    }
+  }
 }
 
 /** Waits for `work` (its failure included) at most `ms`; false when the time ran out first. */

@@ -80,6 +80,9 @@ const UPDATABLE: Record<string, { column: string; json?: boolean }> = {
 
 export type DrainPatch = Partial<Omit<Drain, 'id' | 'orgId' | 'type' | 'version' | 'createdBy' | 'createdAt' | 'updatedAt'>>;
 
+/** The channel migration 008's trigger notifies on each drain change. */
+const DRAIN_CONFIG_CHANNEL = 'logdrain_drain_config';
+
 export function createDrainsRepo(sql: Sql) {
   return {
     async insert(d: Drain): Promise<void> {
@@ -117,14 +120,18 @@ export function createDrainsRepo(sql: Sql) {
       return rows.map(fromRow);
     },
 
-    /** A cheap fingerprint of all drain configuration, so workers reload only on change. */
-    async configFingerprint(): Promise<string> {
-      const rows = await sql.query<{ f: string }>(
-        `select count(*)::text || ':' || coalesce(max(updated_at)::text, '') || ':' || coalesce(sum(version), 0)::text as f
-         from drains`,
-      );
-      return rows[0]?.f ?? '';
+    /**
+     * The drain configuration's version: a counter every write to the drains table moves, in its
+     * own transaction (migration 008). Plans built from a read made after this one answered hold
+     * every change committed before it was asked.
+     */
+    async configVersion(): Promise<number> {
+      const rows = await sql.query<{ seq: number }>('select seq from drain_config_version where id = 1');
+      return rows[0]?.seq ?? 0;
     },
+
+    /** Calls `onChange` soon after any drain change commits, in this process or another (and after a lost listener is back). */
+    watchConfig: (onChange: () => void): Promise<() => Promise<void>> => sql.listen(DRAIN_CONFIG_CHANNEL, onChange),
 
     async countLive(orgId: string): Promise<number> {
       const rows = await sql.query<{ n: number }>(

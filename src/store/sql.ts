@@ -16,6 +16,12 @@ export interface Sql {
   exec(text: string): Promise<void>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` for each NOTIFY on `channel` (a plain identifier), and once more each time a
+   * lost listening connection is back (what was sent meanwhile is lost). Resolves once listening;
+   * the function it resolves to stops listening. Not available inside a transaction.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -53,6 +59,7 @@ function openPostgres(url: string, max: number): Sql {
       await client.query(text);
     },
     transaction: (fn) => fn(onClient(client)),
+    listen: () => Promise.reject(new Error('listen is not available inside a transaction')),
     close: async () => {},
   });
   return {
@@ -78,7 +85,56 @@ function openPostgres(url: string, max: number): Sql {
           throw e;
         }
       }),
+    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
     close: () => pool.end(),
+  };
+}
+
+/** How long a lost listening connection waits before it connects again. */
+const RELISTEN_MS = 1000;
+
+/**
+ * LISTEN needs a session of its own (a pooled client goes back to the pool): one client per
+ * listener, connected again after the server cuts it, with `onNotify` called then because
+ * notifications sent while it was away are lost.
+ */
+async function listenPostgres(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', () => {});
+    c.on('notification', (n) => n.channel === channel && onNotify());
+    c.on('end', () => {
+      if (stopped || client !== c) return;
+      client = undefined;
+      again();
+    });
+    try {
+      await c.connect();
+      await c.query(`listen ${channel}`);
+    } catch (e) {
+      await c.end().catch(() => {});
+      throw e;
+    }
+    client = c;
+    if (stopped) await c.end().catch(() => {});
+  };
+  const again = () => {
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (stopped) return;
+      connect().then(onNotify, again);
+    }, RELISTEN_MS);
+    retry.unref();
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    await client?.end().catch(() => {});
   };
 }
 
@@ -120,6 +176,10 @@ async function openPglite(dataDir: string): Promise<Sql> {
     },
     transaction: (fn) =>
       inTx ? fn(wrap(conn, true)) : db.transaction((tx) => fn(wrap(tx, true))),
+    listen: async (channel, onNotify) => {
+      if (inTx) throw new Error('listen is not available inside a transaction');
+      return db.listen(channel, () => onNotify());
+    },
     close: async () => {
       if (!inTx) await db.close();
     },

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '../../../src/security/secret-box.js';
 import { generateSecret } from '../../../src/sign/standard-webhooks.js';
-import { compilePlan, type DrainPlan, type DrainRegistry } from '../../../src/pipeline/drain-plans.js';
+import { compilePlan, type DrainPlan } from '../../../src/pipeline/drain-plans.js';
+import type { DrainRegistry } from '../../../src/pipeline/drain-registry.js';
 import { createPipeline } from '../../../src/pipeline/pipeline.js';
 import { ParkingSet } from '../../../src/pipeline/parking.js';
 import { createBatcher, type ReadyBatch } from '../../../src/batch/batcher.js';
@@ -50,10 +51,10 @@ export function pipelineFor(drains: Drain[], opts: { maxRecords?: number; keepAc
     plansFor: (orgId) => byOrg.get(orgId) ?? [],
     planFor: (id) => plans.find((p) => p.drain.id === id),
     allPlans: () => plans.values(),
+    current: async () => {},
     refresh: async () => {},
-    syncConfig: async () => false,
     start: async () => {},
-    stop: () => {},
+    stop: async () => {},
   };
   const ready: ReadyBatch[] = [];
   const batcher = createBatcher({ maxRecords: opts.maxRecords ?? 1_000_000, maxBytes: 1 << 30, lingerMs: 60_000, onReady: (b) => ready.push(b) });

@@ -1,0 +1,170 @@
+/**
+ * The worker's current drain plans, and the rule that makes a drain change
+ * hold for every record accepted after its answer:
+ *
+ *   a chunk of records is routed only once `current()` has resolved after the
+ *   chunk arrived, and `current()` resolves only after a read of the store's
+ *   drain configuration version that was sent after the call, with the plans
+ *   rebuilt if that version moved.
+ *
+ * A record accepted after a change was answered reaches the worker after the
+ * change committed, so a version read sent after the record arrived sees the
+ * change. This holds by construction, whatever the clocks or the timing of
+ * notifications: concurrent callers share one read, so it costs one small
+ * query per fetch, not per record. Changes are also pushed (LISTEN/NOTIFY on
+ * Postgres, the same through PGlite in one process): the plans are usually
+ * rebuilt before the next chunk asks, and that read finds nothing new.
+ */
+import type { Store } from '../store/store.js';
+import type { Logger } from '../telemetry/logger.js';
+import { degradationFor, type Degradation, type Quota, type Usage } from '../select/quota-ladder.js';
+import { dayOf } from '../store/backlog-repo.js';
+import { recordAudit } from '../audit/drain-audit.js';
+import { compilePlan, type DrainPlan } from './drain-plans.js';
+
+export interface DrainRegistry {
+  /** Where the drain stands on the quota ladder today. */
+  degradationOf(drainId: string): Degradation;
+  plansFor(orgId: string): readonly DrainPlan[];
+  planFor(drainId: string): DrainPlan | undefined;
+  allPlans(): Iterable<DrainPlan>;
+  /**
+   * Resolves once the plans hold every drain change committed before this call (see the top of
+   * this file); rejects when the store cannot be read, and then nothing may be routed yet.
+   */
+  current(): Promise<void>;
+  /** current(), then the quota ladder: what the periodic refresh does. */
+  refresh(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface DrainRegistryOptions {
+  store: Pick<Store, 'drains' | 'secretBox' | 'backlog' | 'audit'>;
+  /** How often the quota ladder is applied and the version read without a record asking (DRAIN_REFRESH_MS). */
+  refreshMs: number;
+  /** Rebuild on the store's change notifications (DRAIN_CONFIG_LISTEN); routing is correct without them. */
+  listen: boolean;
+  logger: Logger;
+  quota: Quota;
+}
+
+export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
+  let usage = new Map<string, Usage>();
+  const degradations = new Map<string, Degradation>();
+  let byOrg = new Map<string, DrainPlan[]>();
+  let byId = new Map<string, DrainPlan>();
+  let loadedVersion = -1;
+  // Plans built inside a rotation window sign with two keys; rebuild them when the window ends.
+  let rebuildAt = Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  let unwatch: (() => Promise<void>) | undefined;
+  let checking: Promise<void> | undefined;
+  let nextCheck: Promise<void> | undefined;
+  const none: readonly DrainPlan[] = [];
+  const warnRefresh = (e: unknown) => opts.logger.warn({ event: 'drain.refresh_failed', err: (e as Error).message }, 'drain refresh failed');
+
+  function current(): Promise<void> {
+    if (checking === undefined) {
+      checking = check().finally(() => (checking = undefined));
+      return checking;
+    }
+    // The check under way may have read the version before this caller's records arrived: the
+    // next one, shared by every caller until it starts, is certain not to have.
+    nextCheck ??= checking.then(noop, noop).then(() => {
+      nextCheck = undefined;
+      return current();
+    });
+    return nextCheck;
+  }
+
+  /** One version read; the plans rebuilt if it moved (or a rotation window ended). Never two at once. */
+  async function check(): Promise<void> {
+    const version = await opts.store.drains.configVersion();
+    if (version === loadedVersion && Date.now() < rebuildAt) return;
+    // The drains are read after the version: the plans hold at least every change it counts.
+    const drains = await opts.store.drains.listAll();
+    const next = new Map<string, DrainPlan[]>();
+    const nextById = new Map<string, DrainPlan>();
+    for (const d of drains) {
+      try {
+        const plan = compilePlan(d, opts.store.secretBox);
+        nextById.set(d.id, plan);
+        const list = next.get(d.orgId);
+        if (list) list.push(plan);
+        else next.set(d.orgId, [plan]);
+      } catch (e) {
+        opts.logger.error({ event: 'drain.compile_failed', drainId: d.id, err: (e as Error).message }, 'drain plan failed to compile');
+      }
+    }
+    byOrg = next;
+    byId = nextById;
+    loadedVersion = version;
+    const now = Date.now();
+    rebuildAt = Math.min(Infinity, ...drains.map((d) => d.rotationExpiresAt?.getTime() ?? Infinity).filter((t) => t > now));
+    if (opts.logger.isLevelEnabled('debug')) {
+      opts.logger.debug({ event: 'drain.plans_loaded', version, drains: drains.map((d) => `${d.id}:${d.state}`) }, 'drain plans reloaded');
+    }
+    // New drains get their place on the ladder now, not at the next refresh; routing does not wait for it.
+    void ladder().catch(warnRefresh);
+  }
+
+  let laddering: Promise<void> | undefined;
+  /** applyQuota, one run at a time: a call during a run waits for it and runs again. */
+  async function ladder(): Promise<void> {
+    while (laddering) await laddering.catch(noop);
+    laddering = applyQuota().finally(() => (laddering = undefined));
+    return laddering;
+  }
+
+  /** Reads today's use, places each drain on the ladder, pauses and resumes drains at its top. */
+  async function applyQuota(): Promise<void> {
+    usage = await opts.store.backlog.usage(dayOf(Date.now()));
+    for (const plan of byId.values()) {
+      const d = plan.drain;
+      const level = degradationFor(usage.get(d.id) ?? { events: 0, bytes: 0 }, opts.quota);
+      degradations.set(d.id, level);
+      const system = { type: 'system' as const, id: 'quota-ladder' };
+      if (level === 'paused' && d.state !== 'paused') {
+        const moved = await opts.store.drains.transition(d.id, ['healthy', 'degraded', 'pending_verification'], 'paused', 'quota');
+        if (moved) {
+          await recordAudit(opts.store as Store, system, 'logs.drain.quota_paused', moved, { usage: usage.get(d.id) });
+          opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
+        }
+      } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
+        // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
+        const moved = await opts.store.drains.transition(d.id, ['paused'], d.verifiedAt ? 'degraded' : 'pending_verification', null);
+        if (moved) await recordAudit(opts.store as Store, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
+      }
+    }
+  }
+
+  async function refresh(): Promise<void> {
+    await current();
+    await ladder();
+  }
+
+  return {
+    degradationOf: (drainId) => degradations.get(drainId) ?? 'none',
+    plansFor: (orgId) => byOrg.get(orgId) ?? none,
+    planFor: (drainId) => byId.get(drainId),
+    allPlans: () => byId.values(),
+    current,
+    refresh,
+    async start() {
+      if (opts.listen) {
+        // A change made elsewhere: rebuild now, so the next chunk's check finds the plans current.
+        unwatch = await opts.store.drains.watchConfig(() => void current().catch(warnRefresh));
+      }
+      await refresh();
+      timer = setInterval(() => void refresh().catch(warnRefresh), opts.refreshMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await unwatch?.();
+    },
+  };
+}
+
+function noop(): void {}
