@@ -208,6 +208,8 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
     const mark = opts.parking.mark();
     const withBacklog = await opts.store.backlog.drainsWithBacklog();
     opts.parking.reset(withBacklog, mark);
+    // A drain resumed or verified a moment ago delivers its parked records this pass, notified or not.
+    if (withBacklog.length > 0) await opts.registry.current();
     // A spilling drain whose agents fell quiet has an empty backlog: its next round ends the spill.
     const drains = [...new Set([...withBacklog, ...(opts.spill?.drains() ?? [])])];
     await Promise.all(

@@ -1,5 +1,14 @@
-/** Starts logdrain in-process (start or serve) on an ephemeral port, configured the way an operator would. */
+/**
+ * Starts logdrain in-process on an ephemeral port, configured the way an operator would, in one of
+ * two modes: `embedded` (PGlite in memory, the embedded queue: `npm start`) or `kafka-postgres`
+ * (a fresh Postgres database and a librdkafka broker of its own; `start` then runs as production
+ * does, a `serve` and a `worker` on their own connections). The mode is LOGDRAIN_TEST_MODE's
+ * unless given: the route suites run in both (vitest.config.ts).
+ */
 import { expect } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { startMockBroker } from './broker.js';
+import { createTestDatabase } from './postgres.js';
 import { loadConfig } from '../../src/config/config.js';
 import { run, type Role, type Running } from '../../src/commands/run.js';
 import { createWriteStream } from 'node:fs';
@@ -35,9 +44,16 @@ function testLogger(): Logger {
   });
 }
 
-export async function startApp(env: Record<string, string>, role: Role = 'start', logger: Logger = testLogger()): Promise<TestApp> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory://', SEED_FILE: SEED_FIXTURE, BATCH_LINGER_MS: '100', DRAIN_REFRESH_MS: '100', ...env });
-  const running = await run(role, config, logger);
+export type TestMode = 'embedded' | 'kafka-postgres';
+
+export const TEST_MODE: TestMode = process.env.LOGDRAIN_TEST_MODE === 'kafka-postgres' ? 'kafka-postgres' : 'embedded';
+
+export async function startApp(env: Record<string, string>, role: Role = 'start', logger: Logger = testLogger(), mode: TestMode = TEST_MODE): Promise<TestApp> {
+  const defaults = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory://', SEED_FILE: SEED_FIXTURE, BATCH_LINGER_MS: '100', DRAIN_REFRESH_MS: '100' };
+  // A test that names its own store or broker runs as it says, whatever the mode.
+  const running = mode === 'kafka-postgres' && role === 'start' && !env.DATABASE_URL && !env.KAFKA_BROKERS
+    ? await runProduction({ ...defaults, ...env }, logger)
+    : await run(role, loadConfig({ ...defaults, ...env }), logger);
   const base = `http://127.0.0.1:${running.port}`;
   return {
     ...running,
@@ -59,6 +75,52 @@ export async function startApp(env: Record<string, string>, role: Role = 'start'
         /* not JSON */
       }
       return { status: res.status, body: parsed, headers: res.headers };
+    },
+  };
+}
+
+/**
+ * `start` as production runs it: a fresh database and broker (one topic, four partitions), an API
+ * (`serve`) and a worker (`worker`) on their own connections, stopped and disposed together.
+ */
+async function runProduction(env: Record<string, string>, logger: Logger): Promise<Running> {
+  const db = await createTestDatabase();
+  const topic = `agent-logs-${randomBytes(4).toString('hex')}`;
+  const broker = await startMockBroker({ topics: [{ name: topic, partitions: 4 }] });
+  const prod = {
+    ...env, DATABASE_URL: db.url, KAFKA_BROKERS: broker.bootstrap, KAFKA_TOPIC: topic, KAFKA_GROUP_ID: `workers-${topic}`,
+    KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '500', METRICS_PORT: '0',
+  };
+  const dispose = async () => {
+    await broker.stop().catch(() => {});
+    await db.drop().catch(() => {});
+  };
+  let api: Running | undefined;
+  let worker: Running | undefined;
+  try {
+    // The API first: it applies the seed file the worker does not read.
+    api = await run('serve', loadConfig(prod), logger);
+    worker = await run('worker', loadConfig(prod), logger);
+    // Ready as `start` is: once the worker's consumer has joined its group.
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${worker!.port}/readyz`)).status === 200, { timeoutMs: 60_000, what: 'the worker joined its group' });
+  } catch (e) {
+    await worker?.stop().catch(() => {});
+    await api?.stop().catch(() => {});
+    await dispose();
+    throw e;
+  }
+  const { port, store } = api;
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    store,
+    stop() {
+      stopping ??= (async () => {
+        await api.stop();
+        await worker.stop();
+        await dispose();
+      })();
+      return stopping;
     },
   };
 }
