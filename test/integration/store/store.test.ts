@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import type { Store } from '../../../src/store/store.js';
 import { migrate } from '../../../src/store/migrate.js';
@@ -62,6 +62,49 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
       'agt_globex',
       'agt_none',
     ]);
+  });
+
+  it('moves the drain configuration version with every drain write, rolled-back ones aside, and notifies a watcher', async () => {
+    const v0 = await store.drains.configVersion();
+    let notified = 0;
+    const unwatch = await store.drains.watchConfig(() => notified++);
+    try {
+      const d = drain('drn_version', 'versioned');
+      await store.drains.insert(d);
+      const v1 = await store.drains.configVersion();
+      expect(v1).toBeGreaterThan(v0);
+      await store.drains.transition(d.id, ['pending_verification'], 'healthy');
+      const v2 = await store.drains.configVersion();
+      expect(v2).toBeGreaterThan(v1);
+      await expect(store.sql.transaction(async (tx) => {
+        await tx.query("update drains set name = 'renamed' where id = $1", [d.id]);
+        throw new Error('rolled back');
+      })).rejects.toThrow('rolled back');
+      expect(await store.drains.configVersion()).toBe(v2);
+      await store.drains.softDelete('org_acme', d.id);
+      expect(await store.drains.configVersion()).toBeGreaterThan(v2);
+      // Notifications arrive after their commits, on the listener's own connection.
+      await vi.waitFor(() => expect(notified).toBeGreaterThanOrEqual(3), { timeout: 5000 });
+    } finally {
+      await unwatch();
+    }
+  });
+
+  it.runIf(kind.name === 'postgres')('listens again after the server cuts the listening connection, and says so', async () => {
+    let notified = 0;
+    const unwatch = await store.drains.watchConfig(() => notified++);
+    try {
+      const cut = await store.sql.query<{ ok: boolean }>(
+        "select pg_terminate_backend(pid) as ok from pg_stat_activity where datname = current_database() and query = 'listen logdrain_drain_config'",
+      );
+      expect(cut).toHaveLength(1);
+      // Called once the connection is back (what was sent meanwhile is lost), then for changes again.
+      await vi.waitFor(() => expect(notified).toBe(1), { timeout: 10_000 });
+      await store.drains.insert(drain('drn_relisten', 'relisten'));
+      await vi.waitFor(() => expect(notified).toBe(2), { timeout: 5000 });
+    } finally {
+      await unwatch();
+    }
   });
 
   it('keeps drain names unique per organization until a soft delete frees them', async () => {
