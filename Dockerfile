@@ -21,6 +21,11 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY schemas ./schemas
+# The embedded store of `start` (the default command) lives in a volume its non-root user owns;
+# serve and worker use Postgres and never write here.
+ENV DATA_DIR=/app/data
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME ["/app/data"]
 USER node
 EXPOSE 8080 9464
 ENTRYPOINT ["node", "dist/cli.js"]

@@ -3,6 +3,7 @@
  * 01 part 7, and the operator endpoints (/healthz, /readyz, /metrics).
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import type { Transport } from '../deliver/transport.js';
@@ -26,13 +27,20 @@ export interface ApiOptions {
   sink: RecordSink;
   /** Extra readiness conditions (the worker's consumer in `start`). */
   ready?: () => boolean;
+  /**
+   * A server already listening (bound before the store was opened, commands/run.ts): the API takes
+   * its requests over once ready, instead of listening itself.
+   */
+  server?: Server;
 }
 
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
+  const bound = opts.server;
   const app: FastifyInstance = Fastify({
     loggerInstance: opts.logger.child({ component: 'api' }) as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
+    ...(bound ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => takeOver(bound, handler) } : {}),
   });
   let shuttingDown = false;
   app.addHook('onClose', async () => {
@@ -87,4 +95,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   registerLogRoutes(app, { config: opts.config, store: opts.store, limiter });
   registerRecordRoutes(app, { store: opts.store, sink: opts.sink });
   return app;
+}
+
+/** The listening server's interim answer (503, starting) replaced by the API's handler. */
+function takeOver(server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  server.removeAllListeners('request');
+  server.on('request', handler);
+  return server;
 }

@@ -12,6 +12,8 @@ import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
 import { createTransport } from '../deliver/transport.js';
 import { buildApi } from '../api/server.js';
+import { createServer, type Server } from 'node:http';
+import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
 import type { RecordSink } from '../api/routes/internal/records.js';
@@ -30,12 +32,70 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
   if (role === 'worker' && (!config.kafka || !config.databaseUrl)) {
     throw new Error('logdrain worker needs KAFKA_BROKERS and DATABASE_URL (use `logdrain start` for the embedded setup)');
   }
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+  // The port first: a second process on a taken port fails before it opens the store, applies the
+  // seed or starts a worker; the store (the embedded one is locked to one process) next.
+  const metrics = createMetrics(role === 'serve' ? 'api' : role === 'worker' ? 'worker' : 'all', { drainLabels: config.metricsDrainLabels });
+  let store: Store | undefined;
+  let worker: Worker | undefined;
+  let stopRequested = false;
+  const bound = role === 'worker'
+    ? await openWorkerListener({
+        host: config.host, port: config.metricsPort, metrics,
+        storeUp: () => store?.ping() ?? Promise.resolve(false),
+        consumerJoined: () => worker?.ready() ?? false,
+        shuttingDown: () => stopRequested,
+      })
+    : await bindHttpServer(config.host, config.port);
+  try {
+    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+  } catch (e) {
+    await bound.close();
+    throw e;
+  }
+  try {
+    return await runOn(role, config, logger, metrics, store, bound, {
+      setWorker: (w) => (worker = w),
+      requestStop: () => (stopRequested = true),
+    });
+  } catch (e) {
+    await bound.close().catch(() => {});
+    await store.close().catch(() => {});
+    throw e;
+  }
+}
+
+interface Bound {
+  port: number;
+  close(): Promise<void>;
+  /** The API's server, already listening (answering 503 until the API takes it over). */
+  server?: Server;
+}
+
+/** Listens at once, answering 503 until the API takes the server over (server.ts). */
+async function bindHttpServer(host: string, port: number): Promise<Bound> {
+  const server = createServer((_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"status":"starting"}'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as { port: number }).port,
+    server,
+    close: () => new Promise((resolve) => (server.listening ? server.close(() => resolve()) : resolve())),
+  };
+}
+
+async function runOn(
+  role: Role, config: Config, logger: Logger, metrics: Metrics, store: Store, bound: Bound,
+  hooks: { setWorker(w: Worker): void; requestStop(): void },
+): Promise<Running> {
   if (config.seedFile && role !== 'worker') {
     await applySeed(store.sql, await readSeedFile(config.seedFile));
     logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
   }
-  const metrics = createMetrics(role === 'serve' ? 'api' : role === 'worker' ? 'worker' : 'all', { drainLabels: config.metricsDrainLabels });
   const startWorkerWithGauges = async (): Promise<Worker> => {
     const w = await startWorker({ config, store, logger, events: metrics.events });
     // Workers report the shared store's backlog, quota use and drain states (the API does not, so
@@ -49,41 +109,28 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
     return w;
   };
   let worker: Worker | undefined;
-  let stopRequested = false;
-  let port: number;
-  let closeListener: () => Promise<void>;
+  let closeListener = bound.close;
   let kafkaSink: KafkaSink | undefined;
   if (role === 'worker') {
     // Open before the consumer joins its group: liveness and metrics from the start (telemetry/worker-listener.ts).
-    const listener = await openWorkerListener({
-      host: config.host, port: config.metricsPort, metrics,
-      storeUp: () => store.ping(),
-      consumerJoined: () => worker?.ready() ?? false,
-      shuttingDown: () => stopRequested,
-    });
-    port = listener.port;
-    closeListener = listener.close;
-    logger.info({ event: 'process.listening', role, port }, `logdrain ${role} health and metrics on ${port}`);
-    try {
-      worker = await startWorkerWithGauges();
-    } catch (e) {
-      await listener.close();
-      throw e;
-    }
+    logger.info({ event: 'process.listening', role, port: bound.port }, `logdrain ${role} health and metrics on ${bound.port}`);
+    worker = await startWorkerWithGauges();
   } else {
     if (role === 'start') worker = await startWorkerWithGauges();
     const transport = createTransport({ allowHosts: config.endpointAllowHosts, extraCaCerts: config.extraCaCerts, timeoutMs: config.deliveryTimeoutMs });
     if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
     const sink: RecordSink = kafkaSink ?? { write: (records) => store.queue.enqueue(records) };
     const running = worker;
-    const app = await buildApi({ config, store, transport, logger, metrics, sink, ...(running ? { ready: () => running.ready() } : {}) });
-    await app.listen({ host: config.host, port: config.port });
-    port = (app.server.address() as { port: number }).port;
+    const app = await buildApi({ config, store, transport, logger, metrics, sink, server: bound.server!, ...(running ? { ready: () => running.ready() } : {}) });
+    await app.ready();
     closeListener = async () => {
       await app.close();
+      await bound.close();
       await transport.close().catch(() => {});
     };
   }
+  if (worker) hooks.setWorker(worker);
+  const port = bound.port;
   logger.info({ event: 'process.started', role, port, source: worker?.source.name }, `logdrain ${role} listening on ${port}`);
 
   let stopping: Promise<void> | undefined;
@@ -92,7 +139,7 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
     store,
     stop() {
       stopping ??= (async () => {
-        stopRequested = true;
+        hooks.requestStop();
         // The API stops taking requests first; a worker keeps answering /healthz (and /readyz with
         // 503, shutting down) while it drains, so a liveness probe does not kill it mid-stop.
         if (role !== 'worker') await closeListener();

@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 export interface Sql {
   readonly kind: 'pglite' | 'postgres';
@@ -165,7 +166,15 @@ async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client
 }
 
 async function openPglite(dataDir: string): Promise<Sql> {
-  const db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+  // One process per directory, checked before anything in it is touched (data-dir-lock.ts).
+  const lock = dataDir === 'memory://' ? undefined : lockDataDir(dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   type Tx = Pick<PGlite, 'query' | 'exec'>;
   const wrap = (conn: Tx, inTx: boolean): Sql => ({
     kind: 'pglite',
@@ -181,7 +190,12 @@ async function openPglite(dataDir: string): Promise<Sql> {
       return db.listen(channel, () => onNotify());
     },
     close: async () => {
-      if (!inTx) await db.close();
+      if (inTx) return;
+      try {
+        await db.close();
+      } finally {
+        lock?.release();
+      }
     },
   });
   return wrap(db, false);

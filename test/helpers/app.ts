@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { startMockBroker } from './broker.js';
 import { createTestDatabase } from './postgres.js';
+import { createKafkaSink } from '../../src/source/kafka-sink.js';
 import { loadConfig } from '../../src/config/config.js';
 import { run, type Role, type Running } from '../../src/commands/run.js';
 import { createWriteStream } from 'node:fs';
@@ -19,6 +20,10 @@ export const SEED_FIXTURE = new URL('../fixtures/seed-acme.json', import.meta.ur
 
 export interface TestApp extends Running {
   base: string;
+  /** Raw messages straight into the worker's source (the embedded queue or the Kafka topic), past the ingest route's checks. */
+  writeRaw(messages: readonly { orgId: string; payload: string }[]): Promise<void>;
+  /** Where the worker's metrics are read: the app's own /metrics, or the worker's listener in production mode. */
+  workerMetricsUrl: string;
   request(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
@@ -51,13 +56,16 @@ export const TEST_MODE: TestMode = process.env.LOGDRAIN_TEST_MODE === 'kafka-pos
 export async function startApp(env: Record<string, string>, role: Role = 'start', logger: Logger = testLogger(), mode: TestMode = TEST_MODE): Promise<TestApp> {
   const defaults = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: 'memory://', SEED_FILE: SEED_FIXTURE, BATCH_LINGER_MS: '100', DRAIN_REFRESH_MS: '100' };
   // A test that names its own store or broker runs as it says, whatever the mode.
-  const running = mode === 'kafka-postgres' && role === 'start' && !env.DATABASE_URL && !env.KAFKA_BROKERS
+  const production = mode === 'kafka-postgres' && role === 'start' && !env.DATABASE_URL && !env.KAFKA_BROKERS
     ? await runProduction({ ...defaults, ...env }, logger)
-    : await run(role, loadConfig({ ...defaults, ...env }), logger);
+    : undefined;
+  const running = production ?? (await run(role, loadConfig({ ...defaults, ...env }), logger));
   const base = `http://127.0.0.1:${running.port}`;
   return {
     ...running,
     base,
+    writeRaw: production?.writeRaw ?? ((messages) => running.store.queue.enqueue(messages)),
+    workerMetricsUrl: production?.workerMetricsUrl ?? `${base}/metrics`,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -83,7 +91,7 @@ export async function startApp(env: Record<string, string>, role: Role = 'start'
  * `start` as production runs it: a fresh database and broker (one topic, four partitions), an API
  * (`serve`) and a worker (`worker`) on their own connections, stopped and disposed together.
  */
-async function runProduction(env: Record<string, string>, logger: Logger): Promise<Running> {
+async function runProduction(env: Record<string, string>, logger: Logger): Promise<Running & Pick<TestApp, 'writeRaw' | 'workerMetricsUrl'>> {
   const db = await createTestDatabase();
   const topic = `agent-logs-${randomBytes(4).toString('hex')}`;
   const broker = await startMockBroker({ topics: [{ name: topic, partitions: 4 }] });
@@ -110,12 +118,16 @@ async function runProduction(env: Record<string, string>, logger: Logger): Promi
     throw e;
   }
   const { port, store } = api;
+  const sink = await createKafkaSink({ brokers: broker.brokers, topic });
   let stopping: Promise<void> | undefined;
   return {
     port,
     store,
+    writeRaw: (messages) => sink.write(messages),
+    workerMetricsUrl: `http://127.0.0.1:${worker.port}/metrics`,
     stop() {
       stopping ??= (async () => {
+        await sink.close().catch(() => {});
         await api.stop();
         await worker.stop();
         await dispose();
