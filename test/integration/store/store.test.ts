@@ -102,6 +102,7 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
       await vi.waitFor(() => expect(notified).toBe(1), { timeout: 10_000 });
       await store.drains.insert(drain('drn_relisten', 'relisten'));
       await vi.waitFor(() => expect(notified).toBe(2), { timeout: 5000 });
+      await store.drains.softDelete('org_acme', 'drn_relisten');
     } finally {
       await unwatch();
     }
