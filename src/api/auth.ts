@@ -47,7 +47,8 @@ const ADMIN_ROLES = new Set(['owner', 'admin']);
 
 export async function authenticate(req: FastifyRequest, store: Store): Promise<Principal> {
   const header = req.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/.exec(header.trim()) : null;
+  // The scheme is case-insensitive (RFC 9110 section 11.1): `bearer` and `BEARER` are `Bearer`.
+  const match = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/i.exec(header.trim()) : null;
   if (!match) throw unauthorized('No token provided');
   const token = match[1]!;
   const hash = hashToken(token);

@@ -33,6 +33,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     loggerInstance: opts.logger.child({ component: 'api' }) as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
+    // A request must arrive whole within this time: a body trickled a byte at a time would otherwise
+    // hold its socket (and descriptor) for ever. Node checks it every connectionsCheckingInterval.
+    requestTimeout: opts.config.requestTimeoutMs,
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(opts.config.requestTimeoutMs / 4))) },
   });
   let shuttingDown = false;
   app.addHook('onClose', async () => {
