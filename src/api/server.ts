@@ -67,9 +67,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const checks = {
       store: await opts.store.ping(),
       consumer: opts.ready ? opts.ready() : true,
+      accounting: accountant.healthy(),
       shuttingDown,
     };
-    const ready = checks.store && checks.consumer && !shuttingDown;
+    const ready = checks.store && checks.consumer && checks.accounting && !shuttingDown;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
   app.get('/metrics', async (_req, reply) =>

@@ -9,6 +9,7 @@ import {
 } from '../../../model/drain.js';
 import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
 import { checkScrubPattern } from '../../../shape/scrub-rules.js';
+import { whsecProblem } from '../../../sign/standard-webhooks.js';
 import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
 import { drainValidation } from '../../errors.js';
 
@@ -108,6 +109,8 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
   const secret = str('secret', 16, LIMITS.secret);
   if (secret !== undefined) {
     if (/[\x00-\x1f\x7f]/.test(secret)) throw drainValidation('secret', ['secret must not contain control characters']);
+    const problem = whsecProblem(secret);
+    if (problem) throw drainValidation('secret', [problem]);
     out.secret = secret;
   }
   if (body.headers !== undefined) {
