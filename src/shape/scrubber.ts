@@ -48,6 +48,14 @@ const BUILTIN_MIN_LENGTH = 14;
  * when full.
  */
 const MEMO_MAX_LENGTH = 32;
+/**
+ * A record's scrubbing time budget with customer rules. The cost bound on rules
+ * (scrub-rules.ts) keeps one string's pass near 100 ms at worst; a record holds
+ * up to 256 fields, so past this budget its remaining string fields are withheld
+ * (replaced whole by the marker, one hit each) instead of scrubbed: never sent
+ * unscrubbed, never holding the event loop for the whole record.
+ */
+export const SCRUB_RECORD_BUDGET_MS = 50;
 const MEMO_MAX_ENTRIES = 256;
 
 export interface Scrubber {
@@ -186,15 +194,25 @@ export function compileScrubber(rules: readonly ScrubRule[] | null): Scrubber {
     },
     scrubRecord(record) {
       hits = 0;
+      const started = memo === null ? 0 : performance.now();
+      const overBudget = () => memo !== null && performance.now() - started > SCRUB_RECORD_BUDGET_MS;
       const body = record.body;
       if (body !== undefined) {
         const out = scrub(body);
         if (out !== body) record.body = out;
       }
       const attrs = record.attributes;
+      let withholding = false;
       for (const k in attrs) {
         const v = attrs[k];
         if (typeof v === 'string') {
+          if (withholding || (v.length >= minLength && (withholding = overBudget()))) {
+            if (v.length > 0) {
+              attrs[k] = SCRUBBED;
+              hits++;
+            }
+            continue;
+          }
           const out = scrub(v);
           if (out !== v) attrs[k] = out;
         }

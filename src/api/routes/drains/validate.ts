@@ -8,7 +8,7 @@ import {
   DRAIN_TYPES, ENVIRONMENTS, SEVERITIES, type DrainType, type Environment, type ScrubRule, type Severity,
 } from '../../../model/drain.js';
 import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
-import { checkScrubPattern } from '../../../shape/scrub-rules.js';
+import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../../shape/scrub-rules.js';
 import { whsecProblem } from '../../../sign/standard-webhooks.js';
 import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
 import { drainValidation } from '../../errors.js';
@@ -199,6 +199,11 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
         }
         return r.flags === undefined ? { id: r.id, pattern: r.pattern } : { id: r.id, pattern: r.pattern, flags: r.flags as string };
       });
+      // The rules compile into one alternation, which every scrubbed string runs through: bounded together.
+      const cost = out.scrubRules.reduce((n, r) => n + scrubRuleCost(r.pattern), 0);
+      if (cost > MAX_SCRUB_DRAIN_COST) {
+        throw new AppError(422, 'DRAIN_SCRUB_RULE_INVALID', `scrub rules cost ${cost} together; at most ${MAX_SCRUB_DRAIN_COST}`, { field: 'scrubRules' });
+      }
     }
   }
   // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused for every field (after the
