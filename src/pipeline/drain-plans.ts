@@ -5,7 +5,7 @@
  * store's configuration fingerprint changes, so every worker notices edits
  * within DRAIN_REFRESH_MS.
  */
-import { isDeliverable, type Drain, type ScrubRule } from '../model/drain.js';
+import { isDeliverable, isVerifiedForEndpoint, type Drain, type ScrubRule } from '../model/drain.js';
 import { compileSelector, type Selector } from '../select/selector.js';
 import type { ShapeOptions } from '../shape/delivered-record.js';
 import { compileScrubber, type Scrubber } from '../shape/scrubber.js';
@@ -191,7 +191,7 @@ export function createDrainRegistry(opts: {
         }
       } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
         // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
-        const moved = await opts.store.drains.transition(d.id, ['paused'], d.verifiedAt ? 'degraded' : 'pending_verification', null);
+        const moved = await opts.store.drains.transition(d.id, ['paused'], isVerifiedForEndpoint(d) ? 'degraded' : 'pending_verification', null);
         if (moved) await recordAudit(opts.store as Store, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
       }
     }
