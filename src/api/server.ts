@@ -36,7 +36,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // A request must arrive whole within this time: a body trickled a byte at a time would otherwise
     // hold its socket (and descriptor) for ever. Node checks it every connectionsCheckingInterval.
     requestTimeout: opts.config.requestTimeoutMs,
-    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(opts.config.requestTimeoutMs / 4))) },
+    // Node enforces requestTimeout only when headersTimeout is not longer than it.
+    http: {
+      headersTimeout: Math.min(60_000, opts.config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(opts.config.requestTimeoutMs / 4))),
+    },
   });
   let shuttingDown = false;
   app.addHook('onClose', async () => {
