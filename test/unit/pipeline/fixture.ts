@@ -67,6 +67,7 @@ export function pipelineFor(drains: Drain[], opts: { maxRecords?: number; keepAc
       },
       flush: async () => {},
       stop: async () => {},
+      healthy: () => true,
     },
   });
   return {
