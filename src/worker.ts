@@ -136,7 +136,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   let stopping: Promise<void> | undefined;
   return {
     source,
-    ready: () => source.ready(),
+    ready: () => source.ready() && accountant.healthy(),
     stop() {
       stopping ??= (async () => {
         const deadline = Date.now() + config.shutdownTimeoutMs;

@@ -7,6 +7,15 @@
  * flush is one transaction (six multi-row statements at most), written at the
  * same time as the platform copy of the flush's records (one insert, on
  * another connection).
+ *
+ * The platform copy is written apart from the transaction, so one bad row
+ * must not hold every other organization's copies: when Postgres refuses a
+ * copy for what it holds (write-errors.ts), the copies are halved until the
+ * refused ones stand alone, and those become dead letters; the rest are
+ * written. Copies held for another try are bounded (`maxHeldCopies`): past
+ * it the oldest are given up, counted and logged, rather than growing
+ * without end while Postgres is away. `healthy()` turns false once writes
+ * have failed for `stuckAfterMs`, which readiness reports.
  */
 import type { DeliveryRecord } from '../model/delivery.js';
 import type { DeadLetter } from '../store/dead-letters-repo.js';
@@ -19,6 +28,7 @@ import { createDeadLettersRepo } from '../store/dead-letters-repo.js';
 import { createBacklogRepo } from '../store/backlog-repo.js';
 import type { LogCopy, LogsRepo } from '../store/logs-repo.js';
 import type { Logger } from '../telemetry/logger.js';
+import { isPermanentWriteError } from '../store/write-errors.js';
 
 export interface AccountantOptions {
   store: { sql: Sql };
@@ -27,7 +37,14 @@ export interface AccountantOptions {
   logger: Logger;
   flushIntervalMs?: number;
   maxBufferedRows?: number;
+  /** Platform copies held for another try at most; past it the oldest are given up. */
+  maxHeldCopies?: number;
+  /** Writes failing this long make the accountant unhealthy (readiness). */
+  stuckAfterMs?: number;
 }
+
+/** Dead letters of copies Postgres refused are recorded under this source. */
+export const PLATFORM_COPY_SOURCE = 'platform-copy';
 
 export interface UsageIncrement {
   drainId: string;
@@ -63,6 +80,8 @@ export interface Accountant {
   record(entry: AccountingEntry): Promise<void>;
   flush(): Promise<void>;
   stop(): Promise<void>;
+  /** False once writes have kept failing for `stuckAfterMs`: records are no longer being accounted for. */
+  healthy(nowMs?: number): boolean;
 }
 
 export function createAccountant(opts: AccountantOptions): Accountant {
@@ -72,6 +91,9 @@ export function createAccountant(opts: AccountantOptions): Accountant {
   let rows = 0;
   let flushing: Promise<void> | undefined;
   let failures = 0;
+  let failingSinceMs: number | undefined;
+  const maxHeldCopies = opts.maxHeldCopies ?? 100_000;
+  const stuckAfterMs = opts.stuckAfterMs ?? 30_000;
   let timer: NodeJS.Timeout | undefined;
 
   const schedule = (ms: number) => {
@@ -83,8 +105,48 @@ export function createAccountant(opts: AccountantOptions): Accountant {
   };
 
   async function copyLogs(to: NonNullable<AccountantOptions['logs']>, logs: LogCopy[]): Promise<void> {
-    const { stored } = await to.repo.insertCopies(logs, to.retentionDays);
-    to.onStored?.(stored);
+    const refused = await copyIsolating(to, logs);
+    if (refused.length === 0) return;
+    await createDeadLettersRepo(opts.store.sql).insertMany(refused);
+    opts.logger.warn({ event: 'account.copy_refused', count: refused.length, reason: refused[0]!.reason }, 'platform copies refused by the store were dead-lettered');
+  }
+
+  /**
+   * Writes the copies; when Postgres refuses them for what they hold, halves them until each
+   * refused copy stands alone (log2 of the batch in extra statements per bad row) and returns
+   * those as dead letters. Any other failure is thrown: the whole copy is tried again.
+   */
+  async function copyIsolating(to: NonNullable<AccountantOptions['logs']>, logs: LogCopy[]): Promise<DeadLetter[]> {
+    try {
+      const { stored } = await to.repo.insertCopies(logs, to.retentionDays);
+      to.onStored?.(stored);
+      return [];
+    } catch (e) {
+      if (!isPermanentWriteError(e)) throw e;
+      if (logs.length === 1) {
+        const json = logs[0]!.json;
+        return [{ source: PLATFORM_COPY_SOURCE, reason: `platform copy refused: ${(e as Error).message}`, payload: typeof json === 'string' ? json : json.toString('utf8') }];
+      }
+      const mid = logs.length >> 1;
+      return [...(await copyIsolating(to, logs.slice(0, mid))), ...(await copyIsolating(to, logs.slice(mid)))];
+    }
+  }
+
+  /** Gives up the oldest copies held for another try past `maxHeldCopies` (their entries resolve). */
+  function boundHeldCopies(held: Waiting[]): Waiting[] {
+    let count = held.reduce((n, w) => n + w.logs.length, 0);
+    if (count <= maxHeldCopies) return held;
+    let dropped = 0;
+    const kept: Waiting[] = [];
+    for (const w of held) {
+      if (count > maxHeldCopies) {
+        count -= w.logs.length;
+        dropped += w.logs.length;
+        w.resolve();
+      } else kept.push(w);
+    }
+    opts.logger.error({ event: 'account.copies_given_up', count: dropped, maxHeldCopies }, 'platform copies given up: the store kept refusing them');
+    return kept;
   }
 
   async function writeOnce(): Promise<void> {
@@ -137,15 +199,17 @@ export function createAccountant(opts: AccountantOptions): Accountant {
       if (copied.status === 'rejected') {
         // The transaction is durable: only the copy is tried again, the entries holding records waiting for it.
         for (const w of taken) if (w.logs.length === 0) w.resolve();
-        taken = taken.filter((w) => w.logs.length > 0).map((w) => ({ ...EMPTY_ROWS, logs: w.logs, resolve: w.resolve }));
+        taken = boundHeldCopies(taken.filter((w) => w.logs.length > 0).map((w) => ({ ...EMPTY_ROWS, logs: w.logs, resolve: w.resolve })));
         throw copied.reason;
       }
       failures = 0;
+      failingSinceMs = undefined;
       for (const w of taken) w.resolve();
     } catch (e) {
       buffer = taken.concat(buffer);
       rows += taken.length;
       failures++;
+      failingSinceMs ??= Date.now();
       opts.logger.warn({ event: 'account.write_failed', err: (e as Error).message, failures }, 'accounting write failed; retrying');
       schedule(Math.min(5000, 100 * 2 ** Math.min(failures, 6)));
     }
@@ -181,6 +245,9 @@ export function createAccountant(opts: AccountantOptions): Accountant {
       });
     },
     flush,
+    healthy(nowMs = Date.now()) {
+      return failingSinceMs === undefined || nowMs - failingSinceMs < stuckAfterMs;
+    },
     async stop() {
       if (timer) clearTimeout(timer);
       timer = undefined;

@@ -45,13 +45,41 @@ export function scopesSatisfy(granted: readonly string[], required: string): boo
 const READ_SCOPE = /:read$/;
 const ADMIN_ROLES = new Set(['owner', 'admin']);
 
+/**
+ * Credential lookups are kept this long: a client flooding a route with refused requests made
+ * every other client's requests wait behind its store lookups (a 429 cost as much as an answer).
+ * A key revoked or suspended in the store is refused within this time.
+ */
+export const CREDENTIAL_CACHE_MS = 2000;
+const CREDENTIAL_CACHE_MAX = 10_000;
+type Lookup = { key: Awaited<ReturnType<Store['auth']['findKey']>>; session: Awaited<ReturnType<Store['auth']['findSession']>> | undefined };
+const lookups = new WeakMap<object, Map<string, { atMs: number; found: Promise<Lookup> }>>();
+
+/** The key or session of a token hash, from the store at most once per CREDENTIAL_CACHE_MS (unknown tokens too). */
+function lookUp(store: Store, hash: string, nowMs = Date.now()): Promise<Lookup> {
+  let cache = lookups.get(store.auth);
+  if (!cache) lookups.set(store.auth, (cache = new Map()));
+  const hit = cache.get(hash);
+  if (hit && nowMs - hit.atMs < CREDENTIAL_CACHE_MS) return hit.found;
+  if (cache.size >= CREDENTIAL_CACHE_MAX) cache.clear();
+  const found = (async (): Promise<Lookup> => {
+    const key = await store.auth.findKey(hash);
+    return { key, session: key ? undefined : await store.auth.findSession(hash) };
+  })();
+  cache.set(hash, { atMs: nowMs, found });
+  // A failed lookup (the store away) is not kept.
+  found.catch(() => cache.delete(hash));
+  return found;
+}
+
 export async function authenticate(req: FastifyRequest, store: Store): Promise<Principal> {
   const header = req.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/.exec(header.trim()) : null;
+  // The scheme is case-insensitive (RFC 9110 section 11.1): `bearer` and `BEARER` are `Bearer`.
+  const match = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/i.exec(header.trim()) : null;
   if (!match) throw unauthorized('No token provided');
   const token = match[1]!;
   const hash = hashToken(token);
-  const key = await store.auth.findKey(hash);
+  const { key, session } = await lookUp(store, hash);
   if (key) {
     if (key.status !== 'active') throw unauthorized('Invalid or expired token');
     return {
@@ -59,7 +87,6 @@ export async function authenticate(req: FastifyRequest, store: Store): Promise<P
       credentialId: `key_${hash.slice(0, 16)}`,
     };
   }
-  const session = await store.auth.findSession(hash);
   if (session) {
     if (session.revoked) throw unauthorized('Invalid or expired token', 'SESSION_REVOKED');
     return {

@@ -49,7 +49,8 @@ export function installErrorHandler(app: FastifyInstance): void {
       return reply.status(500).send({ statusCode: 500, error: reasonPhrase(500), message: 'Internal Server Error' });
     }
     const body: Record<string, unknown> = { statusCode: status, error: reasonPhrase(status), message: e.message };
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') Object.assign(body, { code: 'PAYLOAD_TOO_LARGE' });
+    // Spec 01 part 7.2: a 413 names what was over which cap.
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') Object.assign(body, { code: 'PAYLOAD_TOO_LARGE', field: 'body', max: req.routeOptions.bodyLimit });
     return reply.status(status).send(body);
   });
   app.setNotFoundHandler((req, reply) =>

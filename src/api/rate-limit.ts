@@ -24,11 +24,39 @@ export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: n
   };
 }
 
+const refuse = (bucket: Bucket, reply: FastifyReply, resetSec: number): AppError => {
+  reply.header('Retry-After', String(resetSec));
+  return new AppError(429, bucket.code, `Rate limit of ${bucket.limit} requests a minute exceeded; retry in ${resetSec} s.`, {
+    retryAfterSeconds: resetSec,
+  });
+};
+
+/** Buckets remembered as over their limit at most; past it the memory starts again (each process counts anyway). */
+const REFUSED_MAX = 10_000;
+
 export function createRateLimiter(store: Pick<Store, 'rateLimits'>) {
   let lastSweep = 0;
+  /**
+   * Buckets known to be over their limit until their window ends. Over the limit stays over until
+   * the window rolls, so answering those 429s from memory is exact, and a flood of refused
+   * requests no longer costs a store write each (which slowed every other organization's).
+   */
+  const refusedUntil = new Map<string, number>();
   return {
     /** Counts one request of `subject` in `bucket`; sets the headers; throws 429 past the limit. */
     async enforce(bucket: Bucket, subject: string, reply: FastifyReply, nowMs = Date.now()): Promise<void> {
+      const known = `${bucket.name}\u0000${subject}`;
+      const until = refusedUntil.get(known);
+      if (until !== undefined) {
+        if (nowMs < until) {
+          const resetSec = Math.max(1, Math.ceil((until - nowMs) / 1000));
+          reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
+          reply.header(`X-RateLimit-Remaining-${bucket.name}`, '0');
+          reply.header(`X-RateLimit-Reset-${bucket.name}`, String(resetSec));
+          throw refuse(bucket, reply, resetSec);
+        }
+        refusedUntil.delete(known);
+      }
       const { hits, windowStartMs } = await store.rateLimits.hit(bucket.name, subject, bucket.windowMs, nowMs);
       const resetSec = Math.max(1, Math.ceil((windowStartMs + bucket.windowMs - nowMs) / 1000));
       reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
@@ -39,10 +67,9 @@ export function createRateLimiter(store: Pick<Store, 'rateLimits'>) {
         void store.rateLimits.sweep(nowMs - 2 * bucket.windowMs).catch(() => {});
       }
       if (hits > bucket.limit) {
-        reply.header('Retry-After', String(resetSec));
-        throw new AppError(429, bucket.code, `Rate limit of ${bucket.limit} requests a minute exceeded; retry in ${resetSec} s.`, {
-          retryAfterSeconds: resetSec,
-        });
+        if (refusedUntil.size >= REFUSED_MAX) refusedUntil.clear();
+        refusedUntil.set(known, windowStartMs + bucket.windowMs);
+        throw refuse(bucket, reply, resetSec);
       }
     },
   };

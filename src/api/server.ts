@@ -40,6 +40,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     loggerInstance: opts.logger.child({ component: 'api' }) as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
+    requestTimeout: opts.config.requestTimeoutMs,
+    http: httpLimits(opts.config.requestTimeoutMs),
+    // A server bound before the store was opened (commands/run.ts) was made with httpLimits too.
     ...(bound ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => takeOver(bound, handler) } : {}),
   });
   let shuttingDown = false;
@@ -71,9 +74,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const checks = {
       store: await opts.store.ping(),
       consumer: opts.ready ? opts.ready() : true,
+      accounting: accountant.healthy(),
       shuttingDown,
     };
-    const ready = checks.store && checks.consumer && !shuttingDown;
+    const ready = checks.store && checks.consumer && checks.accounting && !shuttingDown;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
   app.get('/metrics', async (_req, reply) =>
@@ -102,4 +106,17 @@ function takeOver(server: Server, handler: (req: IncomingMessage, res: ServerRes
   server.removeAllListeners('request');
   server.on('request', handler);
   return server;
+}
+
+/**
+ * The API server's time limits. A request must arrive whole within `requestTimeoutMs`: a body
+ * trickled a byte at a time would otherwise hold its socket (and descriptor) for ever. Node checks
+ * it every connectionsCheckingInterval, and enforces it only when headersTimeout is not longer.
+ */
+export function httpLimits(requestTimeoutMs: number): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
+  return {
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(60_000, requestTimeoutMs),
+    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+  };
 }

@@ -21,6 +21,11 @@ export interface ReadyBatch {
   bytes: number;
   /** Batch id of the first attempt, when the caller already announced one (the test route). */
   batchId?: string;
+  /**
+   * Asked before each retry of a service batch: false once the drain's destination changed since
+   * the batch was made (a test batch is never retried to an endpoint the drain has left).
+   */
+  stillCurrent?: () => Promise<boolean>;
 }
 
 export interface BatcherOptions {

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
 import { createTransport } from '../deliver/transport.js';
-import { buildApi } from '../api/server.js';
+import { buildApi, httpLimits } from '../api/server.js';
 import { createServer, type Server } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
@@ -45,7 +45,7 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
         consumerJoined: () => worker?.ready() ?? false,
         shuttingDown: () => stopRequested,
       })
-    : await bindHttpServer(config.host, config.port);
+    : await bindHttpServer(config.host, config.port, config.requestTimeoutMs);
   try {
     store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
   } catch (e) {
@@ -71,9 +71,9 @@ interface Bound {
   server?: Server;
 }
 
-/** Listens at once, answering 503 until the API takes the server over (server.ts). */
-async function bindHttpServer(host: string, port: number): Promise<Bound> {
-  const server = createServer((_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"status":"starting"}'));
+/** Listens at once, with the API's time limits, answering 503 until the API takes the server over (server.ts). */
+async function bindHttpServer(host: string, port: number, requestTimeoutMs: number): Promise<Bound> {
+  const server = createServer(httpLimits(requestTimeoutMs), (_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"status":"starting"}'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

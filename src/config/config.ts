@@ -40,6 +40,8 @@ export interface Config {
   readonly deliveryTimeoutMs: number;
   readonly bufferHorizonMs: number;
   readonly shutdownTimeoutMs: number;
+  /** A request (headers and body) must arrive whole within this time, or its connection is cut. */
+  readonly requestTimeoutMs: number;
   readonly seedFile: string | undefined;
   /** Base64 of 32 bytes; encrypts header values and signing secrets at rest. Unset: a key kept in the store. */
   readonly encryptionKey: Buffer | undefined;
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryTimeoutMs: int('DELIVERY_TIMEOUT_MS', 10_000, 1, 600_000),
     bufferHorizonMs: int('BUFFER_HORIZON_MS', 21_600_000, 1000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     seedFile: optional('SEED_FILE'),
     encryptionKey,
     logLevel,

@@ -229,6 +229,10 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       opts.logger.debug({ event: 'deliver.retry', drainId, attempt: n, errorClass: outcome.errorClass, waitMs: wait }, 'retrying batch');
       await sleep(Math.min(wait, Math.max(0, firstAt + opts.bufferHorizonMs - Date.now())));
       if (abandoned) return;
+      if (batch.stillCurrent && !(await batch.stillCurrent().catch(() => true))) {
+        await drop(batch, 'superseded', n + 1);
+        return;
+      }
     }
   }
 

@@ -58,7 +58,8 @@ export interface Drain {
   state: DrainState;
   pauseReason: string | null;
   verifiedAt: Date | null;
-  verification: { attemptedAt: string; outcome: string; statusCode?: number; latencyMs?: number } | null;
+  /** The last verification attempt; `endpoint`: the destination it verified (recorded since verification belongs to an endpoint). */
+  verification: { attemptedAt: string; outcome: string; statusCode?: number; latencyMs?: number; endpoint?: string } | null;
   version: number;
   createdBy: { type: string; id: string };
   createdAt: Date;
@@ -68,4 +69,16 @@ export interface Drain {
 /** States in which the worker sends batches; the others park records (ARCHITECTURE invariant 2). */
 export function isDeliverable(state: DrainState): boolean {
   return state === 'healthy' || state === 'degraded';
+}
+
+/**
+ * Whether the drain's current endpoint passed verification. Verification belongs to an endpoint,
+ * not to a drain: a PATCH to another endpoint clears `verifiedAt`, and the endpoint a success
+ * verified is recorded in `verification.endpoint` (absent on drains verified before it was), so a
+ * drain can never resume into delivery on its previous endpoint's proof.
+ */
+export function isVerifiedForEndpoint(d: Pick<Drain, 'verifiedAt' | 'verification' | 'endpoint'>): boolean {
+  if (d.verifiedAt === null) return false;
+  const verified = d.verification?.endpoint;
+  return verified === undefined || verified === d.endpoint;
 }

@@ -21,6 +21,7 @@ import { degradationFor, type Degradation, type Quota, type Usage } from '../sel
 import { dayOf } from '../store/backlog-repo.js';
 import { recordAudit } from '../audit/drain-audit.js';
 import { compilePlan, type DrainPlan } from './drain-plans.js';
+import { isVerifiedForEndpoint } from '../model/drain.js';
 
 export interface DrainRegistry {
   /** Where the drain stands on the quota ladder today. */
@@ -133,7 +134,7 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
         }
       } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
         // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
-        const moved = await opts.store.drains.transition(d.id, ['paused'], d.verifiedAt ? 'degraded' : 'pending_verification', null);
+        const moved = await opts.store.drains.transition(d.id, ['paused'], isVerifiedForEndpoint(d) ? 'degraded' : 'pending_verification', null);
         if (moved) await recordAudit(opts.store as Store, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
       }
     }

@@ -4,6 +4,7 @@
  * listed, before anything is written.
  */
 import { readFile } from 'node:fs/promises';
+import { LONE_SURROGATE } from '../source/record.js';
 
 export interface SeedFile {
   orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];
@@ -36,13 +37,45 @@ export async function readSeedFile(path: string): Promise<SeedFile> {
   } catch (e) {
     throw new SeedError([`${path} is not valid JSON: ${(e as Error).message}`]);
   }
-  return parseSeed(data);
+  try {
+    return parseSeed(data);
+  } catch (e) {
+    // Each problem names the file too: `start` may read it far from where it was written.
+    if (e instanceof SeedError) throw new SeedError(e.problems.map((p) => `${path}: ${p}`));
+    throw e;
+  }
 }
+
+/**
+ * Paths (`orgs[0].name`) of the strings and keys Postgres text cannot hold: NUL, and half a
+ * surrogate pair. Found here, each is named; found by the store, one failed insert named neither
+ * the file nor the field. Iterative: a seed file may nest deeper than the stack.
+ */
+function unstorableFields(data: unknown): string[] {
+  const found: string[] = [];
+  const pending: [unknown, string][] = [[data, '']];
+  while (pending.length > 0 && found.length < 20) {
+    const [v, at] = pending.pop()!;
+    if (typeof v === 'string') {
+      if (UNSTORABLE.test(v)) found.push(at || '(the seed)');
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, child] of Object.entries(v)) {
+        const path = Array.isArray(v) ? `${at}[${k}]` : at ? `${at}.${k}` : k;
+        if (UNSTORABLE.test(k)) found.push(`${path} (its key)`);
+        pending.push([child, path]);
+      }
+    }
+  }
+  return found.sort();
+}
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
 
 export function parseSeed(data: unknown): SeedFile {
   const problems: string[] = [];
   const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!obj(data)) throw new SeedError(['the seed must be a JSON object']);
+  const unstorable = unstorableFields(data);
+  if (unstorable.length > 0) throw new SeedError(unstorable.map((at) => `${at} holds a NUL character or half a surrogate pair, which the store cannot keep`));
   const arr = (name: string): Record<string, unknown>[] => {
     const v = data[name];
     if (v === undefined) return [];

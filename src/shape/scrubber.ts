@@ -48,6 +48,17 @@ const BUILTIN_MIN_LENGTH = 14;
  * when full.
  */
 const MEMO_MAX_LENGTH = 32;
+/**
+ * A record's scrubbing time budget with customer rules: a backstop. The cost
+ * bound on rules (scrub-rules.ts) and the record size bound (256 KB of text in
+ * all its fields together) keep a record's scrub near 100 ms at worst on the
+ * machines measured; past this budget (a machine far slower or far busier than
+ * those) the record's remaining string attributes are withheld (replaced whole
+ * by the marker, one hit each) instead of scrubbed: never sent unscrubbed,
+ * never holding the event loop for long. Set well above the measured worst so
+ * that what a record delivers does not depend on the load of the moment.
+ */
+export const SCRUB_RECORD_BUDGET_MS = 1000;
 const MEMO_MAX_ENTRIES = 256;
 
 export interface Scrubber {
@@ -186,15 +197,25 @@ export function compileScrubber(rules: readonly ScrubRule[] | null): Scrubber {
     },
     scrubRecord(record) {
       hits = 0;
+      const started = memo === null ? 0 : performance.now();
+      const overBudget = () => memo !== null && performance.now() - started > SCRUB_RECORD_BUDGET_MS;
       const body = record.body;
       if (body !== undefined) {
         const out = scrub(body);
         if (out !== body) record.body = out;
       }
       const attrs = record.attributes;
+      let withholding = false;
       for (const k in attrs) {
         const v = attrs[k];
         if (typeof v === 'string') {
+          if (withholding || (v.length >= minLength && (withholding = overBudget()))) {
+            if (v.length > 0) {
+              attrs[k] = SCRUBBED;
+              hits++;
+            }
+            continue;
+          }
           const out = scrub(v);
           if (out !== v) attrs[k] = out;
         }

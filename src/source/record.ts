@@ -6,6 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { Environment, Severity } from '../model/drain.js';
+import { BOUNDED_STRING_FIELDS, RECORD_LIMITS, utf8Over } from './record-limits.js';
 
 export interface AgentRecord {
   id: string;
@@ -39,7 +40,7 @@ const EVENT_RE = /^[a-z]+$/;
 const TRACE_RE = /^[0-9a-f]{32}$/;
 const SPAN_RE = /^[0-9a-f]{16}$/;
 // RFC 3339: date, 'T' (or 't'/' '), time with optional fraction, and a zone.
-const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 const SEVERITY_SET = new Set(['debug', 'info', 'warn', 'error']);
 const REQUIRED_STRINGS = ['id', 'orgId', 'agentId', 'agentName', 'executionId'] as const;
 /**
@@ -47,7 +48,7 @@ const REQUIRED_STRINGS = ['id', 'orgId', 'agentId', 'agentName', 'executionId'] 
  * than this: Postgres parses that text recursively, and a record nested thousands deep failed every
  * accounting write it was part of ("stack depth limit exceeded"), holding its offset forever.
  */
-export const MAX_FIELD_DEPTH = 32;
+export const MAX_FIELD_DEPTH = RECORD_LIMITS.fieldDepth;
 const DEFINED_FIELDS = new Set(['id', 'orgId', 'agentId', 'agentName', 'agentVersion', 'environment', 'source', 'event', 'severity', 'timestamp', 'executionId', 'message', 'traceId', 'spanId', 'attributes']);
 
 /** Whether a JSON value nests deeper than `max` levels (iterative: the value may be deeper than the stack). */
@@ -84,7 +85,27 @@ export function holdsText(value: unknown, pattern: RegExp): boolean {
 }
 
 /** Larger messages are refused: a record is a log line, not a payload channel. */
-export const MAX_RECORD_BYTES = 256 * 1024;
+export const MAX_RECORD_BYTES = RECORD_LIMITS.recordBytes;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/**
+ * An RFC 3339 timestamp that names a real instant, in milliseconds; NaN otherwise. `Date.parse`
+ * alone rolls impossible dates over (2026-02-30 became March 2nd, 24:00 the next day) instead of
+ * refusing them, so the fields are checked against the calendar first. Years before 1 have no
+ * Postgres timestamp either.
+ */
+export function parseRfc3339(text: string): number {
+  const m = RFC3339_RE.exec(text);
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  if (year < 1 || month < 1 || month > 12 || day < 1) return NaN;
+  if (day > (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!)) return NaN;
+  if (hour > 23 || minute > 59 || second > 59) return NaN;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
+  return Date.parse(text);
+}
 
 export function decodeRecord(raw: Buffer | string): DecodeResult {
   const size = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length;
@@ -121,6 +142,10 @@ export function validateRecord(value: unknown): DecodeResult {
     const v = r[f];
     if (typeof v !== 'string' || v.length === 0) return { ok: false, reason: `${f} must be a non-empty string` };
   }
+  for (const f of BOUNDED_STRING_FIELDS) {
+    const v = r[f];
+    if (typeof v === 'string' && utf8Over(v, RECORD_LIMITS[f])) return { ok: false, reason: `${f} exceeds ${RECORD_LIMITS[f]} bytes` };
+  }
   if (r.environment !== 'production' && r.environment !== 'sandbox') {
     return { ok: false, reason: 'environment must be production or sandbox' };
   }
@@ -133,7 +158,7 @@ export function validateRecord(value: unknown): DecodeResult {
   if (typeof r.severity !== 'string' || !SEVERITY_SET.has(r.severity)) {
     return { ok: false, reason: 'severity must be debug, info, warn or error' };
   }
-  const timeMs = typeof r.timestamp === 'string' && RFC3339_RE.test(r.timestamp) ? Date.parse(r.timestamp) : NaN;
+  const timeMs = typeof r.timestamp === 'string' ? parseRfc3339(r.timestamp) : NaN;
   if (Number.isNaN(timeMs)) return { ok: false, reason: 'timestamp must be RFC 3339' };
   if (r.agentVersion !== undefined && typeof r.agentVersion !== 'string') {
     return { ok: false, reason: 'agentVersion must be a string' };
@@ -148,7 +173,10 @@ export function validateRecord(value: unknown): DecodeResult {
   if (r.attributes !== undefined) {
     const a = r.attributes;
     if (typeof a !== 'object' || a === null || Array.isArray(a)) return { ok: false, reason: 'attributes must be an object' };
+    let count = 0;
     for (const k in a) {
+      if (++count > RECORD_LIMITS.attributes) return { ok: false, reason: `attributes holds more than ${RECORD_LIMITS.attributes} keys` };
+      if (utf8Over(k, RECORD_LIMITS.attributeKey)) return { ok: false, reason: `an attribute key exceeds ${RECORD_LIMITS.attributeKey} bytes` };
       const t = typeof (a as Record<string, unknown>)[k];
       if (t !== 'string' && t !== 'number' && t !== 'boolean') {
         return { ok: false, reason: `attributes.${k.slice(0, 64)} must be a string, number or boolean` };

@@ -88,6 +88,16 @@ export function createAuthRepo(sql: Sql) {
       const inside = new Set(rows.map((r) => r.id));
       return agentIds.filter((id) => !inside.has(id));
     },
+
+    /** Ids among `agentIds` that the store knows as agents of another organization than `orgId`. */
+    async agentsOfOtherOrgs(orgId: string, agentIds: readonly string[]): Promise<string[]> {
+      if (agentIds.length === 0) return [];
+      const rows = await sql.query<{ id: string }>(
+        'select id from agents where org_id <> $1 and id = any($2::text[])',
+        [orgId, agentIds],
+      );
+      return rows.map((r) => r.id);
+    },
   };
 }
 

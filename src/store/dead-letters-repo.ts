@@ -1,7 +1,8 @@
 import type { Sql } from './sql.js';
+import { RECORD_LIMITS } from '../source/record-limits.js';
 
 /** Payloads are kept up to this many characters: enough to diagnose, bounded against hostile input. */
-export const DEAD_LETTER_PAYLOAD_MAX = 4096;
+export const DEAD_LETTER_PAYLOAD_MAX = RECORD_LIMITS.deadLetterPayload;
 
 /**
  * Postgres text cannot hold NUL, and a malformed message may carry raw NUL bytes: one such payload
@@ -22,8 +23,8 @@ export function createDeadLettersRepo(sql: Sql) {
       await sql.query(
         'insert into dead_letters (source, reason, payload) select * from unnest($1::text[], $2::text[], $3::text[])',
         [
-          letters.map((l) => l.source),
-          letters.map((l) => storable(l.reason, 1024)),
+          letters.map((l) => storable(l.source, 64)),
+          letters.map((l) => storable(l.reason, RECORD_LIMITS.deadLetterReason)),
           letters.map((l) => storable(l.payload, DEAD_LETTER_PAYLOAD_MAX)),
         ],
       );

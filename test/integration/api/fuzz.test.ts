@@ -86,7 +86,9 @@ const segment = (real: string[]) =>
 const text = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('\u0000', 'a\u0000b', '\r\nX-Injected: 1', '\ud800', '\u202e', '\uffff', ' ', '😀'.repeat(50)),
+  fc.constantFrom('\u0000', 'a\u0000b', '\r\nX-Injected: 1', '\ud800', '\u202e', '\uffff', ' ', '😀'.repeat(50), '\u200b\u200b', '\u2066x\u2069'),
+  // Long strings in every field that takes text: bounds must refuse them, never the store.
+  fc.constantFrom('l'.repeat(300), 'l'.repeat(3_000), '€'.repeat(100), 'x'.repeat(100_000)),
 );
 
 /**
@@ -105,7 +107,7 @@ const queryValue = fc.oneof(
   cursor,
   fc.constantFrom('', '0', '-1', '1', '1.5', '100', '101', '1e309', '-1e309', 'NaN', 'Infinity', '99999999999999999999999', '0x10', ' 5',
     'true', 'false', 'null', 'batch', 'dropped', 'KIND', 'production', 'all', '15m', '7d', '-5m', '2026-11-20', '2026-13-45T99:99:99Z',
-    '9999-12-31T23:59:59Z', '0000-01-01', 'not-a-cursor', 'eyJ9', 'x'.repeat(5000), '%00', '\u0000', '😀', '\u202e'),
+    '9999-12-31T23:59:59Z', '0000-01-01', '0000-12-31', '9999999w', '0001-01-01T00:00:00Z', '2026-02-30', '+275760-09-13T00:00:00Z', 'not-a-cursor', 'eyJ9', 'x'.repeat(5000), '%00', '\u0000', '😀', '\u202e'),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
   text,
   fc.integer().map(String),
@@ -148,8 +150,9 @@ const drainFieldValues: Record<string, fc.Arbitrary<unknown>> = {
   ),
   site: fc.oneof(fc.constantFrom('us1', 'eu1', 'mars'), fc.jsonValue()),
   format: fc.oneof(fc.constantFrom('json', 'ndjson', 'xml'), fc.jsonValue()),
-  headers: fc.oneof(fc.array(fc.record({ name: fc.oneof(text, fc.constantFrom('X-Ok', 'Host', 'X\r\nY')), value: fc.oneof(text, fc.constantFrom('v\r\nX-Injected: 1', 'ok-value')) }), { maxLength: 12 }), fc.jsonValue()),
-  secret: fc.oneof(fc.string({ maxLength: 300 }), fc.jsonValue()),
+  headers: fc.oneof(fc.array(fc.record({ name: fc.oneof(text, fc.constantFrom('X-Ok', 'Host', 'X\r\nY', 'Expect', 'Upgrade', 'Keep-Alive', 'TE', 'Trailer', 'Proxy-Authorization', 'h'.repeat(65))), value: fc.oneof(text, fc.constantFrom('v\r\nX-Injected: 1', 'ok-value')) }), { maxLength: 12 }), fc.jsonValue()),
+  secret: fc.oneof(fc.string({ maxLength: 300 }), fc.jsonValue(),
+    fc.constantFrom('whsec_!!!!!!!!!!!!!!!!!!!!', 'whsec_AAAA', 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', `whsec_${'A'.repeat(200)}`, `whsec_${Buffer.alloc(32).toString('base64')}`, 'whsec_ AAAA====')),
   sources: fc.oneof(fc.array(text), fc.constant(['*']), fc.jsonValue()),
   minSeverity: fc.oneof(fc.constantFrom('debug', 'info', 'fatal'), fc.jsonValue()),
   agents: fc.oneof(fc.constant('*'), fc.array(fc.constantFrom('agt_support', 'agt_globex', '')), fc.jsonValue()),
@@ -158,7 +161,7 @@ const drainFieldValues: Record<string, fc.Arbitrary<unknown>> = {
   includeContent: fc.jsonValue(),
   includeContentAck: fc.jsonValue(),
   redact: fc.oneof(fc.array(text), fc.jsonValue()),
-  scrubRules: fc.oneof(fc.array(fc.record({ id: text, pattern: fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('(a|aa)*b', '(a+)+$', '\\', '[', '(?=x)')), flags: fc.string({ maxLength: 5 }) }), { maxLength: 3 }), fc.jsonValue()),
+  scrubRules: fc.oneof(fc.array(fc.record({ id: text, pattern: fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('(a|aa)*b', '(a+)+$', '\\', '[', '(?=x)', '.{1000}'.repeat(36), '(x\\Q)\\E+)+', '\\p{L}{200}', '.{256}')), flags: fc.string({ maxLength: 5 }) }), { maxLength: 3 }), fc.jsonValue()),
   reason: fc.oneof(text, fc.jsonValue()),
 };
 /**
@@ -173,7 +176,11 @@ const drainish = (endpoint: string) =>
 
 /** Record-shaped arrays for the ingest route: valid records with one field replaced by anything. */
 const recordish = fc
-  .array(fc.tuple(fc.constantFrom('id', 'orgId', 'agentName', 'severity', 'timestamp', 'attributes', 'message', 'traceId', 'environment', 'source'), fc.oneof(fc.jsonValue(), text, fc.dictionary(text, text, { maxKeys: 3 }))), { maxLength: 5 })
+  .array(fc.tuple(
+    fc.constantFrom('id', 'orgId', 'agentId', 'agentName', 'agentVersion', 'executionId', 'event', 'severity', 'timestamp', 'attributes', 'message', 'traceId', 'environment', 'source'),
+    fc.oneof(fc.jsonValue(), text, fc.dictionary(text, text, { maxKeys: 3 }),
+      fc.constantFrom('2026-02-30T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-01-01T24:00:00Z', 'agt_globex')),
+  ), { maxLength: 5 })
   .map((edits) => JSON.stringify(edits.map(([k, v]) => ({ ...record(), [k]: v }))));
 
 const body = (endpoint: string) => fc.oneof(
@@ -329,6 +336,26 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     expect(deepRecord.json()).toMatchObject({ accepted: 0, rejected: [{ index: 0, errors: ['extra nests deeper than 32 levels'] }] });
     const deepField = await app.inject({ method: 'PATCH', url: `/admin/orgs/org_acme/log-drains/${drain}`, headers: { ...H, 'content-type': 'application/json' }, payload: `{"redact":${deeply}}` });
     expect(deepField.statusCode).toBe(400);
+  });
+
+  // Found by probing from outside (each a 500, or accepted where it had to be refused); kept as plain cases.
+  it('refuses calendar extremes, odd secrets, connection-control header names, long ids and deep unauthenticated bodies', async () => {
+    const H = { authorization: 'Bearer lk_acme_legacy' };
+    for (const q of ['since=9999999w', 'since=0000-01-01', 'until=0000-12-31']) {
+      for (const route of ['/admin/orgs/org_acme/logs', '/admin/orgs/org_acme/logs/download', '/developer/agents/agt_support/logs']) {
+        const res = await app.inject({ method: 'GET', url: `${route}?${q}`, headers: H });
+        expect(res.statusCode, `${route}?${q}`).toBe(400);
+      }
+    }
+    const drain = real.drainId![0]!;
+    for (const body of [{ secret: 'whsec_!!!!!!!!!!!!!!!!!!!!' }, { secret: 'whsec_AAAAAAAAAAAAAAAA' }, { headers: [{ name: 'Expect', value: '100-continue' }] }, { name: '\u200b' }]) {
+      const res = await app.inject({ method: 'PATCH', url: `/admin/orgs/org_acme/log-drains/${drain}`, headers: H, payload: body });
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+    }
+    const ingest = await app.inject({ method: 'POST', url: '/internal/records', headers: { authorization: 'Bearer lk_acme_ingest' }, payload: [record({ agentId: 'a'.repeat(100_000) }), record({ timestamp: '2026-02-30T00:00:00Z' })] });
+    expect(ingest.json()).toMatchObject({ accepted: 0 });
+    const unauthenticated = await app.inject({ method: 'POST', url: '/internal/records', headers: { 'content-type': 'application/x-ndjson' }, payload: '['.repeat(1_000_000) });
+    expect(unauthenticated.statusCode).toBe(401);
   });
 
   it('answers every fuzzed request without a 5xx or a leak, with the spec error shape', { timeout: 240_000 }, async () => {

@@ -224,7 +224,8 @@ describe('SSRF battery', () => {
     const res = await app.request('POST', ORG, { token: T, body: { name, type: 'http', endpoint: `${receiver.url}/${name}`, minSeverity: 'debug' } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     // As if the row were written before the rule existed, or by another tool: the connect-time check must stand alone.
-    await app.store.drains.update(ORG_ID, res.body.id, { endpoint }, true);
+    // Marked verified as such a row would be: the test route sends only to verified endpoints (spec 01 part 1).
+    await app.store.drains.update(ORG_ID, res.body.id, { endpoint, verifiedAt: new Date() }, true);
     return res.body.id as string;
   }
   const rows = (id: string, kind?: DeliveryRecord['kind']) => app.store.deliveries.page(id, { limit: 100, ...(kind ? { kind } : {}) });

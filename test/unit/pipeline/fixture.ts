@@ -68,6 +68,7 @@ export function pipelineFor(drains: Drain[], opts: { maxRecords?: number; keepAc
       },
       flush: async () => {},
       stop: async () => {},
+      healthy: () => true,
     },
   });
   return {

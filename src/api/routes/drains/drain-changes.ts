@@ -18,6 +18,16 @@ import { checkDrainEndpoint, type DrainInput } from './validate.js';
 
 export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;
 
+/** scheme://host:port of an endpoint, the unit header values are given for; null when there is none. */
+function originOf(endpoint: string | null): string | null {
+  if (endpoint === null) return null;
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return null;
+  }
+}
+
 function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
   if (!deps.config.drainTypesEnabled.includes(type)) {
     throw new AppError(422, 'DRAIN_TYPE_UNAVAILABLE', `Drain type ${type} is not available yet.`, { field: 'type' });
@@ -140,9 +150,18 @@ export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: Drai
   if (input.site !== undefined) set('site', input.site, drain.site);
   if (endpoint !== undefined && endpoint !== drain.endpoint) {
     set('endpoint', endpoint, drain.endpoint);
-    // Part 3: a new endpoint must prove ownership again; records keep buffering meanwhile.
+    // Part 3: a new endpoint must prove ownership again; records keep buffering meanwhile. The
+    // old endpoint's verification proves nothing for the new one (a pause and resume, or the quota
+    // ladder's reset, would otherwise deliver to it unverified).
     patch.state = 'pending_verification';
     patch.pauseReason = null;
+    patch.verifiedAt = null;
+    // Write-only header values were given for the old destination (an Authorization for a log
+    // vendor): they do not follow the drain to another origin unless given again with it.
+    if (input.headers === undefined && drain.headers.length > 0 && originOf(endpoint) !== originOf(drain.endpoint)) {
+      patch.headers = [];
+      changed.push('headers');
+    }
   }
   if (input.format !== undefined && drain.type === 'http') set('format', input.format, drain.format);
   if (input.headers !== undefined) {

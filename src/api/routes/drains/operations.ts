@@ -1,6 +1,7 @@
 /** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
+import { isVerifiedForEndpoint } from '../../../model/drain.js';
 import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { compilePlan } from '../../../pipeline/drain-plans.js';
 import { serviceBatch } from '../../../batch/service-batch.js';
@@ -43,7 +44,13 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
   app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test }, async (req, reply) => {
     const principal = await guard(req, reply);
     const drain = await loadDrain(store, req.params);
+    // Spec 01 part 1: delivery begins only once the destination's ownership is verified; a test
+    // batch is a delivery, with the drain's stored header values, so it waits for it too.
+    if (!isVerifiedForEndpoint(drain)) {
+      throw new AppError(409, 'DRAIN_NOT_VERIFIED', 'This drain\'s endpoint has not passed verification; verify it before sending a test batch.');
+    }
     const batch = serviceBatch(compilePlan(drain, store.secretBox), 'test', deps.config.region);
+    batch.stillCurrent = async () => (await store.drains.get(drain.orgId, drain.id))?.endpoint === drain.endpoint;
     const enqueuedAt = new Date().toISOString();
     // Through the real delivery path: encode, gzip, sign, POST, retry, account.
     void deps.deliverer.submit(batch);
@@ -77,8 +84,9 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const principal = await guard(req, reply);
     const drain = await loadDrain(store, req.params);
     if (drain.state !== 'paused') return drainReadForm(store, drain, deps.config.quota);
-    // Never straight to healthy: it must prove itself again. A drain never verified goes back to waiting for it.
-    const state = drain.verifiedAt ? 'degraded' : 'pending_verification';
+    // Never straight to healthy: it must prove itself again. A drain whose endpoint was never
+    // verified (a new drain, or one moved to another endpoint) goes back to waiting for it.
+    const state = isVerifiedForEndpoint(drain) ? 'degraded' : 'pending_verification';
     const updated = await store.drains.update(drain.orgId, drain.id, { state, pauseReason: null }, false);
     if (!updated) throw drainNotFound();
     await recordAudit(store, actorOf(principal), 'logs.drain.resumed', updated);

@@ -8,7 +8,8 @@ import {
   DRAIN_TYPES, ENVIRONMENTS, SEVERITIES, type DrainType, type Environment, type ScrubRule, type Severity,
 } from '../../../model/drain.js';
 import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
-import { checkScrubPattern } from '../../../shape/scrub-rules.js';
+import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../../shape/scrub-rules.js';
+import { whsecProblem } from '../../../sign/standard-webhooks.js';
 import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
 import { drainValidation } from '../../errors.js';
 
@@ -55,6 +56,17 @@ const RESERVED_HEADERS = new Set([
   'x-svc-schema', 'x-svc-batch-id', 'x-svc-verify', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
 ]);
 
+/**
+ * Headers that govern one connection rather than the request (RFC 9110 section 7.6.1, and the
+ * proxy ones): undici refuses to send them, so a drain carrying one failed every delivery with a
+ * misleading `connect` error. Refused when given instead.
+ */
+const HOP_BY_HOP_HEADERS = new Set(['expect', 'upgrade', 'keep-alive', 'te', 'trailer', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate']);
+/** Bidirectional overrides and isolates: a name holding them displays as other text than it is. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+/** Characters that display as nothing: a name of only these (and spaces) is blank to a reader. */
+const INVISIBLE = /[\s\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]/g;
+
 /** Parses a create (mode 'create') or PATCH (mode 'patch') body into a typed input, field by field. */
 export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainInput {
   if (!isObj(body)) throw drainValidation('body', ['body must be a JSON object']);
@@ -94,7 +106,9 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
 
   const name = str('name', 1, LIMITS.name);
   if (name !== undefined) {
-    if (name.trim().length === 0 || /[\x00-\x1f\x7f]/.test(name)) throw drainValidation('name', ['name must be printable and not blank']);
+    if (name.replace(INVISIBLE, '').length === 0 || /[\x00-\x1f\x7f-\x9f]/.test(name) || BIDI_CONTROLS.test(name)) {
+      throw drainValidation('name', ['name must be printable, visible and free of bidirectional controls']);
+    }
     out.name = name;
   }
   const type = oneOf('type', DRAIN_TYPES);
@@ -108,6 +122,8 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
   const secret = str('secret', 16, LIMITS.secret);
   if (secret !== undefined) {
     if (/[\x00-\x1f\x7f]/.test(secret)) throw drainValidation('secret', ['secret must not contain control characters']);
+    const problem = whsecProblem(secret);
+    if (problem) throw drainValidation('secret', [problem]);
     out.secret = secret;
   }
   if (body.headers !== undefined) {
@@ -122,6 +138,9 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
       if (!HEADER_NAME.test(h.name)) throw drainValidation(`headers[${i}].name`, ['header name must be 1-64 letters, digits or hyphens']);
       const lower = h.name.toLowerCase();
       if (RESERVED_HEADERS.has(lower)) throw drainValidation(`headers[${i}].name`, [`${h.name} is set by the service`]);
+      if (HOP_BY_HOP_HEADERS.has(lower) || lower.startsWith('proxy-')) {
+        throw drainValidation(`headers[${i}].name`, [`${h.name} controls the connection, not the request; a delivery cannot carry it`]);
+      }
       if (seen.has(lower)) throw drainValidation(`headers[${i}].name`, [`${h.name} appears twice`]);
       seen.add(lower);
       if (h.value.length === 0 || h.value.length > LIMITS.headerValue || /[\r\n\x00]/.test(h.value) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(h.value)) {
@@ -196,6 +215,11 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
         }
         return r.flags === undefined ? { id: r.id, pattern: r.pattern } : { id: r.id, pattern: r.pattern, flags: r.flags as string };
       });
+      // The rules compile into one alternation, which every scrubbed string runs through: bounded together.
+      const cost = out.scrubRules.reduce((n, r) => n + scrubRuleCost(r.pattern), 0);
+      if (cost > MAX_SCRUB_DRAIN_COST) {
+        throw new AppError(422, 'DRAIN_SCRUB_RULE_INVALID', `scrub rules cost ${cost} together; at most ${MAX_SCRUB_DRAIN_COST}`, { field: 'scrubRules' });
+      }
     }
   }
   // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused for every field (after the

@@ -84,9 +84,17 @@ export async function runVerification(deps: {
     statusCode, latencyMs: result.latencyMs, ok, errorClass, responseExcerpt: excerpt, startedAt,
     expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
   }]);
-  const outcome = { attemptedAt: startedAt.toISOString(), outcome: ok ? 'ok' : 'failed', statusCode, latencyMs: result.latencyMs };
   const current = await store.drains.get(drain.orgId, drain.id);
   if (!current) return false;
+  // The attempt proved the endpoint it went to: if the drain moved meanwhile, it proves nothing for it.
+  if (ok && current.endpoint !== drain.endpoint) {
+    ok = false;
+    errorClass = 'endpoint_changed';
+  }
+  const outcome = {
+    attemptedAt: startedAt.toISOString(), outcome: ok ? 'ok' : 'failed', statusCode, latencyMs: result.latencyMs,
+    ...(ok && drain.endpoint !== null ? { endpoint: drain.endpoint } : {}),
+  };
   const updated = await store.drains.update(
     drain.orgId,
     drain.id,

@@ -4,68 +4,100 @@
  * `logs:ingest` scope; body NDJSON or a JSON array; each record is validated
  * and must belong to the key's organization. Answers
  * `202 {accepted, rejected: [{index, errors}]}`.
+ *
+ * The credential is checked when the request arrives, before a byte of the
+ * body is read: an unauthenticated body costs nothing but its headers. The
+ * body is then split record by record (record-body.ts), so neither its size
+ * in records nor its depth is paid for before it is refused.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors.js';
-import { decodeRecord, validateRecord } from '../../../source/record.js';
+import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../../source/record.js';
 import type { Store } from '../../../store/store.js';
-import { authenticate, scopesSatisfy } from '../../auth.js';
+import { authenticate, scopesSatisfy, type Principal } from '../../auth.js';
 import { insufficientScope } from '../../errors.js';
+import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
 export const MAX_INGEST_RECORDS = 10_000;
+export const MAX_INGEST_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Where accepted records go: the embedded queue, or a Kafka producer. */
 export interface RecordSink {
   write(records: readonly { orgId: string; payload: string }[]): Promise<void>;
 }
 
-export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
-  app.addContentTypeParser('application/x-ndjson', { parseAs: 'string' }, (_req, body, done) => {
-    const items: unknown[] = [];
-    for (const line of (body as string).split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        items.push(JSON.parse(line));
-      } catch {
-        items.push(INVALID_JSON);
-      }
-    }
-    done(null, items);
-  });
-
-  app.post('/internal/records', { bodyLimit: 16 * 1024 * 1024 }, async (req, reply) => {
-    const principal = await authenticate(req, deps.store);
-    if (principal.scopes === null || !scopesSatisfy(principal.scopes, INGEST_SCOPE)) {
-      throw insufficientScope('organization', principal.keyOrgId ?? principal.userId, INGEST_SCOPE);
-    }
-    const body = req.body;
-    if (!Array.isArray(body)) {
-      throw new AppError(400, 'VALIDATION_FAILED', 'body must be NDJSON (application/x-ndjson) or a JSON array of records');
-    }
-    if (body.length > MAX_INGEST_RECORDS) {
-      throw new AppError(413, 'PAYLOAD_TOO_LARGE', `at most ${MAX_INGEST_RECORDS} records a request`, { field: 'records', max: MAX_INGEST_RECORDS });
-    }
-    const accepted: { orgId: string; payload: string }[] = [];
-    const rejected: { index: number; errors: string[] }[] = [];
-    body.forEach((item, index) => {
-      if (item === INVALID_JSON) return void rejected.push({ index, errors: ['not valid JSON'] });
-      // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
-      const valid = validateRecord(item);
-      if (!valid.ok) return void rejected.push({ index, errors: [valid.reason] });
-      const payload = JSON.stringify(item);
-      // The worker's own decoder on the text it will read: what it would dead-letter (too large,
-      // holding NUL) is refused here instead of accepted.
-      const v = decodeRecord(payload);
-      if (!v.ok) return void rejected.push({ index, errors: [v.reason] });
-      if (v.record.orgId !== principal.keyOrgId) {
-        return void rejected.push({ index, errors: ["orgId is not the credential's organization"] });
-      }
-      accepted.push({ orgId: v.record.orgId, payload });
-    });
-    await deps.sink.write(accepted);
-    return reply.status(202).send({ accepted: accepted.length, rejected });
-  });
+/** What the content-type parsers hand the route: the records, split but not yet validated. */
+class SplitBody {
+  constructor(readonly items: BodyItem[] | { notArray: unknown }) {}
 }
 
-const INVALID_JSON = Symbol('invalid JSON line');
+export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
+  // Its own context, so that its parsers (which split rather than parse) serve this route only.
+  void app.register(async (scope) => {
+    const principals = new WeakMap<FastifyRequest, Principal>();
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      try {
+        done(null, new SplitBody(splitJsonArray(body as string, MAX_INGEST_RECORDS)));
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    });
+    scope.addContentTypeParser('application/x-ndjson', { parseAs: 'string' }, (_req, body, done) => {
+      try {
+        done(null, new SplitBody(splitNdjson(body as string, MAX_INGEST_RECORDS)));
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    });
+
+    scope.post('/internal/records', {
+      bodyLimit: MAX_INGEST_BODY_BYTES,
+      // onRequest runs before fastify reads the body: a request without the scope is refused unread.
+      onRequest: async (req) => {
+        const principal = await authenticate(req, deps.store);
+        if (principal.scopes === null || !scopesSatisfy(principal.scopes, INGEST_SCOPE)) {
+          throw insufficientScope('organization', principal.keyOrgId ?? principal.userId, INGEST_SCOPE);
+        }
+        principals.set(req, principal);
+      },
+    }, async (req, reply) => {
+      const principal = principals.get(req)!;
+      const split = req.body instanceof SplitBody ? req.body.items : undefined;
+      if (split === undefined || !Array.isArray(split)) {
+        throw new AppError(400, 'VALIDATION_FAILED', 'body must be NDJSON (application/x-ndjson) or a JSON array of records');
+      }
+      const accepted: { orgId: string; agentId: string; payload: string; index: number }[] = [];
+      const rejected: { index: number; errors: string[] }[] = [];
+      split.forEach((item, index) => {
+        if (item.kind === 'invalid') return void rejected.push({ index, errors: ['not valid JSON'] });
+        if (item.kind === 'too_deep') return void rejected.push({ index, errors: [`${item.field} nests deeper than ${MAX_FIELD_DEPTH} levels`] });
+        // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
+        const valid = validateRecord(item.value);
+        if (!valid.ok) return void rejected.push({ index, errors: [valid.reason] });
+        const payload = JSON.stringify(item.value);
+        // The worker's own decoder on the text it will read: what it would dead-letter (too large,
+        // holding NUL) is refused here instead of accepted.
+        const v = decodeRecord(payload);
+        if (!v.ok) return void rejected.push({ index, errors: [v.reason] });
+        if (v.record.orgId !== principal.keyOrgId) {
+          return void rejected.push({ index, errors: ["orgId is not the credential's organization"] });
+        }
+        accepted.push({ orgId: v.record.orgId, agentId: v.record.agentId, payload, index });
+      });
+      // An agent the store knows belongs to its organization: a record naming another organization's
+      // agent would show in that agent's log reads. Agents the store does not know are accepted: the
+      // store holds the agents it was seeded with, not every agent a platform runs.
+      const foreign = new Set(await deps.store.auth.agentsOfOtherOrgs(principal.keyOrgId ?? '', [...new Set(accepted.map((a) => a.agentId))]));
+      const kept = foreign.size === 0 ? accepted : accepted.filter((a) => {
+        if (!foreign.has(a.agentId)) return true;
+        rejected.push({ index: a.index, errors: ["agentId is an agent of another organization"] });
+        return false;
+      });
+      rejected.sort((a, b) => a.index - b.index);
+      await deps.sink.write(kept.map((a) => ({ orgId: a.orgId, payload: a.payload })));
+      return reply.status(202).send({ accepted: kept.length, rejected });
+    });
+  });
+}

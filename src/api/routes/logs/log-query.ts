@@ -20,6 +20,15 @@ const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
 // ISO 8601 date-time with a zone (Z or ±hh:mm / ±hhmm), optional seconds and fraction.
 const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
+/**
+ * Time bounds are refused outside these instants: Postgres has no year 0 and
+ * stops at 294276, JavaScript at 275760, and no record of this service is
+ * older than the epoch. Refused rather than clamped, so that a typo (a year
+ * 0202) is named instead of silently reading everything.
+ */
+export const EARLIEST_BOUND_MS = 0; // 1970-01-01T00:00:00Z
+export const LATEST_BOUND_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** What the list and download routes select. */
 export interface LogSelection {
   /** A source name; undefined is `all`. */
@@ -44,6 +53,14 @@ export interface LogListQuery extends LogSelection {
  * relative to now (`15m`, `2h`, `7d`, also `s` and `w`).
  */
 export function parseInstant(name: 'since' | 'until', raw: string, nowMs: number): Date {
+  const at = parseInstantUnbounded(name, raw, nowMs);
+  if (!(at.getTime() >= EARLIEST_BOUND_MS && at.getTime() <= LATEST_BOUND_MS)) {
+    throw badRequest(name, `${name} must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z`);
+  }
+  return at;
+}
+
+function parseInstantUnbounded(name: 'since' | 'until', raw: string, nowMs: number): Date {
   const rel = RELATIVE_RE.exec(raw);
   if (rel) return new Date(nowMs - Number(rel[1]) * UNIT_MS[rel[2]!]!);
   if (DATE_ONLY_RE.test(raw)) {
