@@ -1,5 +1,5 @@
 /**
- * Log read routes over one million stored rows (issue 5): the first page of
+ * Log read routes over one million stored rows: the first page of
  * the agent and organization routes, a filtered page, a deep keyset page,
  * a deprecated numbered page, and the full NDJSON export, all through HTTP
  * against the real API on Postgres (a fresh database, dropped afterwards).

@@ -1,5 +1,5 @@
 /**
- * The paused-drain benchmark (`npm run bench:paused`, issue 7): does a worker's memory stay flat
+ * The paused-drain benchmark (`npm run bench:paused`): does a worker's memory stay flat
  * while one drain is paused and its records pile up? They must park in Postgres, not in memory.
  *
  * One `logdrain worker`, one ndjson drain per organization (4), the first organization's drain

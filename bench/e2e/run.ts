@@ -11,7 +11,7 @@
  *                   health counters, the platform copy, offsets (drains of type http, ndjson)
  *   logdrain-otlp   the same with drains of type otlp
  *
- * then the scenarios of issue 7, each compared with the `logdrain` run:
+ * then the scenarios of the performance targets (docs/benchmarks.md), each compared with the `logdrain` run:
  *
  *   logdrain-10-drains   ten drains per organization, each taking every record (cost ratio)
  *   logdrain-10k-agents  AGENT_RECORDS records (default 1,000,000) from 10,000 distinct agents instead

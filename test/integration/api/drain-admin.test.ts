@@ -1,5 +1,5 @@
 /**
- * Drain administration to the letter of spec 01 (issue 3): every type, field
+ * Drain administration to the letter of spec 01: every type, field
  * rule and code, the read form, the state machine, rotation, test, verify
  * limits, audit entries, on a real store over a real socket.
  */

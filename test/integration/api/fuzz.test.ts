@@ -1,5 +1,5 @@
 /**
- * Every REST route fuzzed (issue 8, hostile input) with fast-check: random and
+ * Every REST route fuzzed (hostile input) with fast-check: random and
  * boundary path parameters, query strings and bodies, under valid, wrong and
  * malformed credentials. The routes are read from the served OpenAPI document
  * plus the operator routes, so a new route is fuzzed without editing this file.

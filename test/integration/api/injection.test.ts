@@ -1,5 +1,5 @@
 /**
- * Header and field injection (issue 8, hostile input), over real sockets:
+ * Header and field injection (hostile input), over real sockets:
  *
  * - a drain's configured headers holding CR, LF or NUL (in a name or a
  *   value) are refused at create and at PATCH, as are more than the spec's

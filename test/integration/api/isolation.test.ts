@@ -1,5 +1,5 @@
 /**
- * Issue 8, tenant isolation: organization B's credentials (a key holding every logs scope, a legacy
+ * Tenant isolation: organization B's credentials (a key holding every logs scope, a legacy
  * key and a member's session) can neither read, change nor receive anything of organization A:
  * drains, deliveries, audit, log reads, ingest. Each refusal is compared, status and body byte for
  * byte (the id asked for masked), with the answer for a resource that does not exist, so a caller

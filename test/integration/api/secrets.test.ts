@@ -1,5 +1,5 @@
 /**
- * ARCHITECTURE invariant 4 (issue 8 part 6): secrets never leave. Known signing secrets (given at
+ * Invariant 4 (docs/architecture.md): secrets never leave. Known signing secrets (given at
  * create, generated at create, minted by rotation), header values, API keys and session tokens are
  * seeded; every drain route, the log read routes, /metrics, the OpenAPI document and a delivery
  * cycle with failures (destinations echoing the request headers back in 500 and 400 bodies) run;

@@ -1,5 +1,5 @@
 /**
- * The durable backlog (issue 4 item 9, ARCHITECTURE invariant 2): records
+ * The durable backlog (invariant 2, docs/architecture.md): records
  * for drains that are not delivering park durably and drain in order once
  * the drain delivers again; a failing destination parks instead of holding
  * the stream, so a healthy drain of the same organization never waits.

@@ -1,6 +1,6 @@
 /**
- * Quota ladder (issue 4 item 11), outcome-driven state moves (item 12) and
- * configuration changes reaching the worker within seconds (item 13).
+ * The quota ladder, outcome-driven state moves and configuration changes
+ * reaching the worker within seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';

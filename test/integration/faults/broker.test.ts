@@ -1,5 +1,5 @@
 /**
- * Issue 8, Kafka broker faults, against a three-broker librdkafka mock
+ * Kafka broker faults, against a three-broker librdkafka mock
  * cluster: the leader of the partition being consumed goes down mid-stream
  * and comes back, then every broker goes down at once and comes back, then
  * the brokers answer requests with injected errors (Fetch: not leader,

@@ -1,5 +1,5 @@
 /**
- * Destination faults (issue 8): a loopback HTTPS destination that answers
+ * Destination faults: a loopback HTTPS destination that answers
  * 500 for a while, 429 with Retry-After, hangs past DELIVERY_TIMEOUT_MS,
  * resets connections, trickles its answer, answers 2xx with a 10 MB or an
  * endless body, or answers 500 forever. Each ends with the ledger (every

@@ -1,5 +1,5 @@
 /**
- * Catastrophic backtracking (issue 8, hostile input). Scrub rules that a
+ * Catastrophic backtracking (hostile input). Scrub rules that a
  * backtracking engine could be made to run for hours are either refused at
  * create and at PATCH (`DRAIN_SCRUB_RULE_INVALID`: nested quantifiers,
  * backreferences, lookarounds, which RE2 cannot or the spec will not take),

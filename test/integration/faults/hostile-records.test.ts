@@ -1,5 +1,5 @@
 /**
- * Malformed and oversized Kafka records (issue 8, hostile input), through the
+ * Malformed and oversized Kafka records (hostile input), through the
  * real librdkafka mock broker and an in-process `logdrain worker` on Postgres:
  * every kind of bad message, interleaved with valid records on the same
  * partitions. Every valid record is delivered; every bad one is counted (the

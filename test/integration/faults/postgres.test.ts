@@ -1,5 +1,5 @@
 /**
- * Issue 8, Postgres connections dropped: while a few thousand records stream
+ * Postgres connections dropped: while a few thousand records stream
  * through a `logdrain worker`, every connection the worker holds to Postgres
  * is terminated by the server (`pg_terminate_backend`), again and again, at
  * random intervals: mid-query, mid-transaction, idle in the pool. The worker

@@ -1,5 +1,5 @@
 /**
- * Issue 8, a rebalance during delivery: two workers of one consumer group
+ * A rebalance during delivery: two workers of one consumer group
  * deliver to a slow destination (every batch in flight for 300 ms), records
  * of two organizations spread over six partitions. A third worker joins in
  * the middle of the stream, then one of the first two leaves gracefully

@@ -1,5 +1,5 @@
 /**
- * Issue 8, SSRF battery through the running service: every forbidden notation is refused when a
+ * The SSRF battery through the running service: every forbidden notation is refused when a
  * drain is created or edited (422 DRAIN_ENDPOINT_INVALID, spec 01 part 7.3), and again when a
  * delivery connects (errorClass `ssrf`, final, records dropped, no connection made), including a
  * host that passes the create-time check and later resolves to loopback (DNS rebinding). Redirects
@@ -167,7 +167,7 @@ describe('SSRF battery', () => {
     tripwire?.remove();
   });
 
-  // Every notation of issue 8 for a non-public destination. Ports are spelled out where the
+  // Every notation of a non-public destination the guard must refuse. Ports are spelled out where the
   // notation allows, so a leak would aim at a real port of this test.
   const forbiddenAtCreate = (port: number): string[] => [
     // IPv4 loopback, private, CGNAT, link-local, unspecified, broadcast, multicast, metadata

@@ -1,5 +1,5 @@
 /**
- * Issue 8, worker crashes: a `logdrain worker` child process is killed with
+ * Worker crashes: a `logdrain worker` child process is killed with
  * SIGKILL at random moments, up to three times in one run (at least twice),
  * while a few thousand records stream in; a fresh worker is started after
  * each kill. Each drain's ledger balances (every record received, or

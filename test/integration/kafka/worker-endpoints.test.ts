@@ -1,5 +1,5 @@
 /**
- * What an orchestrator and Prometheus see of a `logdrain worker` (issue 6):
+ * What an orchestrator and Prometheus see of a `logdrain worker`:
  * its METRICS_PORT answers from the moment the store is up, before the
  * consumer has joined its group (/healthz 200, /readyz 503 naming the
  * consumer check, then 200 once joined), and after a rebalance its

@@ -202,7 +202,7 @@ describe('checkEndpoint', () => {
     // broadcast / multicast
     'https://255.255.255.255/',
     'https://224.0.0.1/',
-    // issue 8: the rest of the notations
+    // the rest of the notations
     'https://0x7f.1./',
     'https://0x7F.0X1/',
     'https://[::ffff:7f00:1]:8443/',
