@@ -1,9 +1,9 @@
 /**
- * The operator's metrics (README, Operating logdrain): after a real delivery
+ * The operator's metrics (docs/operations.md, Metrics): after a real delivery
  * cycle every catalogue metric is exposed with the figures the cycle
  * produced, labels stay bounded (no org or drain id, no secret), the
- * scrape-time gauges follow the store, and the README documents exactly the
- * metrics the registry has.
+ * scrape-time gauges follow the store, and docs/operations.md documents
+ * exactly the metrics the registry has.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,10 +171,12 @@ describe('per-drain gauges', () => {
   });
 });
 
-describe('the README metric catalogue', () => {
+describe('the metric catalogue of docs/operations.md', () => {
   it('documents exactly the metrics the registry exposes', async () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('### Metrics'), readme.indexOf('\n### ', readme.indexOf('### Metrics') + 5));
+    const operations = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
+    const start = operations.indexOf('\n## Metrics\n');
+    const end = operations.indexOf('\n## ', start + 1);
+    const section = operations.slice(start, end < 0 ? undefined : end);
     const documented = new Set([...section.matchAll(/^\| `(logdrain_\w+)`/gm)].map((m) => m[1]!));
     const own = (await createMetrics('worker').registry.getMetricsAsJSON())
       .map((m) => m.name)

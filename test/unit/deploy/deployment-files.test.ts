@@ -1,6 +1,6 @@
 /**
  * The compose deployment an operator runs (docker-compose.yml, deploy/): the
- * services and settings the README promises, configuration every logdrain
+ * services and settings docs/operations.md promises, configuration every logdrain
  * service would accept, Prometheus scraping every process and loading the
  * alert rules, Grafana provisioned with the datasource and the dashboard, and
  * every metric an alert or a panel reads present in the registry. No network,
@@ -21,14 +21,16 @@ import { promqlNames, registrySeriesNames, unknownNames } from './promql-names.j
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-const readme = read('README.md');
-/** A README section: from its heading to the next heading of the same or a higher level. */
+/** The operator's documentation: deployment, configuration, metrics, dashboard and alerts. */
+const OPERATIONS = 'docs/operations.md';
+const operations = read(OPERATIONS);
+/** A section of docs/operations.md: from its heading to the next heading of the same or a higher level. */
 function section(heading: string): string {
-  const start = readme.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README has no "${heading}"`);
+  const start = operations.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`${OPERATIONS} has no "${heading}"`);
   const level = heading.indexOf(' ');
-  const next = readme.slice(start + heading.length + 2).search(new RegExp(`^#{1,${level}} `, 'm'));
-  return next < 0 ? readme.slice(start) : readme.slice(start, start + heading.length + 2 + next);
+  const next = operations.slice(start + heading.length + 2).search(new RegExp(`^#{1,${level}} `, 'm'));
+  return next < 0 ? operations.slice(start) : operations.slice(start, start + heading.length + 2 + next);
 }
 
 // --- docker compose -----------------------------------------------------------------------------
@@ -197,9 +199,9 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('documents every variable it reads in the operator section, and sets only documented configuration', () => {
+  it('documents every variable it reads in the deployment section, and sets only documented configuration', () => {
     expect(composeVariables.sort()).toEqual(['GRAFANA_ADMIN_PASSWORD', 'LOGDRAIN_ENCRYPTION_KEY']);
-    const operating = section('## Operating logdrain');
+    const operating = section('## Deployment');
     for (const v of composeVariables) expect(operating, v).toContain(`\`${v}\``);
     const configuration = section('## Configuration');
     for (const s of LOGDRAIN_SERVICES) {
@@ -306,8 +308,8 @@ describe('Prometheus', () => {
     }
   });
 
-  it('is the alert table of the README, alert for alert, with the same severities', () => {
-    const rows = [...section('### Alerts').matchAll(/^\| `(Logdrain\w+)` \| (\w+) \|/gm)].map((m) => [m[1], m[2]]);
+  it('is the alert table of docs/operations.md, alert for alert, with the same severities', () => {
+    const rows = [...section('## Alerts').matchAll(/^\| `(Logdrain\w+)` \| (\w+) \|/gm)].map((m) => [m[1], m[2]]);
     expect(rows.sort()).toEqual(alerts.map((a) => [a.alert, a.labels!.severity]).sort());
   });
 });
@@ -413,7 +415,7 @@ describe('Grafana', () => {
 
   it('shows every metric of the catalogue, the process metrics and event-loop delay', async () => {
     const shown = new Set(dashboards.flatMap((d) => dashboardExprs(d).flatMap((e) => promqlNames(e).metrics)));
-    const catalogue = [...section('### Metrics').matchAll(/^\| `(logdrain_\w+)`/gm)].map((m) => m[1]!);
+    const catalogue = [...section('## Metrics').matchAll(/^\| `(logdrain_\w+)`/gm)].map((m) => m[1]!);
     expect(catalogue.length).toBeGreaterThan(20);
     const histogram = (n: string) => series.has(`${n}_bucket`);
     const missing = catalogue.filter((n) => (histogram(n) ? !shown.has(`${n}_bucket`) : !shown.has(n)));
