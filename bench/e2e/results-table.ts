@@ -1,7 +1,7 @@
 /**
- * The README's results tables from bench/results/e2e.json (and e2e-paused.json when present):
- * `node --import tsx bench/e2e/results-table.ts`. Prints Markdown; the README's Benchmarks
- * section carries its latest output, so the figures there are the file's, not retyped.
+ * The results tables of docs/benchmarks.md from bench/results/e2e.json (and e2e-paused.json when present):
+ * `node --import tsx bench/e2e/results-table.ts`. Prints Markdown; the Latest results
+ * section of docs/benchmarks.md carries its latest output, so the figures there are the file's, not retyped.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { RunFigures } from './harness.js';

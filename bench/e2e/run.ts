@@ -26,7 +26,7 @@
  * shared and noisy). Results: bench/results/e2e.json. The paused-drain scenario is its own
  * command (`npm run bench:paused`, paused.ts): it takes ten minutes.
  *
- * Data set (documented in README, Benchmarks): RECORDS records (default 100,000) of 4
+ * Data set (documented in docs/benchmarks.md): RECORDS records (default 100,000) of 4
  * organizations x 2 agents (8 resources), synthetic (src/produce/synthetic.ts): messages of 4 to 124
  * words (10% long), about 30% carrying a bearer token the built-in scrub pattern replaces, trace
  * ids, three attributes; severities debug to error. Each organization has one drain taking every
@@ -65,7 +65,7 @@ const MANY_AGENTS = ORGS.map((o, oi) => ({
  */
 const AGENT_RECORDS = Number(process.env.AGENT_RECORDS ?? 1_000_000);
 const AGENT_PARTITIONS = Math.max(PARTITIONS, Math.ceil(AGENT_RECORDS / 5000));
-/** Batching across time for that scenario (README, Configuration: BATCH_SPILL_*). */
+/** Batching across time for that scenario (docs/operations.md, Configuration: BATCH_SPILL_*). */
 const SPILL_ENV = { BATCH_SPILL_BELOW_RECORDS: process.env.SPILL_BELOW ?? '50', BATCH_SPILL_LINGER_MS: process.env.SPILL_LINGER_MS ?? '15000' };
 
 const loadAtStart = loadavg()[0];

@@ -1,5 +1,5 @@
 /**
- * Outcome-driven state moves (README, "Drain states"): a healthy drain whose
+ * Outcome-driven state moves (docs/delivery.md, "Drain states"): a healthy drain whose
  * last `degradeAfter` attempts failed becomes `degraded`; a degraded drain
  * whose last `recoverAfter` attempts succeeded becomes `healthy`. Moves are
  * conditional on the current state, so they never undo a pause or a PATCH.

@@ -6,7 +6,7 @@
  * (`logs:*`, `*:read`) cover their area except sensitive scopes, which only
  * an exact grant satisfies. Legacy keys and sessions act as the user: an
  * organization `owner` or `admin` holds every scope there, any other member
- * the read scopes (README, Authentication).
+ * the read scopes (docs/api.md, Authentication).
  */
 import type { FastifyRequest } from 'fastify';
 import { hashToken } from '../security/token-hash.js';

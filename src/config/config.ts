@@ -56,7 +56,7 @@ export interface Config {
    * version read then finds the change itself.
    */
   readonly drainConfigListen: boolean;
-  /** Daily quota of every drain (README, Quota). */
+  /** Daily quota of every drain (docs/delivery.md, Quota). */
   readonly quota: { readonly eventsPerDay: number; readonly bytesPerDay: number };
   /** An idle delivering drain gets a `heartbeat` delivery after this long without one; 0: never. */
   readonly heartbeatIntervalMs: number;

@@ -1,5 +1,5 @@
 /**
- * Heartbeats (README, "Heartbeats"): a delivering drain (healthy or
+ * Heartbeats (docs/delivery.md, "Heartbeats"): a delivering drain (healthy or
  * degraded) that has had no attempt of any kind for HEARTBEAT_INTERVAL_MS
  * gets one `svc.drain.heartbeat` record, recorded as a `heartbeat`
  * delivery. It tells the customer the pipe is alive when their agents are

@@ -1,6 +1,6 @@
 /**
  * A delivery attempt's outcome as a value, mapped from the transport result in
- * one place. Error classes (README, "Delivery error classes"):
+ * one place. Error classes (docs/delivery.md, "Delivery error classes"):
  *
  *   http_3xx  redirect answered; redirects are never followed (final)
  *   http_4xx  client error; final except 408 and 429

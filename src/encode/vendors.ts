@@ -1,5 +1,5 @@
 /**
- * The two log vendors' intake formats (README, "Vendor encodings"). Both
+ * The two log vendors' intake formats (docs/delivery.md, "Vendor encodings"). Both
  * authenticate with the drain's configured headers (an API key header),
  * never with a signature.
  *

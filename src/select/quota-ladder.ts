@@ -1,5 +1,5 @@
 /**
- * The quota ladder (README, "Quota"): a drain's daily use of its quota
+ * The quota ladder (docs/delivery.md, "Quota"): a drain's daily use of its quota
  * (events and bytes delivered since 00:00 UTC, whichever is nearer its
  * limit) decides how much of its traffic it still takes.
  *

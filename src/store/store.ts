@@ -69,7 +69,7 @@ export type Store = ReturnType<typeof composeStore>;
 /**
  * Without ENCRYPTION_KEY the sealing key is generated once and kept in the
  * store itself. That protects nothing against someone holding the database,
- * so production deployments set ENCRYPTION_KEY (README, Operating).
+ * so production deployments set ENCRYPTION_KEY (docs/operations.md, Configuration in production).
  */
 async function storedKey(sql: Sql): Promise<Buffer> {
   const fresh = randomBytes(32).toString('base64');

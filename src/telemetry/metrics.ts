@@ -2,8 +2,8 @@
  * Prometheus metrics (prom-client): the pipeline's events turned into
  * counters and histograms, gauges read at scrape time (in-flight records,
  * the backlog, quota use and drain states from the shared store), the API's
- * requests, and process and event-loop metrics. The catalogue is in the
- * README (Operating logdrain, Metrics); a test holds the two in agreement.
+ * requests, and process and event-loop metrics. The catalogue is in
+ * docs/operations.md (Metrics); a test holds the two in agreement.
  *
  * Labels are bounded sets only: drain type, outcome, error class, reason,
  * state, partition, route template. Organization and drain ids appear only

@@ -3,7 +3,7 @@
  * NDJSON (one log entry per line, newest first), streamed in keyset pages so
  * memory stays flat whatever the size. `cursor` resumes an interrupted export
  * after the entry it names (the `id` and `timestamp` of the last line read
- * give it; see README).
+ * give it; see docs/api.md).
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';

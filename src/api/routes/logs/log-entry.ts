@@ -1,5 +1,5 @@
 /**
- * One entry of the log read routes and of the NDJSON export (README, "Log
+ * One entry of the log read routes and of the NDJSON export (docs/api.md, "Log
  * read routes"): the stored record with its derived names. Every field is
  * always present; optional ones are null (attributes: `{}`), so clients
  * need no existence checks.
