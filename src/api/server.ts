@@ -17,6 +17,7 @@ import { createAccountant } from '../account/accountant.js';
 import { createDeliverer } from '../deliver/deliverer.js';
 import { registerRecordRoutes, type RecordSink } from './routes/internal/records.js';
 import { registerLogRoutes } from './routes/logs/index.js';
+import { installAccess } from './kernel/access.js';
 
 export interface ApiOptions {
   config: Config;
@@ -67,10 +68,14 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
       security: [{ bearer: [] }],
     },
   });
-  app.get('/docs/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Every route below declares its access; the kernel enforces it (kernel/access.ts).
+  const limiter = createRateLimiter(opts.store);
+  installAccess(app, { store: opts.store, limiter, deprecatedScopesSunset: opts.config.deprecatedScopesSunset });
+  const open = { config: { access: { resource: 'public' as const } } };
+  app.get('/docs/openapi.json', { schema: { hide: true }, ...open }, async () => app.swagger());
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/healthz', open, async () => ({ status: 'ok' }));
+  app.get('/readyz', open, async (_req, reply) => {
     const checks = {
       store: await opts.store.ping(),
       consumer: opts.ready ? opts.ready() : true,
@@ -80,7 +85,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const ready = checks.store && checks.consumer && checks.accounting && !shuttingDown;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
-  app.get('/metrics', async (_req, reply) =>
+  app.get('/metrics', open, async (_req, reply) =>
     reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.scrape()),
   );
 
@@ -94,7 +99,6 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     deliverer.abandonRetries();
     await accountant.stop();
   });
-  const limiter = createRateLimiter(opts.store);
   registerDrainRoutes(app, { ...opts, deliverer, limiter });
   registerLogRoutes(app, { config: opts.config, store: opts.store, limiter });
   registerRecordRoutes(app, { store: opts.store, sink: opts.sink });

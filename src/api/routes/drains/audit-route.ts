@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
-import { createDrainGuard, ID_PATTERN, type DrainDeps, type OrgParams } from './context.js';
+import { drainAccess, type DrainDeps, type OrgParams } from './context.js';
+import { RESOURCE_ID } from '../../kernel/access.js';
 import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
 import { schemas } from './schemas.js';
 
@@ -15,16 +16,15 @@ export const AUDIT_ACTIONS = [
 ] as const;
 
 export function registerAuditRoutes(app: FastifyInstance, deps: DrainDeps): void {
-  const guard = createDrainGuard(deps);
-  app.get<{ Params: OrgParams; Querystring: Record<string, unknown> }>('/admin/orgs/:orgId/log-drains-audit', { schema: schemas.audit }, async (req, reply) => {
-    await guard(req, reply);
+  const access = drainAccess(deps);
+  app.get<{ Params: OrgParams; Querystring: Record<string, unknown> }>('/admin/orgs/:orgId/log-drains-audit', { schema: schemas.audit, config: { access } }, async (req, reply) => {
     const action = single(req.query, 'action');
     if (action !== undefined && !(AUDIT_ACTIONS as readonly string[]).includes(action)) {
       const message = `action must be one of ${AUDIT_ACTIONS.join(', ')}`;
       throw new AppError(400, 'VALIDATION_FAILED', message, { field: 'action', message: [message] });
     }
     const drainId = single(req.query, 'drainId');
-    if (drainId !== undefined && !ID_PATTERN.test(drainId)) {
+    if (drainId !== undefined && !RESOURCE_ID.test(drainId)) {
       throw new AppError(400, 'VALIDATION_FAILED', 'drainId is malformed', { field: 'drainId', message: ['drainId is malformed'] });
     }
     const limit = parseLimit(single(req.query, 'limit'), 20, 100);

@@ -1,23 +1,23 @@
 /**
- * What every drain route shares: its dependencies and the guard that runs
- * first on each request: bearer auth, the deployment switch (404 while
- * drains are off), the organization's visibility, the sensitive
- * `logs:manage` scope, and the organization's rate-limit bucket.
+ * What every drain route shares: its dependencies, the access it declares
+ * (enforced by the kernel: bearer auth, the deployment switch, the
+ * organization's visibility, the sensitive `logs:manage` scope, the
+ * organization's rate-limit bucket), and the drain lookup.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../../config/config.js';
 import type { Store } from '../../../store/store.js';
 import type { Transport } from '../../../deliver/transport.js';
 import type { Deliverer } from '../../../deliver/deliverer.js';
 import type { Logger } from '../../../telemetry/logger.js';
 import type { Drain } from '../../../model/drain.js';
-import { authenticate, authorizeOrg, type Principal } from '../../auth.js';
-import { drainNotFound, notProjected } from '../../errors.js';
+import type { Principal } from '../../auth.js';
+import { drainNotFound } from '../../errors.js';
 import { drainBuckets, type RateLimiter } from '../../rate-limit.js';
+import { grantedOf, RESOURCE_ID, type Access } from '../../kernel/access.js';
 import type { Actor } from '../../../audit/drain-audit.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
-export const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 export const DRAINS_BASE = '/admin/orgs/:orgId/log-drains';
 
 export interface DrainDeps {
@@ -39,22 +39,26 @@ export interface DrainParams extends OrgParams {
 
 export const actorOf = (p: Principal): Actor => ({ type: 'user', id: p.userId });
 
-export function createDrainGuard(deps: DrainDeps) {
+/**
+ * The access every drain route declares: the organization in the path with the sensitive
+ * `logs:manage` scope, 404 while drains are off (LOG_DRAINS_ENABLED), and the organization's
+ * read or mutation bucket (spec 01 part 8).
+ */
+export function drainAccess(deps: Pick<DrainDeps, 'config'>): Access {
   const buckets = drainBuckets(deps.config.drainRateLimits);
-  return async function guard(req: FastifyRequest<{ Params: OrgParams }>, reply: FastifyReply): Promise<Principal> {
-    const principal = await authenticate(req, deps.store);
-    if (!deps.config.logDrainsEnabled) throw drainNotFound();
-    const { orgId } = req.params;
-    // A malformed id names no organization this credential can see: same answer as any other.
-    if (!ID_PATTERN.test(orgId)) throw notProjected('organization', orgId.slice(0, 128), MANAGE_SCOPE);
-    await authorizeOrg(deps.store, principal, orgId, MANAGE_SCOPE);
-    await deps.limiter.enforce(req.method === 'GET' ? buckets.read : buckets.mutate, orgId, reply);
-    return principal;
+  return {
+    resource: 'org',
+    scope: { required: MANAGE_SCOPE },
+    available: () => (deps.config.logDrainsEnabled ? undefined : drainNotFound()),
+    limit: { per: 'resource', bucket: (req) => (req.method === 'GET' ? buckets.read : buckets.mutate) },
   };
 }
 
+/** The principal of a drain request (established by the kernel from drainAccess). */
+export const principalOf = (req: FastifyRequest): Principal => grantedOf(req).principal;
+
 export async function loadDrain(store: Store, params: DrainParams): Promise<Drain> {
-  if (!ID_PATTERN.test(params.drainId)) throw drainNotFound();
+  if (!RESOURCE_ID.test(params.drainId)) throw drainNotFound();
   const drain = await store.drains.get(params.orgId, params.drainId);
   if (!drain) throw drainNotFound();
   return drain;

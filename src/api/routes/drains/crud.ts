@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
 import { drainNotFound } from '../../errors.js';
-import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
+import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { drainReadForm } from './read-form.js';
 import { recordAudit } from '../../../audit/drain-audit.js';
@@ -15,10 +15,9 @@ const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === '235
 
 export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void {
   const { store } = deps;
-  const guard = createDrainGuard(deps);
+  const access = drainAccess(deps);
 
-  app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list }, async (req, reply) => {
-    await guard(req, reply);
+  app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list, config: { access } }, async (req, reply) => {
     const org = await store.auth.org(req.params.orgId);
     const drains = await store.drains.listByOrg(req.params.orgId);
     return {
@@ -27,8 +26,8 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     };
   });
 
-  app.post<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.create }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.post<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.create, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const input = parseDrainBody(req.body, 'create');
     const { drain, secret } = await buildNewDrain(deps, req.params.orgId, principal, input);
     try {
@@ -43,13 +42,12 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     return reply.status(201).send(secret === undefined ? read : { ...read, secret });
   });
 
-  app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get }, async (req, reply) => {
-    await guard(req, reply);
+  app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get, config: { access } }, async (req, reply) => {
     return drainReadForm(store, await loadDrain(store, req.params), deps.config.quota);
   });
 
-  app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const input = parseDrainBody(req.body, 'patch');
     const { patch, changed } = await buildDrainPatch(deps, drain, input);
@@ -66,8 +64,8 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     return drainReadForm(store, updated, deps.config.quota);
   });
 
-  app.delete<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.remove }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.delete<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.remove, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     if (!(await store.drains.softDelete(drain.orgId, drain.id))) throw drainNotFound();
     await recordAudit(store, actorOf(principal), 'logs.drain.deleted', { ...drain, state: drain.state });

@@ -2,14 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
 import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../../model/delivery.js';
-import { createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
+import { drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
 import { schemas } from './schemas.js';
 
 export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): void {
-  const guard = createDrainGuard(deps);
-  app.get<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/deliveries`, { schema: schemas.deliveries }, async (req, reply) => {
-    await guard(req, reply);
+  const access = drainAccess(deps);
+  app.get<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/deliveries`, { schema: schemas.deliveries, config: { access } }, async (req, reply) => {
     const drain = await loadDrain(deps.store, req.params);
     const kind = single(req.query, 'kind');
     if (kind !== undefined && !DELIVERY_KINDS.includes(kind as DeliveryKind)) {

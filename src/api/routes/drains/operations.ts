@@ -6,7 +6,7 @@ import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { compilePlan } from '../../../pipeline/drain-plans.js';
 import { serviceBatch } from '../../../batch/service-batch.js';
 import { drainNotFound, drainValidation } from '../../errors.js';
-import { actorOf, createDrainGuard, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
+import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
 import { recordAudit } from '../../../audit/drain-audit.js';
@@ -19,10 +19,10 @@ const HOUR_MS = 3_600_000;
 
 export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): void {
   const { store } = deps;
-  const guard = createDrainGuard(deps);
+  const access = drainAccess(deps);
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/verify`, { schema: schemas.verify }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/verify`, { schema: schemas.verify, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const now = new Date();
     const window = await store.verifications.windowSince(drain.id, new Date(now.getTime() - HOUR_MS));
@@ -41,8 +41,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return reply.status(202).send({ verificationId: started.verificationId, expiresAt: started.expiresAt.toISOString() });
   });
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     // Spec 01 part 1: delivery begins only once the destination's ownership is verified; a test
     // batch is a delivery, with the drain's stored header values, so it waits for it too.
@@ -59,8 +59,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return reply.status(202).send({ batchId, enqueuedAt });
   });
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/pause`, { schema: schemas.pause }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/pause`, { schema: schemas.pause, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const body = req.body;
     let reason: string | undefined;
@@ -80,8 +80,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return drainReadForm(store, updated, deps.config.quota);
   });
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     if (drain.state !== 'paused') return drainReadForm(store, drain, deps.config.quota);
     // Never straight to healthy: it must prove itself again. A drain whose endpoint was never
@@ -93,8 +93,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return drainReadForm(store, updated, deps.config.quota);
   });
 
-  app.post<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate }, async (req, reply) => {
-    const principal = await guard(req, reply);
+  app.post<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate, config: { access } }, async (req, reply) => {
+    const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const raw = req.query.finalize;
     if (raw !== undefined && raw !== 'true' && raw !== 'false') {

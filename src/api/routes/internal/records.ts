@@ -10,12 +10,11 @@
  * body is then split record by record (record-body.ts), so neither its size
  * in records nor its depth is paid for before it is refused.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../errors.js';
 import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../../source/record.js';
 import type { Store } from '../../../store/store.js';
-import { authenticate, scopesSatisfy, type Principal } from '../../auth.js';
-import { insufficientScope } from '../../errors.js';
+import { grantedOf } from '../../kernel/access.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
@@ -35,7 +34,6 @@ class SplitBody {
 export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
   // Its own context, so that its parsers (which split rather than parse) serve this route only.
   void app.register(async (scope) => {
-    const principals = new WeakMap<FastifyRequest, Principal>();
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
       try {
@@ -54,16 +52,11 @@ export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store;
 
     scope.post('/internal/records', {
       bodyLimit: MAX_INGEST_BODY_BYTES,
-      // onRequest runs before fastify reads the body: a request without the scope is refused unread.
-      onRequest: async (req) => {
-        const principal = await authenticate(req, deps.store);
-        if (principal.scopes === null || !scopesSatisfy(principal.scopes, INGEST_SCOPE)) {
-          throw insufficientScope('organization', principal.keyOrgId ?? principal.userId, INGEST_SCOPE);
-        }
-        principals.set(req, principal);
-      },
+      // The kernel checks the credential when the request arrives, before fastify reads the body:
+      // a request without the scope is refused unread.
+      config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } } },
     }, async (req, reply) => {
-      const principal = principals.get(req)!;
+      const { principal } = grantedOf(req);
       const split = req.body instanceof SplitBody ? req.body.items : undefined;
       if (split === undefined || !Array.isArray(split)) {
         throw new AppError(400, 'VALIDATION_FAILED', 'body must be NDJSON (application/x-ndjson) or a JSON array of records');

@@ -1,0 +1,71 @@
+/**
+ * The access kernel: a route that declares no access cannot be registered
+ * (the API does not start), and a public route is documented as needing no
+ * credential while every guarded one needs the bearer token.
+ */
+import { describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import { installAccess } from '../../../src/api/kernel/access.js';
+import type { Store } from '../../../src/store/store.js';
+import type { RateLimiter } from '../../../src/api/rate-limit.js';
+import { buildApi } from '../../../src/api/server.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { openStore } from '../../../src/store/store.js';
+import { createTransport } from '../../../src/deliver/transport.js';
+import { createMetrics } from '../../../src/telemetry/metrics.js';
+import { silentLogger } from '../../../src/telemetry/logger.js';
+
+const deps = { store: {} as Store, limiter: {} as RateLimiter, deprecatedScopesSunset: new Date('2030-01-01T00:00:00Z') };
+
+describe('access kernel', () => {
+  it('refuses to register a route without an access declaration', async () => {
+    const app = Fastify();
+    installAccess(app, deps);
+    app.get('/declared', { config: { access: { resource: 'public' } } }, async () => ({ ok: true }));
+    let refused: unknown;
+    try {
+      app.get('/forgotten', async () => ({ open: true }));
+      await app.ready();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toMatchObject({ code: 'ROUTE_ACCESS_UNDECLARED' });
+    expect(String((refused as Error).message)).toContain('/forgotten');
+    await app.close().catch(() => {});
+  });
+
+  it('refuses it inside a plugin too (a family registered later)', async () => {
+    const app = Fastify();
+    installAccess(app, deps);
+    await expect(
+      (async () => {
+        await app.register(async (family) => {
+          family.post('/family/thing', async () => ({}));
+        });
+        await app.ready();
+      })(),
+    ).rejects.toMatchObject({ code: 'ROUTE_ACCESS_UNDECLARED' });
+    await app.close().catch(() => {});
+  });
+
+  it('documents public routes without a credential and guarded ones with the bearer token', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    const app = await buildApi({
+      config: loadConfig({ DATA_DIR: 'memory://' }), store, logger: silentLogger(), metrics: createMetrics('api'),
+      transport: createTransport({ allowHosts: [], timeoutMs: 1000 }), sink: { write: async () => {} },
+    });
+    try {
+      await app.ready();
+      const doc = (await app.inject({ method: 'GET', url: '/docs/openapi.json' })).json() as { security: unknown; paths: Record<string, Record<string, { security?: unknown[] }>> };
+      expect(doc.security).toEqual([{ bearer: [] }]);
+      for (const path of ['/healthz', '/readyz', '/metrics']) expect(doc.paths[path]?.get?.security, path).toEqual([]);
+      expect(doc.paths['/admin/orgs/{orgId}/log-drains']?.get?.security).toBeUndefined();
+      // And the kernel enforces it: no credential, 401 before anything else.
+      expect((await app.inject({ method: 'GET', url: '/admin/orgs/org_acme/log-drains' })).statusCode).toBe(401);
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+});
