@@ -60,6 +60,9 @@ describe('access kernel', () => {
       expect(doc.security).toEqual([{ bearer: [] }]);
       for (const path of ['/healthz', '/readyz', '/metrics']) expect(doc.paths[path]?.get?.security, path).toEqual([]);
       expect(doc.paths['/admin/orgs/{orgId}/log-drains']?.get?.security).toBeUndefined();
+      // The ingest route answers 202, and says so.
+      expect(Object.keys((doc.paths['/internal/records']?.post as { responses: object }).responses)).toEqual(expect.arrayContaining(['202', '401', '403', '413']));
+      expect(Object.keys((doc.paths['/internal/records']?.post as { responses: object }).responses)).not.toContain('200');
       // And the kernel enforces it: no credential, 401 before anything else.
       expect((await app.inject({ method: 'GET', url: '/admin/orgs/org_acme/log-drains' })).statusCode).toBe(401);
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);

@@ -26,6 +26,25 @@ export interface RecordSink {
   write(records: readonly { orgId: string; payload: string }[]): Promise<void>;
 }
 
+const error = { type: 'object', description: 'Error (spec 01 part 7.1)', properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, code: { type: 'string' }, message: {} } } as const;
+
+/** For the OpenAPI document: the body is split and checked record by record here, not by the schema. */
+const INGEST_SCHEMA = {
+  tags: ['ingest'],
+  summary: 'Accept agent execution records (the embedded queue, or the Kafka topic when configured)',
+  description: `Body: NDJSON (application/x-ndjson, one record a line) or a JSON array, at most ${MAX_INGEST_RECORDS} records and ${MAX_INGEST_BODY_BYTES} bytes. Each record follows schemas/agent-record.schema.json and belongs to the key's organization; the others are listed in rejected with their index.`,
+  response: {
+    202: {
+      type: 'object',
+      properties: {
+        accepted: { type: 'integer' },
+        rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, errors: { type: 'array', items: { type: 'string' } } } } },
+      },
+    },
+    400: error, 401: error, 403: error, 413: error, 415: error,
+  },
+} as const;
+
 /** What the content-type parsers hand the route: the records, split but not yet validated. */
 class SplitBody {
   constructor(readonly items: BodyItem[] | { notArray: unknown }) {}
@@ -55,6 +74,7 @@ export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store;
       // The kernel checks the credential when the request arrives, before fastify reads the body:
       // a request without the scope is refused unread.
       config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } } },
+      schema: INGEST_SCHEMA,
     }, async (req, reply) => {
       const { principal } = grantedOf(req);
       const split = req.body instanceof SplitBody ? req.body.items : undefined;
