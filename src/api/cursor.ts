@@ -3,13 +3,13 @@
  * last row of a page (ids may hold any character), and the query helpers
  * the paginated routes share.
  */
-import { AppError } from '../errors.js';
+import { KernelErrors } from './kernel/error-registry.js';
 
 export function encodeCursor(at: Date, id: string): string {
   return Buffer.from(JSON.stringify([at.toISOString(), id]), 'utf8').toString('base64url');
 }
 
-const badRequest = (field: string, message: string) => new AppError(400, 'VALIDATION_FAILED', message, { field, message: [message] });
+const badRequest = (field: string, message: string) => KernelErrors.VALIDATION_FAILED(message, { field, message: [message] });
 
 export function decodeCursor(raw: string): { at: Date; id: string } {
   const bad = () => badRequest('cursor', 'cursor is not a cursor this route returned');

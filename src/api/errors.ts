@@ -6,6 +6,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { KernelErrors } from './kernel/error-registry.js';
 
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
@@ -13,27 +14,22 @@ export function errorBody(e: AppError): Record<string, unknown> {
   return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
 }
 
-export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: string): AppError =>
-  new AppError(401, code ?? 'UNAUTHORIZED', message);
+export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: 'SESSION_REVOKED'): AppError =>
+  code ? KernelErrors.SESSION_REVOKED(message) : KernelErrors.UNAUTHORIZED(message);
 
 export const insufficientScope = (resourceType: string, resourceId: string, requiredScope: string): AppError =>
-  new AppError(403, 'INSUFFICIENT_SCOPE', `This credential lacks the ${requiredScope} scope.`, {
+  KernelErrors.INSUFFICIENT_SCOPE(`This credential lacks the ${requiredScope} scope.`, {
     resourceType,
     resourceId,
     requiredScope,
   });
 
 export const notProjected = (resourceType: string, resourceId: string, requiredScope: string): AppError =>
-  new AppError(403, 'RESOURCE_NOT_PROJECTED', `The ${resourceType} ${resourceId} is not visible to this credential.`, {
+  KernelErrors.RESOURCE_NOT_PROJECTED(`The ${resourceType} ${resourceId} is not visible to this credential.`, {
     resourceType,
     resourceId,
     requiredScope,
   });
-
-export const drainNotFound = (): AppError => new AppError(404, 'DRAIN_NOT_FOUND', 'Log drain not found.');
-
-export const drainValidation = (field: string, messages: string[]): AppError =>
-  new AppError(400, 'DRAIN_VALIDATION_FAILED', messages.join('; '), { field, message: messages });
 
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((e: FastifyError | AppError, req, reply) => {

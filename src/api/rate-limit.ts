@@ -5,7 +5,8 @@
  * limit the answer is 429 with a bare Retry-After in seconds.
  */
 import type { FastifyReply } from 'fastify';
-import { AppError } from '../errors.js';
+import type { AppError } from '../errors.js';
+import type { ErrorFactory } from './kernel/error-registry.js';
 import type { Store } from '../store/store.js';
 
 export interface Bucket {
@@ -13,20 +14,13 @@ export interface Bucket {
   name: string;
   limit: number;
   windowMs: number;
-  /** The code of the 429 answer. */
-  code: string;
-}
-
-export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: number }): { read: Bucket; mutate: Bucket } {
-  return {
-    read: { name: 'log-drains-read', limit: limits.readPerMinute, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' },
-    mutate: { name: 'log-drains-mutate', limit: limits.mutatePerMinute, windowMs: 60_000, code: 'DRAIN_RATE_LIMITED' },
-  };
+  /** The 429 answer's code (a registered one: kernel/error-registry.ts). */
+  error: ErrorFactory;
 }
 
 const refuse = (bucket: Bucket, reply: FastifyReply, resetSec: number): AppError => {
   reply.header('Retry-After', String(resetSec));
-  return new AppError(429, bucket.code, `Rate limit of ${bucket.limit} requests a minute exceeded; retry in ${resetSec} s.`, {
+  return bucket.error(`Rate limit of ${bucket.limit} requests a minute exceeded; retry in ${resetSec} s.`, {
     retryAfterSeconds: resetSec,
   });
 };

@@ -4,11 +4,11 @@
  * hold). Query: `drainId`, `action`, `limit` (1-100, default 20), `cursor`.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../../errors.js';
 import { drainAccess, type DrainDeps, type OrgParams } from './context.js';
 import { RESOURCE_ID } from '../../kernel/access.js';
 import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
 import { schemas } from './schemas.js';
+import { KernelErrors } from '../../kernel/error-registry.js';
 
 export const AUDIT_ACTIONS = [
   'logs.drain.created', 'logs.drain.updated', 'logs.drain.deleted', 'logs.drain.paused', 'logs.drain.resumed',
@@ -21,11 +21,11 @@ export function registerAuditRoutes(app: FastifyInstance, deps: DrainDeps): void
     const action = single(req.query, 'action');
     if (action !== undefined && !(AUDIT_ACTIONS as readonly string[]).includes(action)) {
       const message = `action must be one of ${AUDIT_ACTIONS.join(', ')}`;
-      throw new AppError(400, 'VALIDATION_FAILED', message, { field: 'action', message: [message] });
+      throw KernelErrors.VALIDATION_FAILED(message, { field: 'action', message: [message] });
     }
     const drainId = single(req.query, 'drainId');
     if (drainId !== undefined && !RESOURCE_ID.test(drainId)) {
-      throw new AppError(400, 'VALIDATION_FAILED', 'drainId is malformed', { field: 'drainId', message: ['drainId is malformed'] });
+      throw KernelErrors.VALIDATION_FAILED('drainId is malformed', { field: 'drainId', message: ['drainId is malformed'] });
     }
     const limit = parseLimit(single(req.query, 'limit'), 20, 100);
     const cursor = single(req.query, 'cursor');

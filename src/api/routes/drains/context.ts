@@ -12,8 +12,9 @@ import type { Deliverer } from '../../../deliver/deliverer.js';
 import type { Logger } from '../../../telemetry/logger.js';
 import type { Drain } from '../../../model/drain.js';
 import type { Principal } from '../../auth.js';
-import { drainNotFound } from '../../errors.js';
-import { drainBuckets, type RateLimiter } from '../../rate-limit.js';
+import { drainNotFound } from './errors.js';
+import type { Bucket, RateLimiter } from '../../rate-limit.js';
+import { DrainErrors } from './errors.js';
 import { grantedOf, RESOURCE_ID, type Access } from '../../kernel/access.js';
 import type { Actor } from '../../../audit/drain-audit.js';
 
@@ -38,6 +39,14 @@ export interface DrainParams extends OrgParams {
 }
 
 export const actorOf = (p: Principal): Actor => ({ type: 'user', id: p.userId });
+
+/** The drain routes' budgets per organization (spec 01 part 8: 300 reads, 60 mutations a minute). */
+export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: number }): { read: Bucket; mutate: Bucket } {
+  return {
+    read: { name: 'log-drains-read', limit: limits.readPerMinute, windowMs: 60_000, error: DrainErrors.DRAIN_RATE_LIMITED },
+    mutate: { name: 'log-drains-mutate', limit: limits.mutatePerMinute, windowMs: 60_000, error: DrainErrors.DRAIN_RATE_LIMITED },
+  };
+}
 
 /**
  * The access every drain route declares: the organization in the path with the sensitive

@@ -1,10 +1,10 @@
 /** GET .../:drainId/deliveries: attempts of the last seven days, newest first (spec 01 part 4.2). */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../../errors.js';
 import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../../model/delivery.js';
 import { drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
 import { schemas } from './schemas.js';
+import { KernelErrors } from '../../kernel/error-registry.js';
 
 export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): void {
   const access = drainAccess(deps);
@@ -13,7 +13,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): v
     const kind = single(req.query, 'kind');
     if (kind !== undefined && !DELIVERY_KINDS.includes(kind as DeliveryKind)) {
       const message = `kind must be one of ${DELIVERY_KINDS.join(', ')}`;
-      throw new AppError(400, 'VALIDATION_FAILED', message, { field: 'kind', message: [message] });
+      throw KernelErrors.VALIDATION_FAILED(message, { field: 'kind', message: [message] });
     }
     const limit = parseLimit(single(req.query, 'limit'), 20, 100);
     const cursor = single(req.query, 'cursor');

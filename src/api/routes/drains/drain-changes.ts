@@ -5,16 +5,16 @@
  * with acknowledgement, agents only of the organization.
  */
 import { ulid } from 'ulid';
-import { AppError } from '../../../errors.js';
 import type { Drain, DrainType } from '../../../model/drain.js';
 import type { DrainPatch } from '../../../store/drains-repo.js';
 import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { isAllowedHost } from '../../../deliver/ssrf-guard.js';
 import type { Principal } from '../../auth.js';
-import { drainValidation } from '../../errors.js';
+import { drainValidation } from './errors.js';
 import type { DrainDeps } from './context.js';
 import { last4 } from './read-form.js';
 import { checkDrainEndpoint, type DrainInput } from './validate.js';
+import { DrainErrors } from './errors.js';
 
 export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;
 
@@ -30,7 +30,7 @@ function originOf(endpoint: string | null): string | null {
 
 function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
   if (!deps.config.drainTypesEnabled.includes(type)) {
-    throw new AppError(422, 'DRAIN_TYPE_UNAVAILABLE', `Drain type ${type} is not available yet.`, { field: 'type' });
+    throw DrainErrors.DRAIN_TYPE_UNAVAILABLE(`Drain type ${type} is not available yet.`, { field: 'type' });
   }
 }
 
@@ -38,7 +38,7 @@ function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
 async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInput, creating: boolean): Promise<string | undefined> {
   if (type === 'vendor-a') {
     if (input.endpoint !== undefined) {
-      throw new AppError(422, 'DRAIN_ENDPOINT_NOT_ALLOWED', 'vendor-a drains derive their endpoint from site.', { field: 'endpoint' });
+      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED('vendor-a drains derive their endpoint from site.', { field: 'endpoint' });
     }
     if (creating && !input.site) throw drainValidation('site', ['site is required for vendor-a']);
     return input.site ? deps.config.vendorAIntakeUrl.replace('{site}', input.site) : undefined;
@@ -53,7 +53,7 @@ async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInp
     const host = new URL(endpoint).hostname.toLowerCase();
     const accepted = deps.config.vendorBHosts.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
     if (!accepted && !isAllowedHost(host, deps.config.endpointAllowHosts)) {
-      throw new AppError(422, 'DRAIN_ENDPOINT_NOT_ALLOWED', `vendor-b accepts only its intake hosts (${deps.config.vendorBHosts.join(', ')}).`, { field: 'endpoint' });
+      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`vendor-b accepts only its intake hosts (${deps.config.vendorBHosts.join(', ')}).`, { field: 'endpoint' });
     }
   }
   return endpoint;
@@ -64,7 +64,7 @@ function checkSigningAndContent(type: DrainType, input: DrainInput): void {
     throw drainValidation('secret', ['only http drains are signed; other types authenticate with headers']);
   }
   if (input.includeContent === true && input.includeContentAck !== true) {
-    throw new AppError(422, 'DRAIN_CONTENT_ACK_REQUIRED', 'includeContent requires includeContentAck: true.', { field: 'includeContentAck' });
+    throw DrainErrors.DRAIN_CONTENT_ACK_REQUIRED('includeContent requires includeContentAck: true.', { field: 'includeContentAck' });
   }
 }
 
@@ -72,7 +72,7 @@ async function checkAgents(deps: DrainDeps, orgId: string, input: DrainInput): P
   if (!Array.isArray(input.agents)) return;
   const outside = await deps.store.auth.agentsOutsideOrg(orgId, input.agents);
   if (outside.length > 0) {
-    throw new AppError(422, 'DRAIN_AGENT_NOT_IN_ORG', `Agents outside the organization: ${outside.slice(0, 5).join(', ')}.`, { field: 'agents' });
+    throw DrainErrors.DRAIN_AGENT_NOT_IN_ORG(`Agents outside the organization: ${outside.slice(0, 5).join(', ')}.`, { field: 'agents' });
   }
 }
 
@@ -90,7 +90,7 @@ export async function buildNewDrain(deps: DrainDeps, orgId: string, principal: P
   const org = await deps.store.auth.org(orgId);
   const max = MAX_DRAINS[org?.plan ?? 'standard'];
   if ((await deps.store.drains.countLive(orgId)) >= max) {
-    throw new AppError(422, 'DRAIN_LIMIT_REACHED', `This organization already has ${max} drains, its limit.`);
+    throw DrainErrors.DRAIN_LIMIT_REACHED(`This organization already has ${max} drains, its limit.`);
   }
   const secret = type === 'http' ? input.secret ?? generateSecret() : undefined;
   const now = new Date();

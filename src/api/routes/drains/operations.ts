@@ -1,17 +1,18 @@
 /** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../../errors.js';
 import { isVerifiedForEndpoint } from '../../../model/drain.js';
 import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { compilePlan } from '../../../pipeline/drain-plans.js';
 import { serviceBatch } from '../../../batch/service-batch.js';
-import { drainNotFound, drainValidation } from '../../errors.js';
+import { drainNotFound, drainValidation } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
 import { recordAudit } from '../../../audit/drain-audit.js';
 import { runVerification, startVerification } from './verify.js';
 import { schemas } from './schemas.js';
+import { DrainErrors } from './errors.js';
+import { KernelErrors } from '../../kernel/error-registry.js';
 
 export const VERIFY_ATTEMPTS_PER_HOUR = 5;
 export const ROTATION_WINDOW_MS = 24 * 3_600_000;
@@ -29,7 +30,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     if (window.count >= VERIFY_ATTEMPTS_PER_HOUR) {
       const retryAfter = Math.max(1, Math.ceil(((window.oldest?.getTime() ?? now.getTime()) + HOUR_MS - now.getTime()) / 1000));
       reply.header('Retry-After', String(retryAfter));
-      throw new AppError(429, 'DRAIN_VERIFY_RATE_LIMITED', `At most ${VERIFY_ATTEMPTS_PER_HOUR} verification attempts per drain an hour.`, { retryAfterSeconds: retryAfter });
+      throw DrainErrors.DRAIN_VERIFY_RATE_LIMITED(`At most ${VERIFY_ATTEMPTS_PER_HOUR} verification attempts per drain an hour.`, { retryAfterSeconds: retryAfter });
     }
     const started = await startVerification(store, drain, now);
     // The attempt runs after the answer; its outcome lands in `verification` and in deliveries.
@@ -47,7 +48,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     // Spec 01 part 1: delivery begins only once the destination's ownership is verified; a test
     // batch is a delivery, with the drain's stored header values, so it waits for it too.
     if (!isVerifiedForEndpoint(drain)) {
-      throw new AppError(409, 'DRAIN_NOT_VERIFIED', 'This drain\'s endpoint has not passed verification; verify it before sending a test batch.');
+      throw DrainErrors.DRAIN_NOT_VERIFIED('This drain\'s endpoint has not passed verification; verify it before sending a test batch.');
     }
     const batch = serviceBatch(compilePlan(drain, store.secretBox), 'test', deps.config.region);
     batch.stillCurrent = async () => (await store.drains.get(drain.orgId, drain.id))?.endpoint === drain.endpoint;
@@ -98,10 +99,10 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const drain = await loadDrain(store, req.params);
     const raw = req.query.finalize;
     if (raw !== undefined && raw !== 'true' && raw !== 'false') {
-      throw new AppError(400, 'VALIDATION_FAILED', 'finalize must be true or false', { field: 'finalize', message: ['finalize must be true or false'] });
+      throw KernelErrors.VALIDATION_FAILED('finalize must be true or false', { field: 'finalize', message: ['finalize must be true or false'] });
     }
     if (drain.type !== 'http' || !drain.secret) {
-      throw new AppError(400, 'DRAIN_NOT_SIGNED', `${drain.type} drains are not signed; they authenticate with configured headers.`);
+      throw DrainErrors.DRAIN_NOT_SIGNED(`${drain.type} drains are not signed; they authenticate with configured headers.`);
     }
     const now = new Date();
     const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt > now && drain.previousSecret !== null;
@@ -114,7 +115,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
       return drainReadForm(store, updated, deps.config.quota);
     }
     if (windowOpen) {
-      throw new AppError(409, 'DRAIN_ROTATION_IN_PROGRESS', 'A rotation window is open; finalize it first (finalize=true).');
+      throw DrainErrors.DRAIN_ROTATION_IN_PROGRESS('A rotation window is open; finalize it first (finalize=true).');
     }
     const secret = generateSecret();
     const expiresAt = new Date(now.getTime() + ROTATION_WINDOW_MS);

@@ -3,7 +3,6 @@
  * part 7.3). Structural problems answer 400 DRAIN_VALIDATION_FAILED naming
  * the field; rule violations answer their own 422 codes.
  */
-import { AppError } from '../../../errors.js';
 import {
   DRAIN_TYPES, ENVIRONMENTS, SEVERITIES, type DrainType, type Environment, type ScrubRule, type Severity,
 } from '../../../model/drain.js';
@@ -11,7 +10,8 @@ import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
 import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../../shape/scrub-rules.js';
 import { whsecProblem } from '../../../sign/standard-webhooks.js';
 import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
-import { drainValidation } from '../../errors.js';
+import { drainValidation } from './errors.js';
+import { DrainErrors } from './errors.js';
 
 export const VENDOR_A_SITES = ['us1', 'us3', 'us5', 'eu1', 'ap1', 'gov'] as const;
 export const LIMITS = { headers: 10, redact: 32, scrubRules: 20, name: 64, secret: 256, headerValue: 4096, sources: 32, agents: 1000 } as const;
@@ -211,14 +211,14 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
         ids.add(r.id);
         const check = checkScrubPattern(r.pattern, r.flags as string | undefined);
         if (!check.ok) {
-          throw new AppError(422, 'DRAIN_SCRUB_RULE_INVALID', `scrub rule ${i}: ${check.reason}`, { field: `scrubRules[${i}].pattern` });
+          throw DrainErrors.DRAIN_SCRUB_RULE_INVALID(`scrub rule ${i}: ${check.reason}`, { field: `scrubRules[${i}].pattern` });
         }
         return r.flags === undefined ? { id: r.id, pattern: r.pattern } : { id: r.id, pattern: r.pattern, flags: r.flags as string };
       });
       // The rules compile into one alternation, which every scrubbed string runs through: bounded together.
       const cost = out.scrubRules.reduce((n, r) => n + scrubRuleCost(r.pattern), 0);
       if (cost > MAX_SCRUB_DRAIN_COST) {
-        throw new AppError(422, 'DRAIN_SCRUB_RULE_INVALID', `scrub rules cost ${cost} together; at most ${MAX_SCRUB_DRAIN_COST}`, { field: 'scrubRules' });
+        throw DrainErrors.DRAIN_SCRUB_RULE_INVALID(`scrub rules cost ${cost} together; at most ${MAX_SCRUB_DRAIN_COST}`, { field: 'scrubRules' });
       }
     }
   }
@@ -234,6 +234,6 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
 /** Endpoint rules: HTTPS, not private/loopback/link-local/metadata (in any notation, or by resolution). */
 export async function checkDrainEndpoint(endpoint: string, allowHosts: readonly string[]): Promise<string> {
   const check = await checkEndpoint(endpoint, { allowHosts });
-  if (!check.ok) throw new AppError(422, 'DRAIN_ENDPOINT_INVALID', check.reason, { field: 'endpoint' });
+  if (!check.ok) throw DrainErrors.DRAIN_ENDPOINT_INVALID(check.reason, { field: 'endpoint' });
   return check.url.toString();
 }

@@ -8,6 +8,7 @@
  */
 import { AppError } from '../../../errors.js';
 import { RECORD_LIMITS } from '../../../source/record-limits.js';
+import { KernelErrors } from '../../kernel/error-registry.js';
 
 export type BodyItem =
   | { kind: 'value'; value: unknown }
@@ -16,8 +17,8 @@ export type BodyItem =
   | { kind: 'too_deep'; field: string };
 
 const tooMany = (max: number): AppError =>
-  new AppError(413, 'PAYLOAD_TOO_LARGE', `at most ${max} records a request`, { field: 'records', max });
-const notJson = (): AppError => new AppError(400, 'VALIDATION_FAILED', 'body is not valid JSON', { field: 'body' });
+  KernelErrors.PAYLOAD_TOO_LARGE(`at most ${max} records a request`, { field: 'records', max });
+const notJson = (): AppError => KernelErrors.VALIDATION_FAILED('body is not valid JSON', { field: 'body' });
 
 const QUOTE = 34, BACKSLASH = 92, COMMA = 44, OPEN_OBJ = 123, CLOSE_OBJ = 125, OPEN_ARR = 91, CLOSE_ARR = 93;
 const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;

@@ -11,11 +11,11 @@
  * in records nor its depth is paid for before it is refused.
  */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../../errors.js';
 import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../../source/record.js';
 import type { Store } from '../../../store/store.js';
 import { grantedOf } from '../../kernel/access.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
+import { KernelErrors } from '../../kernel/error-registry.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
 export const MAX_INGEST_RECORDS = 10_000;
@@ -79,7 +79,7 @@ export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store;
       const { principal } = grantedOf(req);
       const split = req.body instanceof SplitBody ? req.body.items : undefined;
       if (split === undefined || !Array.isArray(split)) {
-        throw new AppError(400, 'VALIDATION_FAILED', 'body must be NDJSON (application/x-ndjson) or a JSON array of records');
+        throw KernelErrors.VALIDATION_FAILED('body must be NDJSON (application/x-ndjson) or a JSON array of records');
       }
       const accepted: { orgId: string; agentId: string; payload: string; index: number }[] = [];
       const rejected: { index: number; errors: string[] }[] = [];

@@ -10,6 +10,7 @@ import type { Store } from '../../../store/store.js';
 import { hiddenAgents } from '../../auth.js';
 import { grantedOf, markDeprecated as markDeprecatedAnswer, type Access } from '../../kernel/access.js';
 import type { Bucket, RateLimiter } from '../../rate-limit.js';
+import { KernelErrors } from '../../kernel/error-registry.js';
 import type { LogQuery } from '../../../store/logs-repo.js';
 
 export const READ_SCOPE = 'logs:read';
@@ -27,7 +28,7 @@ export const DEPRECATED_SCOPE = {
 } as const;
 
 export function logsBucket(config: Config): Bucket {
-  return { name: 'logs-read', limit: config.logsReadPerMinute, windowMs: 60_000, code: 'RATE_LIMITED' };
+  return { name: 'logs-read', limit: config.logsReadPerMinute, windowMs: 60_000, error: KernelErrors.RATE_LIMITED };
 }
 
 /** The access of one agent's logs: the agent must be visible to the credential. */

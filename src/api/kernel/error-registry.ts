@@ -1,0 +1,59 @@
+/**
+ * Every error code the API answers with is defined once, here or by its
+ * family through defineErrors(): its status, the fields its body carries
+ * beside the common ones, and when it is answered. Handlers throw the
+ * factories' AppError values; the error handler renders them in the shape of
+ * the family's spec (kernel/error-shapes.ts). docs/api.md lists every code,
+ * and a test holds the two together.
+ */
+import { AppError } from '../../errors.js';
+
+export interface ErrorDefinition {
+  status: number;
+  /** Fields the body carries beyond the family shape's own (for example `field`, `requiredScope`). */
+  fields?: readonly string[];
+  /** When it is answered (the documentation's words). */
+  when: string;
+}
+
+export interface RegisteredError extends ErrorDefinition {
+  code: string;
+  family: string;
+}
+
+export type ErrorFactory = (message: string, details?: Record<string, unknown>) => AppError;
+
+const registry = new Map<string, RegisteredError>();
+
+/**
+ * Registers a family's codes and returns a factory per code. A code belongs to one family: a second
+ * definition of it is a programming error, refused when the module loads.
+ */
+export function defineErrors<const T extends Record<string, ErrorDefinition>>(family: string, defs: T): { readonly [K in keyof T]: ErrorFactory } {
+  const factories: Record<string, ErrorFactory> = {};
+  for (const [code, def] of Object.entries(defs)) {
+    const known = registry.get(code);
+    if (known && known.family !== family) throw new Error(`error code ${code} is defined by ${known.family} already`);
+    registry.set(code, { code, family, ...def });
+    factories[code] = (message, details = {}) => new AppError(def.status, code, message, details);
+  }
+  return factories as { readonly [K in keyof T]: ErrorFactory };
+}
+
+/** Every code registered so far (modules register theirs when they load). */
+export function registeredErrors(): readonly RegisteredError[] {
+  return [...registry.values()];
+}
+
+/** The codes every family shares: authentication, access, request shape and budgets. */
+export const KernelErrors = defineErrors('kernel', {
+  UNAUTHORIZED: { status: 401, when: 'no token, or one that is unknown, expired, suspended or revoked (the body carries no `code`)' },
+  SESSION_REVOKED: { status: 401, when: 'a revoked session token' },
+  INSUFFICIENT_SCOPE: { status: 403, fields: ['resourceType', 'resourceId', 'requiredScope'], when: 'a visible resource, without the scope' },
+  RESOURCE_NOT_PROJECTED: { status: 403, fields: ['resourceType', 'resourceId', 'requiredScope'], when: 'an organization or agent the credential cannot see, or that does not exist' },
+  APPROVAL_REQUIRES_HUMAN: { status: 403, when: 'an action only a person may take, asked by a typed API credential' },
+  VALIDATION_FAILED: { status: 400, fields: ['field', 'message'], when: 'a query parameter, path parameter or body breaks a rule' },
+  PAYLOAD_TOO_LARGE: { status: 413, fields: ['field', 'max'], when: 'a body over its route\'s cap, or too many records' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body in a Content-Type the route does not read' },
+  RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the credential\'s budget of a per-credential bucket is spent' },
+});
