@@ -1,0 +1,290 @@
+/**
+ * REST API benchmark on loopback: `npm run bench:api`.
+ *
+ * This process starts the logdrain API as operators run it (`run('serve', loadConfig(env))`, the
+ * seed file of the tests, a silent logger) and, beside it, a bare fastify app answering
+ * `GET /bare` with a small JSON: the baseline, answered by the same process in the same run.
+ * Each scenario is loaded by autocannon in a child process (bench/api-load.ts) for a fixed time
+ * with a fixed number of connections; its requests a second are reported as a ratio to the bare
+ * route's of the same mode. The bare route is measured first and last in each mode and the mean
+ * of the two is the ratio's denominator (both are reported, to show drift on a shared machine).
+ *
+ * Modes (`BENCH_API_MODES`, default `embedded,postgres`): `embedded` is the embedded store
+ * (PGlite, `DATA_DIR=memory://`); `postgres` is a fresh database on BENCH_POSTGRES_URL's server,
+ * dropped at the end. On Postgres, the authenticated GET is also offered at a fixed rate.
+ *
+ * Environment: BENCH_API_SECONDS (10), BENCH_API_CONNECTIONS (10), BENCH_API_WARMUP_SECONDS (1),
+ * BENCH_API_RATE (1000), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test).
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { loadConfig } from '../src/config/config.js';
+import { run, type Running } from '../src/commands/run.js';
+import { silentLogger } from '../src/telemetry/logger.js';
+import type { LoadResult, LoadSpec } from './api-load.js';
+
+type Mode = 'embedded' | 'postgres';
+
+const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 10);
+const WARMUP_SECONDS = Number(process.env.BENCH_API_WARMUP_SECONDS ?? 1);
+const RATE = Number(process.env.BENCH_API_RATE ?? 1000);
+const MODES = (process.env.BENCH_API_MODES ?? 'embedded,postgres').split(',').map((m) => m.trim()).filter(Boolean) as Mode[];
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SEED_FILE = fileURLToPath(new URL('../test/fixtures/seed-acme.json', import.meta.url));
+const LOAD_SCRIPT = fileURLToPath(new URL('./api-load.ts', import.meta.url));
+const KEY = 'lk_acme_manage';
+const ORG = 'org_acme';
+const DRAINS = `/admin/orgs/${ORG}/log-drains`;
+/** The standard plan's drain limit (src/api/routes/drains/drain-changes.ts MAX_DRAINS). */
+const DRAIN_LIMIT = 5;
+const TARGET_GET_RATIO = 0.4;
+const TARGET_FIXED_RATE_P99_MS = 10;
+
+for (const m of MODES) if (m !== 'embedded' && m !== 'postgres') throw new Error(`BENCH_API_MODES: unknown mode ${m}`);
+
+const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+const loadavgStart = loadavg();
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  auth: boolean;
+  /** On the bare app rather than the API. */
+  bare?: boolean;
+  /** The only status every response must have. */
+  status: number;
+  /** The error code the answer must carry (checked once before the load). */
+  code?: string;
+}
+
+interface Measured extends LoadResult {
+  scenario: string;
+  mode: Mode;
+  expectedStatus: number;
+  ratioToBare?: number;
+  overallRate?: number;
+}
+
+function load(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', LOAD_SCRIPT, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited ${code}: ${err.slice(-2000)}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult);
+      } catch (e) {
+        reject(new Error(`load generator printed no result: ${(e as Error).message}; stdout ${out.slice(-500)}; stderr ${err.slice(-1000)}`));
+      }
+    });
+  });
+}
+
+async function request(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json };
+}
+
+async function startBare(): Promise<{ base: string; close(): Promise<void> }> {
+  const bare = Fastify({ logger: false });
+  bare.get('/bare', async () => ({ ok: true, service: 'bare' }));
+  await bare.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = bare.server.address() as { port: number };
+  return { base: `http://127.0.0.1:${port}`, close: () => bare.close() };
+}
+
+async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `logdrain_bench_api_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+function check(m: Measured): void {
+  const unexpected = Object.entries(m.statusCodes).filter(([code]) => Number(code) !== m.expectedStatus);
+  if (unexpected.length > 0 || m.errors > 0 || m.timeouts > 0 || m.responses === 0) {
+    throw new Error(
+      `${m.mode} / ${m.scenario}: expected every response to be ${m.expectedStatus}; got status counts ${JSON.stringify(m.statusCodes)}, ` +
+      `${m.errors} errors, ${m.timeouts} timeouts, ${m.responses} responses`,
+    );
+  }
+}
+
+async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareRequestsPerSecond: number; fixedRate?: Measured }> {
+  const db = mode === 'postgres' ? await createDatabase() : undefined;
+  const bare = await startBare();
+  let app: Running | undefined;
+  try {
+    const env: Record<string, string> = {
+      PORT: '0', HOST: '127.0.0.1', SEED_FILE, LOG_LEVEL: 'silent',
+      DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000000',
+      DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost',
+      ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: 'memory://' }),
+    };
+    app = await run('serve', loadConfig(env), silentLogger());
+    const base = `http://127.0.0.1:${app.port}`;
+
+    // One drain to read, then more up to the organization's limit: the list answers five drains
+    // and a valid create reaches the limit check (a create that succeeded could not repeat).
+    const created = await request(base, 'POST', DRAINS, { name: 'bench-get', type: 'http', endpoint: 'https://localhost:9/x' });
+    if (created.status !== 201) throw new Error(`${mode}: creating the drain answered ${created.status} ${JSON.stringify(created.json)}`);
+    const drainId = (created.json as { id: string }).id;
+    for (let i = 1; i < DRAIN_LIMIT; i++) {
+      const r = await request(base, 'POST', DRAINS, { name: `bench-fill-${i}`, type: 'http', endpoint: `https://localhost:9/fill-${i}` });
+      if (r.status !== 201) throw new Error(`${mode}: creating drain ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
+    }
+
+    const valid = { name: 'bench-over-limit', type: 'http', endpoint: 'https://localhost:9/over', format: 'ndjson', minSeverity: 'info', agents: ['agt_support'], environments: ['production'], headers: [{ name: 'X-Bench', value: 'yes' }] };
+    const scenarios: Scenario[] = [
+      { name: 'bare GET /bare (first)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
+      { name: 'authenticated GET of one drain', method: 'GET', path: `${DRAINS}/${drainId}`, auth: true, status: 200 },
+      { name: `authenticated list (${DRAIN_LIMIT} drains)`, method: 'GET', path: DRAINS, auth: true, status: 200 },
+      { name: 'create, valid body at the drain limit', method: 'POST', path: DRAINS, body: valid, auth: true, status: 422, code: 'DRAIN_LIMIT_REACHED' },
+      { name: 'create, one invalid field (agent of another org)', method: 'POST', path: DRAINS, body: { ...valid, agents: ['agt_support', 'agt_globex'] }, auth: true, status: 422, code: 'DRAIN_AGENT_NOT_IN_ORG' },
+      { name: 'GET of an unknown drain id (404)', method: 'GET', path: `${DRAINS}/drn_doesnotexist`, auth: true, status: 404, code: 'DRAIN_NOT_FOUND' },
+      { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
+    ];
+
+    // Each scenario's answer checked once before the load: its status and error code.
+    for (const s of scenarios) {
+      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body);
+      const got = (r.json as { code?: string } | undefined)?.code;
+      if (r.status !== s.status || (s.code !== undefined && got !== s.code)) {
+        throw new Error(`${mode} / ${s.name}: expected ${s.status}${s.code ? ` ${s.code}` : ''}, got ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+      }
+    }
+
+    const specOf = (s: Scenario, overallRate?: number): LoadSpec => ({
+      url: (s.bare ? bare.base : base) + s.path,
+      method: s.method,
+      headers: { ...(s.auth ? { authorization: `Bearer ${KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(s.body !== undefined ? { body: JSON.stringify(s.body) } : {}),
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+      ...(overallRate !== undefined ? { overallRate } : {}),
+    });
+
+    const measured: Measured[] = [];
+    for (const s of scenarios) {
+      process.stderr.write(`${mode}: ${s.name} (${SECONDS} s, ${CONNECTIONS} connections)\n`);
+      const m: Measured = { scenario: s.name, mode, expectedStatus: s.status, ...(await load(specOf(s))) };
+      check(m);
+      measured.push(m);
+    }
+    const bareRuns = measured.filter((m) => m.scenario.startsWith('bare'));
+    const bareRequestsPerSecond = bareRuns.reduce((a, m) => a + m.requestsPerSecond, 0) / bareRuns.length;
+    for (const m of measured) m.ratioToBare = m.requestsPerSecond / bareRequestsPerSecond;
+
+    let fixedRate: Measured | undefined;
+    if (mode === 'postgres') {
+      const get = scenarios[1]!;
+      process.stderr.write(`${mode}: ${get.name} at ${RATE} requests a second (${SECONDS} s, ${CONNECTIONS} connections)\n`);
+      fixedRate = { scenario: `${get.name} at ${RATE}/s`, mode, expectedStatus: 200, overallRate: RATE, ...(await load(specOf(get, RATE))) };
+      check(fixedRate);
+    }
+    return { scenarios: measured, bareRequestsPerSecond, ...(fixedRate ? { fixedRate } : {}) };
+  } finally {
+    await app?.stop().catch((e: unknown) => process.stderr.write(`stopping the API: ${(e as Error).message}\n`));
+    await bare.close();
+    await db?.drop();
+  }
+}
+
+const results: Partial<Record<Mode, Awaited<ReturnType<typeof measureMode>>>> = {};
+for (const mode of MODES) results[mode] = await measureMode(mode);
+
+const f = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+const rows = MODES.flatMap((mode) => {
+  const r = results[mode]!;
+  return [...r.scenarios, ...(r.fixedRate ? [r.fixedRate] : [])].map((m) => ({
+    mode,
+    scenario: m.scenario,
+    'req/s': Math.round(m.requestsPerSecond),
+    'p50 ms': f(m.latencyMs.p50),
+    'p99 ms': f(m.latencyMs.p99),
+    'non-2xx': m.non2xx,
+    statuses: Object.entries(m.statusCodes).map(([c, n]) => `${c}x${n}`).join(' '),
+    'ratio to bare': m.overallRate === undefined ? f(m.ratioToBare!) : '(fixed rate)',
+  }));
+});
+console.table(rows);
+
+const targets = [
+  ...MODES.map((mode) => {
+    const get = results[mode]!.scenarios.find((m) => m.scenario === 'authenticated GET of one drain')!;
+    return {
+      target: `authenticated GET at least ${TARGET_GET_RATIO} of the bare route's requests a second (${mode})`,
+      measured: get.ratioToBare!, threshold: TARGET_GET_RATIO, met: get.ratioToBare! >= TARGET_GET_RATIO,
+    };
+  }),
+  ...(results.postgres?.fixedRate
+    ? [(() => {
+        const fr = results.postgres.fixedRate;
+        // The rate must actually have been offered: a generator that fell short would flatter the latency.
+        const offered = fr.requestsPerSecond >= RATE * 0.95;
+        return {
+          target: `authenticated GET on Postgres at ${RATE} requests a second: p99 at most ${TARGET_FIXED_RATE_P99_MS} ms`,
+          measured: fr.latencyMs.p99, threshold: TARGET_FIXED_RATE_P99_MS, achievedRequestsPerSecond: fr.requestsPerSecond,
+          met: offered && fr.latencyMs.p99 <= TARGET_FIXED_RATE_P99_MS,
+        };
+      })()]
+    : []),
+];
+for (const t of targets) console.log(`${t.met ? 'MET    ' : 'NOT MET'} ${t.target}: ${f(t.measured)}`);
+
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./results/api.json', import.meta.url), JSON.stringify({
+  when: new Date().toISOString(),
+  commit,
+  node: process.version,
+  machine: { cpu: cpus()[0]?.model, cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) },
+  loadavgAtStart: loadavgStart,
+  loadavgAtEnd: loadavg(),
+  settings: { seconds: SECONDS, connections: CONNECTIONS, warmupSeconds: WARMUP_SECONDS, fixedRate: RATE, modes: MODES },
+  baseline: 'GET /bare on a bare fastify app in the benchmark process, answering a small JSON; measured first and last in each mode, the mean of the two is the denominator',
+  latency: 'raw response times of every response as autocannon measured them (hrtime), percentiles over all; autocannon\'s own whole-millisecond histogram is kept as autocannonLatencyMs',
+  modes: results,
+  targets,
+}, null, 2) + '\n');
+console.log('written bench/results/api.json');
