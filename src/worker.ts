@@ -29,6 +29,7 @@ import { parkUnsent } from './pipeline/spill-start.js';
 import { createBacklogPump } from './deliver/backlog-pump.js';
 import { createDrainHealth } from './account/drain-health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
+import { createScrubPool } from './shape/scrub-pool.js';
 
 export interface Worker {
   readonly source: RecordSource;
@@ -130,7 +131,11 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   }, 3_600_000);
   sweep.unref();
 
-  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region }));
+  // Records too heavy to scrub on this thread (customer rules on large text) are scrubbed beside it.
+  const scrubPool = createScrubPool({
+    onWithheld: (recordId) => logger.warn({ event: 'scrub.withheld', recordId }, 'a record took too long to scrub: its text was withheld'),
+  });
+  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool }));
   logger.info({ event: 'worker.started', source: source.name }, 'worker started');
 
   let stopping: Promise<void> | undefined;
@@ -153,6 +158,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         heartbeat.stop();
         await pump.stop();
         await source.stop(deadline, idle);
+        await scrubPool.close();
         clearTimeout(abandonAt);
         clearInterval(sweep);
         await registry.stop();

@@ -12,7 +12,11 @@ import { dayOfTime, type LogCopy } from '../store/logs-repo.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
 import type { SourceChunk } from '../source/source.js';
-import { shapeRecord } from '../shape/delivered-record.js';
+import { shapeRecord, type DeliveredRecord } from '../shape/delivered-record.js';
+import { INLINE_SCRUB_WORK, scrubbedTextLength } from '../shape/scrubber.js';
+import type { ScrubPool } from '../shape/scrub-pool.js';
+import type { AgentRecord } from '../source/record.js';
+import type { Ticket } from '../source/offset-tracker.js';
 import type { Batcher } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
 import type { DrainPlan } from './drain-plans.js';
@@ -35,6 +39,8 @@ export interface PipelineOptions {
   events: PipelineEvents;
   parking: ParkingSet;
   region?: string | undefined;
+  /** Where records too heavy to scrub on this thread are scrubbed (scrub-pool.ts); without it, every scrub is inline. */
+  scrubPool?: ScrubPool;
 }
 
 export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => void {
@@ -42,16 +48,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     const observed = new Date().toISOString();
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
-    const parked: ParkedRecord[] = [];
-    const quotaDropped = new Map<DrainPlan, string[]>();
-    const resources = new Map<string, string>();
     const copies: LogCopy[] = [];
-    const tallies = new Map<string, RoutingTally>();
-    const tallyOf = (type: string): RoutingTally => {
-      let t = tallies.get(type);
-      if (!t) tallies.set(type, (t = { selected: 0, sampledOut: 0, scrubbed: 0, scrubHits: 0 }));
-      return t;
-    };
+    const routing = new Routing(opts, observed);
     for (const raw of messages) {
       if (raw === null) {
         letters.push({ source: opts.sourceName, reason: 'empty message', payload: '' });
@@ -65,54 +63,138 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
       const record = decoded.record;
       copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOfTime(decoded.timeMs) });
       const plans = opts.registry.plansFor(record.orgId);
-      const groups = shapeGroups(plans);
-      // The record shaped, scrubbed and serialised once per shape group (see shape-groups.ts).
-      let shapes: (RoutedRecord | undefined)[] | undefined;
-      let rKey: string | undefined;
-      for (let p = 0; p < plans.length; p++) {
-        const plan = plans[p]!;
-        const verdict = plan.select(record);
-        if (verdict !== SELECTED) {
-          if (verdict === SAMPLED_OUT) tallyOf(plan.drain.type).sampledOut++;
-          continue;
-        }
-        const tally = tallyOf(plan.drain.type);
-        tally.selected++;
-        if (plan.deliverable && !admits(opts.registry.degradationOf(plan.drain.id), record.severity)) {
-          const q = quotaDropped.get(plan);
-          if (q) q.push(record.id);
-          else quotaDropped.set(plan, [record.id]);
-          continue;
-        }
-        const slot = groups.slotOf[p]!;
-        shapes ??= new Array<RoutedRecord | undefined>(groups.count);
-        let shape = shapes[slot];
-        if (shape === undefined) {
-          const shaped = shapeRecord(record, observed, plan.shape);
-          const scrubHits = plan.scrubber.scrubRecord(shaped);
-          // Drains that encode from the JSON alone get it now and never hold the shaped object (SerialisedEntry);
-          // for the others the JSON is made when first read: never, for OTLP and vendor drains that do not park it.
-          const entry = groups.jsonOnly[slot] ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
-          shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), entry, raw.length);
-        }
-        const hits = shape.entry.scrubHits;
-        if (hits > 0) {
-          tally.scrubbed++;
-          tally.scrubHits += hits;
-        }
-        // Not delivering now (unverified, paused, failing, spilling, or queued behind parked records), or
-        // stopped taking records live as this record closed its batch (batcher.ts takesLive): park durably.
-        if (plan.deliverable && !opts.parking.has(plan.drain.id)) {
-          ticket.hold();
-          if (opts.batcher.add(plan, shape, ticket)) continue;
-          ticket.release();
-        }
-        let resourceJson = resources.get(shape.resourceKey);
-        if (resourceJson === undefined) resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
-        parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
+      if (opts.scrubPool && heavyFor(record, plans)) {
+        // Scrubbed off this thread, then routed like the others (the plans of this moment).
+        ticket.hold();
+        void routeOffloaded(opts, opts.scrubPool, observed, record, raw.length, plans, ticket).finally(() => ticket.release());
+        continue;
       }
+      routing.route(record, raw.length, plans, shapeInline(record, observed), ticket);
     }
-    for (const [type, t] of tallies) opts.events.routed(type, t);
+    routing.account(ticket, copies);
+    if (letters.length > 0) {
+      for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));
+      ticket.hold();
+      void opts.accountant.record({ deadLetters: letters }).then(() => ticket.release());
+    }
+  };
+}
+
+/** Shapes and scrubs a record for a plan on this thread. */
+type ShapeFor = (plan: DrainPlan) => { shaped: DeliveredRecord; hits: number } | Promise<{ shaped: DeliveredRecord; hits: number }>;
+
+const shapeInline = (record: AgentRecord, observed: string) => (plan: DrainPlan) => {
+  const shaped = shapeRecord(record, observed, plan.shape);
+  return { shaped, hits: plan.scrubber.scrubRecord(shaped) };
+};
+
+/** Whether a drain selecting the record would scrub it past INLINE_SCRUB_WORK (scrubber.ts). */
+function heavyFor(record: AgentRecord, plans: readonly DrainPlan[]): boolean {
+  let length = -1;
+  for (const plan of plans) {
+    if (plan.scrubber.cost === 0) continue;
+    if (length < 0) length = scrubbedTextLength(record);
+    if (length * plan.scrubber.cost > INLINE_SCRUB_WORK && plan.select(record) === SELECTED) return true;
+  }
+  return false;
+}
+
+/** A heavy record: shaped here, scrubbed by the pool where heavy, then routed with its own accounting. */
+async function routeOffloaded(
+  opts: PipelineOptions, pool: ScrubPool, observed: string, record: AgentRecord, rawBytes: number, plans: readonly DrainPlan[], ticket: Ticket,
+): Promise<void> {
+  const groups = shapeGroups(plans);
+  const ready = new Map<number, { shaped: DeliveredRecord; hits: number }>();
+  const length = scrubbedTextLength(record);
+  for (let p = 0; p < plans.length; p++) {
+    const plan = plans[p]!;
+    const slot = groups.slotOf[p]!;
+    if (ready.has(slot) || plan.select(record) !== SELECTED) continue;
+    const shaped = shapeRecord(record, observed, plan.shape);
+    const heavy = length * plan.scrubber.cost > INLINE_SCRUB_WORK;
+    ready.set(slot, { shaped, hits: heavy ? await pool.scrub(plan.scrubber, shaped) : plan.scrubber.scrubRecord(shaped) });
+  }
+  const routing = new Routing(opts, observed);
+  routing.route(record, rawBytes, plans, (plan) => ready.get(groups.slotOf[plans.indexOf(plan)]!) ?? shapeInline(record, observed)(plan), ticket);
+  routing.account(ticket, []);
+}
+
+/**
+ * Routing of records to their drains, with what a chunk (or an offloaded record) accounts for
+ * at its end: parked records, quota drops, tallies.
+ */
+class Routing {
+  private readonly parked: ParkedRecord[] = [];
+  private readonly quotaDropped = new Map<DrainPlan, string[]>();
+  private readonly resources = new Map<string, string>();
+  private readonly tallies = new Map<string, RoutingTally>();
+
+  constructor(
+    private readonly opts: PipelineOptions,
+    private readonly observed: string,
+  ) {}
+
+  private tallyOf(type: string): RoutingTally {
+    let t = this.tallies.get(type);
+    if (!t) this.tallies.set(type, (t = { selected: 0, sampledOut: 0, scrubbed: 0, scrubHits: 0 }));
+    return t;
+  }
+
+  /** `shapeFor` must answer synchronously here (the offloaded path resolves its shapes first). */
+  route(record: AgentRecord, rawBytes: number, plans: readonly DrainPlan[], shapeFor: ShapeFor, ticket: Ticket): void {
+    const { opts } = this;
+    const groups = shapeGroups(plans);
+    // The record shaped, scrubbed and serialised once per shape group (see shape-groups.ts).
+    let shapes: (RoutedRecord | undefined)[] | undefined;
+    let rKey: string | undefined;
+    for (let p = 0; p < plans.length; p++) {
+      const plan = plans[p]!;
+      const verdict = plan.select(record);
+      if (verdict !== SELECTED) {
+        if (verdict === SAMPLED_OUT) this.tallyOf(plan.drain.type).sampledOut++;
+        continue;
+      }
+      const tally = this.tallyOf(plan.drain.type);
+      tally.selected++;
+      if (plan.deliverable && !admits(opts.registry.degradationOf(plan.drain.id), record.severity)) {
+        const q = this.quotaDropped.get(plan);
+        if (q) q.push(record.id);
+        else this.quotaDropped.set(plan, [record.id]);
+        continue;
+      }
+      const slot = groups.slotOf[p]!;
+      shapes ??= new Array<RoutedRecord | undefined>(groups.count);
+      let shape = shapes[slot];
+      if (shape === undefined) {
+        const { shaped, hits: scrubHits } = shapeFor(plan) as { shaped: DeliveredRecord; hits: number };
+        // Drains that encode from the JSON alone get it now and never hold the shaped object (SerialisedEntry);
+        // for the others the JSON is made when first read: never, for OTLP and vendor drains that do not park it.
+        const entry = groups.jsonOnly[slot] ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
+        shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), entry, rawBytes);
+      }
+      const hits = shape.entry.scrubHits;
+      if (hits > 0) {
+        tally.scrubbed++;
+        tally.scrubHits += hits;
+      }
+      // Not delivering now (unverified, paused, failing, spilling, or queued behind parked records), or
+      // stopped taking records live as this record closed its batch (batcher.ts takesLive): park durably.
+      if (plan.deliverable && !opts.parking.has(plan.drain.id)) {
+        ticket.hold();
+        if (opts.batcher.add(plan, shape, ticket)) continue;
+        ticket.release();
+      }
+      let resourceJson = this.resources.get(shape.resourceKey);
+      if (resourceJson === undefined) this.resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+      this.parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
+    }
+    void this.observed;
+  }
+
+  /** Accounts for what was routed (and the chunk's platform copies): the ticket waits for each write. */
+  account(ticket: Ticket, copies: LogCopy[]): void {
+    const { opts, parked } = this;
+    for (const [type, t] of this.tallies) opts.events.routed(type, t);
     if (parked.length > 0 || copies.length > 0) {
       // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
       // Each drain with parked records stays parked at least until they are written (parking.ts).
@@ -127,8 +209,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         ticket.release(holds);
       });
     }
-    if (quotaDropped.size > 0) {
-      const entries = [...quotaDropped].map(([plan, ids]) => {
+    if (this.quotaDropped.size > 0) {
+      const entries = [...this.quotaDropped].map(([plan, ids]) => {
         opts.events.recordsDropped(plan.drain.type, 'quota', ids.length);
         return droppedEntry(plan.drain, ids, 'quota', 0);
       });
@@ -137,12 +219,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         .record({ deliveries: entries.flatMap((e) => e.deliveries), hourly: entries.flatMap((e) => e.hourly) })
         .then(() => ticket.release());
     }
-    if (letters.length > 0) {
-      for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));
-      ticket.hold();
-      void opts.accountant.record({ deadLetters: letters }).then(() => ticket.release());
-    }
-  };
+  }
 }
 
 /** A bounded label for a dead letter's reason (the reason itself may quote field names). */

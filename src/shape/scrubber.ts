@@ -20,6 +20,7 @@
 import RE2 from 're2';
 import type { ScrubRule } from '../model/drain.js';
 import type { DeliveredRecord } from './delivered-record.js';
+import { scrubRuleCost } from './scrub-rules.js';
 
 export const SCRUBBED = '[scrubbed]';
 
@@ -49,19 +50,21 @@ const BUILTIN_MIN_LENGTH = 14;
  */
 const MEMO_MAX_LENGTH = 32;
 /**
- * A record's scrubbing time budget with customer rules: a backstop. The cost
- * bound on rules (scrub-rules.ts) and the record size bound (256 KB of text in
- * all its fields together) keep a record's scrub near 100 ms at worst on the
- * machines measured; past this budget (a machine far slower or far busier than
- * those) the record's remaining string attributes are withheld (replaced whole
- * by the marker, one hit each) instead of scrubbed: never sent unscrubbed,
- * never holding the event loop for long. Set well above the measured worst so
- * that what a record delivers does not depend on the load of the moment.
+ * The most scrubbing work (characters of text times the rules' cost, scrub-rules.ts) a record may
+ * cost on the thread that routes records. RE2 is linear, but its time grows with the program: at
+ * the cost bounds, 256 KB of unlucky text took 2.7 s here, 16 KB 180 ms (about 10 ns a unit).
+ * This bound keeps the worst inline scrub near 2 ms; heavier records are scrubbed off that thread
+ * (scrub-pool.ts), so no record stalls the others. Ordinary records (a few KB, rules of cost
+ * tens) stay far below it.
  */
-export const SCRUB_RECORD_BUDGET_MS = 1000;
+export const INLINE_SCRUB_WORK = 200_000;
 const MEMO_MAX_ENTRIES = 256;
 
 export interface Scrubber {
+  /** The customer rules it was compiled from (a scrub worker compiles the same). */
+  readonly rules: readonly ScrubRule[];
+  /** The customer rules' cost together (scrub-rules.ts); 0 with built-in patterns only. */
+  readonly cost: number;
   scrubText(text: string): { text: string; hits: number };
   /** Scrubs `body` and string attributes in place; returns the number of matches replaced. */
   scrubRecord(record: DeliveredRecord): number;
@@ -188,7 +191,10 @@ export function compileScrubber(rules: readonly ScrubRule[] | null): Scrubber {
     return out;
   };
 
+  const cost = (rules ?? []).reduce((n, r) => n + (typeof r.pattern === 'string' ? scrubRuleCost(r.pattern) : 0), 0);
   return {
+    rules: rules ?? [],
+    cost,
     skipped,
     scrubText(text) {
       hits = 0;
@@ -197,25 +203,15 @@ export function compileScrubber(rules: readonly ScrubRule[] | null): Scrubber {
     },
     scrubRecord(record) {
       hits = 0;
-      const started = memo === null ? 0 : performance.now();
-      const overBudget = () => memo !== null && performance.now() - started > SCRUB_RECORD_BUDGET_MS;
       const body = record.body;
       if (body !== undefined) {
         const out = scrub(body);
         if (out !== body) record.body = out;
       }
       const attrs = record.attributes;
-      let withholding = false;
       for (const k in attrs) {
         const v = attrs[k];
         if (typeof v === 'string') {
-          if (withholding || (v.length >= minLength && (withholding = overBudget()))) {
-            if (v.length > 0) {
-              attrs[k] = SCRUBBED;
-              hits++;
-            }
-            continue;
-          }
           const out = scrub(v);
           if (out !== v) attrs[k] = out;
         }
@@ -229,3 +225,34 @@ const builtinOnly = compileScrubber(null);
 
 /** Built-in patterns only (response excerpts). */
 export const scrubBuiltin = (text: string): { text: string; hits: number } => builtinOnly.scrubText(text);
+
+/** Characters a record's scrub reads: its body and its string attributes. */
+export function scrubbedTextLength(r: { message?: string | undefined; body?: string | undefined; attributes?: Record<string, unknown> | undefined }): number {
+  let n = (r.body ?? r.message ?? '').length;
+  const attrs = r.attributes;
+  if (attrs) for (const k in attrs) {
+    const v = attrs[k];
+    if (typeof v === 'string') n += v.length;
+  }
+  return n;
+}
+
+/**
+ * Withholds what could not be scrubbed in time: the body and every string attribute replaced by
+ * the marker (one hit each). Never sent unscrubbed.
+ */
+export function withholdRecord(record: DeliveredRecord): number {
+  let hits = 0;
+  if (record.body !== undefined && record.body.length > 0) {
+    record.body = SCRUBBED;
+    hits++;
+  }
+  for (const k in record.attributes) {
+    const v = record.attributes[k];
+    if (typeof v === 'string' && v.length > 0) {
+      record.attributes[k] = SCRUBBED;
+      hits++;
+    }
+  }
+  return hits;
+}

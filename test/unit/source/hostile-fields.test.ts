@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { decodeRecord } from '../../../src/source/record.js';
 import { RECORD_LIMITS } from '../../../src/source/record-limits.js';
 import { checkScrubPattern } from '../../../src/shape/scrub-rules.js';
-import { compileScrubber, SCRUB_RECORD_BUDGET_MS, SCRUBBED } from '../../../src/shape/scrubber.js';
+import { compileScrubber, SCRUBBED } from '../../../src/shape/scrubber.js';
 import { whsecProblem } from '../../../src/sign/standard-webhooks.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
 import { record } from '../../helpers/records.js';
@@ -49,21 +49,6 @@ describe('scrub rule cost', () => {
   it('reads \\Q...\\E spans as literals, so a quoted parenthesis cannot hide a nested quantifier', () => {
     expect(checkScrubPattern('(x\\Q)\\E+)+')).toEqual({ ok: false, reason: 'nested quantifiers are not allowed' });
     expect(checkScrubPattern('\\Q(a+)+\\E').ok).toBe(true);
-  });
-
-  it('withholds a record\'s remaining fields once its scrubbing passes the time budget, never sending them unscrubbed', () => {
-    const scrubber = compileScrubber([{ id: 'r', pattern: '\\p{L}{8}' }]);
-    const letters = 'abcdefghij'.repeat(25_000);
-    const attributes: Record<string, string | number> = { n: 1 };
-    for (let i = 0; i < 50; i++) attributes[`a${i}`] = letters;
-    const rec = { body: letters, attributes } as unknown as Parameters<typeof scrubber.scrubRecord>[0];
-    const started = performance.now();
-    scrubber.scrubRecord(rec);
-    const took = performance.now() - started;
-    expect(Object.values(attributes).filter((v) => v === SCRUBBED).length).toBeGreaterThan(0);
-    expect(Object.values(attributes).every((v) => typeof v === 'number' || !/[a-j]{8}/.test(v))).toBe(true);
-    // One string's pass past the budget at most, not fifty.
-    expect(took).toBeLessThan(SCRUB_RECORD_BUDGET_MS + 2_000);
   });
 });
 

@@ -1,0 +1,157 @@
+/**
+ * Scrubbing off the routing thread, for records whose scrub would be heavy
+ * (scrubber.ts, INLINE_SCRUB_WORK): a few worker threads, one record each at
+ * a time, under a time budget. A worker past its budget is ended (RE2 cannot
+ * be interrupted otherwise) and replaced, and that record is withheld: its
+ * body and string attributes replaced by the marker, never sent unscrubbed.
+ * The routing thread meanwhile goes on with every other record.
+ */
+import { Worker } from 'node:worker_threads';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { AttributeValue, DeliveredRecord } from './delivered-record.js';
+import { withholdRecord, type Scrubber } from './scrubber.js';
+import type { ScrubRule } from '../model/drain.js';
+
+export interface ScrubJob {
+  id: number;
+  rulesKey: string;
+  rules: readonly ScrubRule[];
+  body: string | undefined;
+  attributes: Record<string, AttributeValue>;
+}
+
+export interface ScrubDone {
+  id: number;
+  body: string | undefined;
+  attributes: Record<string, AttributeValue>;
+  hits: number;
+}
+
+export interface ScrubPool {
+  /** Scrubs `record` in place off this thread; resolves with the matches replaced (or the fields withheld). */
+  scrub(scrubber: Scrubber, record: DeliveredRecord): Promise<number>;
+  /** Records withheld because their scrub overran the budget, since the start. */
+  readonly withheld: number;
+  close(): Promise<void>;
+}
+
+export interface ScrubPoolOptions {
+  /** Worker threads (each scrubs one record at a time). */
+  size?: number;
+  /** The longest one record's scrub may take before it is withheld. */
+  budgetMs?: number;
+  onWithheld?: (recordId: string) => void;
+}
+
+interface Pending {
+  job: ScrubJob;
+  record: DeliveredRecord;
+  resolve: (hits: number) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  /** Its modules are loaded (the budget counts scrubbing, not a worker's start). */
+  ready: boolean;
+  busy?: { pending: Pending; timer: NodeJS.Timeout };
+}
+
+/**
+ * A scrub worker: the build's JavaScript, or (running from the TypeScript source, as the tests do)
+ * the source through tsx, registered inside the worker: Node 20 applies no loader to a worker's
+ * entry file.
+ */
+function startWorker(): Worker {
+  const js = new URL('./scrub-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return new Worker(js);
+  const ts = JSON.stringify(new URL('./scrub-worker.ts', import.meta.url).href);
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${ts}); })`, { eval: true });
+}
+
+export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
+  const size = opts.size ?? 2;
+  const budgetMs = opts.budgetMs ?? 2000;
+  const queue: Pending[] = [];
+  const slots: Slot[] = [];
+  const keys = new WeakMap<Scrubber, string>();
+  let nextId = 0;
+  let nextKey = 0;
+  let withheld = 0;
+  let closed = false;
+
+  const spawn = (): Slot => {
+    const slot: Slot = { worker: startWorker(), ready: false };
+    slot.worker.unref();
+    slot.worker.on('message', (done: ScrubDone | 'ready') => {
+      if (done === 'ready') {
+        slot.ready = true;
+        return next(slot);
+      }
+      const busy = slot.busy;
+      if (!busy || busy.pending.job.id !== done.id) return;
+      clearTimeout(busy.timer);
+      slot.busy = undefined;
+      const { record } = busy.pending;
+      if (done.body !== undefined) record.body = done.body;
+      record.attributes = done.attributes;
+      busy.pending.resolve(done.hits);
+      next(slot);
+    });
+    // A worker that dies (not by us) fails nothing: its record is withheld, a new worker takes over.
+    slot.worker.on('error', () => replace(slot));
+    return slot;
+  };
+
+  /** Withholds the record in hand, ends the worker and puts a fresh one in its place. */
+  const replace = (slot: Slot): void => {
+    const busy = slot.busy;
+    slot.busy = undefined;
+    if (busy) {
+      clearTimeout(busy.timer);
+      withheld++;
+      opts.onWithheld?.(busy.pending.record.id);
+      busy.pending.resolve(withholdRecord(busy.pending.record));
+    }
+    void slot.worker.terminate();
+    if (closed) return;
+    const fresh = spawn();
+    slots[slots.indexOf(slot)] = fresh;
+    next(fresh);
+  };
+
+  const next = (slot: Slot): void => {
+    if (slot.busy || !slot.ready || closed) return;
+    const pending = queue.shift();
+    if (!pending) return;
+    slot.busy = { pending, timer: setTimeout(() => replace(slot), budgetMs) };
+    slot.worker.postMessage(pending.job);
+  };
+
+  return {
+    get withheld() {
+      return withheld;
+    },
+    scrub(scrubber, record) {
+      if (closed) return Promise.resolve(withholdRecord(record));
+      let rulesKey = keys.get(scrubber);
+      if (rulesKey === undefined) keys.set(scrubber, (rulesKey = `r${nextKey++}`));
+      return new Promise<number>((resolve) => {
+        queue.push({ job: { id: nextId++, rulesKey, rules: scrubber.rules, body: record.body, attributes: record.attributes }, record, resolve });
+        while (slots.length < size) slots.push(spawn());
+        for (const slot of slots) next(slot);
+      });
+    },
+    async close() {
+      closed = true;
+      for (const p of queue.splice(0)) p.resolve(withholdRecord(p.record));
+      await Promise.all(slots.splice(0).map((s) => {
+        if (s.busy) {
+          clearTimeout(s.busy.timer);
+          s.busy.pending.resolve(withholdRecord(s.busy.pending.record));
+        }
+        return s.worker.terminate();
+      }));
+    },
+  };
+}
