@@ -112,14 +112,13 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const now = new Date();
     const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt > now && drain.previousSecret !== null;
     if (raw === 'true') {
-      const updated = !windowOpen
-        ? drain
-        : await store.unitOfWork(async (tx) => {
-          const result = await tx.drains.update(drain.orgId, drain.id, { previousSecret: null, rotationStartedAt: null, rotationExpiresAt: null }, true);
-          if (!result) throw drainNotFound();
-          await auditDrain(tx, actorOf(principal), 'logs.drain.secret_rotated', result, { finalized: true });
-          return result;
-        });
+      if (!windowOpen) return drainReadForm(store, drain, deps.config.quota);
+      const updated = await store.unitOfWork(async (tx) => {
+        const result = await tx.drains.update(drain.orgId, drain.id, { previousSecret: null, rotationStartedAt: null, rotationExpiresAt: null }, true);
+        if (!result) throw drainNotFound();
+        await auditDrain(tx, actorOf(principal), 'logs.drain.secret_rotated', result, { finalized: true });
+        return result;
+      });
       return drainReadForm(store, updated, deps.config.quota);
     }
     if (windowOpen) {
