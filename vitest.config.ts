@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
  * (test/helpers/app.ts). Files that choose their setup themselves are not repeated.
  */
 const BOTH_MODES = ['test/integration/api/**/*.test.ts', 'test/integration/pipeline/**/*.test.ts', 'test/integration/engine/**/*.test.ts'];
-const OWN_SETUP = ['test/integration/api/fuzz.test.ts', 'test/integration/engine/drain-changes.test.ts'];
+const OWN_SETUP = ['test/integration/api/fuzz.test.ts', 'test/integration/api/drain-audit-atomicity.test.ts', 'test/integration/engine/drain-changes.test.ts'];
 
 export default defineConfig({
   test: {

@@ -128,6 +128,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   const sweep = setInterval(() => {
     void maintainLogs();
     store.deliveries.sweepExpired().catch((e) => logger.warn({ event: 'sweep_failed', err: (e as Error).message }, 'delivery sweep failed'));
+    store.idempotency.sweepExpired().catch((e) => logger.warn({ event: 'sweep_failed', err: (e as Error).message }, 'idempotency key sweep failed'));
   }, 3_600_000);
   sweep.unref();
 

@@ -6,6 +6,7 @@
 import { ulid } from 'ulid';
 import type { Drain } from '../model/drain.js';
 import type { Store } from '../store/store.js';
+import type { NewAuditEntry, UnitOfWork } from '../store/unit-of-work.js';
 
 export interface Actor {
   type: 'user' | 'api_key' | 'system';
@@ -38,6 +39,15 @@ export function auditSnapshot(d: Drain): Record<string, unknown> {
   };
 }
 
+/** The audit entry recording `action` on `drain` (id and time are filled in when it is written). */
+export function drainAuditEntry(actor: Actor, action: string, drain: Drain, extra: Record<string, unknown> = {}): NewAuditEntry {
+  return {
+    orgId: drain.orgId, action, actor, targetType: 'log_drain', targetId: drain.id,
+    details: { ...auditSnapshot(drain), ...extra },
+  };
+}
+
+/** Records `action` on its own, outside any transaction: for entries that go with no write of their own. */
 export async function recordAudit(
   store: Store,
   actor: Actor,
@@ -45,8 +55,16 @@ export async function recordAudit(
   drain: Drain,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  await store.audit.insert({
-    id: ulid(), orgId: drain.orgId, action, actor, targetType: 'log_drain', targetId: drain.id,
-    details: { ...auditSnapshot(drain), ...extra }, at: new Date(),
-  });
+  await store.audit.insert({ ...drainAuditEntry(actor, action, drain, extra), id: ulid(), at: new Date() });
+}
+
+/** Records `action` in the unit of work `tx`: the entry commits or rolls back with the mutation it records. */
+export async function auditDrain(
+  tx: Pick<UnitOfWork, 'audit'>,
+  actor: Actor,
+  action: string,
+  drain: Drain,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  await tx.audit(drainAuditEntry(actor, action, drain, extra));
 }

@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import { degradationFor, type Degradation, type Quota, type Usage } from '../select/quota-ladder.js';
 import { dayOf } from '../store/backlog-repo.js';
-import { recordAudit } from '../audit/drain-audit.js';
+import { auditDrain } from '../audit/drain-audit.js';
 import { compilePlan, type DrainPlan } from './drain-plans.js';
 import { isVerifiedForEndpoint } from '../model/drain.js';
 
@@ -41,7 +41,7 @@ export interface DrainRegistry {
 }
 
 export interface DrainRegistryOptions {
-  store: Pick<Store, 'drains' | 'secretBox' | 'backlog' | 'audit'>;
+  store: Pick<Store, 'drains' | 'secretBox' | 'backlog' | 'unitOfWork'>;
   /** How often the quota ladder is applied and the version read without a record asking (DRAIN_REFRESH_MS). */
   refreshMs: number;
   /** Rebuild on the store's change notifications (DRAIN_CONFIG_LISTEN); routing is correct without them. */
@@ -127,15 +127,19 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
       degradations.set(d.id, level);
       const system = { type: 'system' as const, id: 'quota-ladder' };
       if (level === 'paused' && d.state !== 'paused') {
-        const moved = await opts.store.drains.transition(d.id, ['healthy', 'degraded', 'pending_verification'], 'paused', 'quota');
-        if (moved) {
-          await recordAudit(opts.store as Store, system, 'logs.drain.quota_paused', moved, { usage: usage.get(d.id) });
-          opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
-        }
+        // The move and its audit entry commit together (store.unitOfWork).
+        const moved = await opts.store.unitOfWork(async (tx) => {
+          const m = await tx.drains.transition(d.id, ['healthy', 'degraded', 'pending_verification'], 'paused', 'quota');
+          if (m) await auditDrain(tx, system, 'logs.drain.quota_paused', m, { usage: usage.get(d.id) });
+          return m;
+        });
+        if (moved) opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
       } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
         // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
-        const moved = await opts.store.drains.transition(d.id, ['paused'], isVerifiedForEndpoint(d) ? 'degraded' : 'pending_verification', null);
-        if (moved) await recordAudit(opts.store as Store, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
+        await opts.store.unitOfWork(async (tx) => {
+          const moved = await tx.drains.transition(d.id, ['paused'], isVerifiedForEndpoint(d) ? 'degraded' : 'pending_verification', null);
+          if (moved) await auditDrain(tx, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
+        });
       }
     }
   }

@@ -16,6 +16,8 @@ import { createAuditRepo } from './audit-repo.js';
 import { createRateLimitsRepo } from './rate-limits-repo.js';
 import { createBacklogRepo } from './backlog-repo.js';
 import { createLogsRepo } from './logs-repo.js';
+import { createIdempotencyRepo } from './idempotency-repo.js';
+import { createUnitOfWork, insertAudit, type AuditWriter } from './unit-of-work.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
 export interface StoreOptions {
@@ -23,6 +25,8 @@ export interface StoreOptions {
   dataDir?: string;
   encryptionKey?: Buffer | undefined;
   maxConnections?: number;
+  /** How a unit of work writes an audit entry (unit-of-work.ts); tests replace it to make that write fail. */
+  auditWriter?: AuditWriter | undefined;
 }
 
 export async function openStore(options: StoreOptions) {
@@ -30,14 +34,14 @@ export async function openStore(options: StoreOptions) {
   try {
     await migrate(sql);
     const secretBox = createSecretBox(options.encryptionKey ?? (await storedKey(sql)));
-    return composeStore(sql, secretBox);
+    return composeStore(sql, secretBox, options.auditWriter ?? insertAudit);
   } catch (e) {
     await sql.close().catch(() => {});
     throw e;
   }
 }
 
-function composeStore(sql: Sql, secretBox: SecretBox) {
+function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) {
   return {
     sql,
     secretBox,
@@ -52,6 +56,9 @@ function composeStore(sql: Sql, secretBox: SecretBox) {
     rateLimits: createRateLimitsRepo(sql),
     backlog: createBacklogRepo(sql),
     logs: createLogsRepo(sql),
+    idempotency: createIdempotencyRepo(sql),
+    /** Runs `fn` in one transaction with repositories bound to it and `tx.audit` (unit-of-work.ts). */
+    unitOfWork: createUnitOfWork(sql, auditWriter),
     async ping(): Promise<boolean> {
       try {
         await sql.query('select 1');

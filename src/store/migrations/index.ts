@@ -7,6 +7,7 @@ import * as m006 from './006-backlog-parked-at.js';
 import * as m007 from './007-backlog-by-resource.js';
 import * as m008 from './008-drain-config-version.js';
 import * as m009 from './009-agent-logs-org-key.js';
+import * as m010 from './010-idempotency-keys.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -19,4 +20,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '007-backlog-by-resource', sql: m007.sql },
   { id: '008-drain-config-version', sql: m008.sql },
   { id: '009-agent-logs-org-key', sql: m009.sql },
+  { id: '010-idempotency-keys', sql: m010.sql },
 ];

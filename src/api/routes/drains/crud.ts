@@ -4,7 +4,7 @@ import { drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { drainReadForm } from './read-form.js';
-import { recordAudit } from '../../../audit/drain-audit.js';
+import { auditDrain } from '../../../audit/drain-audit.js';
 import { parseDrainBody } from './validate.js';
 import { schemas } from './schemas.js';
 import { DrainErrors } from './errors.js';
@@ -30,13 +30,16 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     const principal = principalOf(req);
     const input = parseDrainBody(req.body, 'create');
     const { drain, secret } = await buildNewDrain(deps, req.params.orgId, principal, input);
-    try {
-      await store.drains.insert(drain);
-    } catch (e) {
-      if (isUniqueViolation(e)) throw nameTaken(drain.name);
-      throw e;
-    }
-    await recordAudit(store, actorOf(principal), 'logs.drain.created', drain);
+    // The drain and its audit entry commit together.
+    await store.unitOfWork(async (tx) => {
+      try {
+        await tx.drains.insert(drain);
+      } catch (e) {
+        if (isUniqueViolation(e)) throw nameTaken(drain.name);
+        throw e;
+      }
+      await auditDrain(tx, actorOf(principal), 'logs.drain.created', drain);
+    });
     const read = await drainReadForm(store, drain, deps.config.quota);
     // The only answer that ever carries the secret.
     return reply.status(201).send(secret === undefined ? read : { ...read, secret });
@@ -52,23 +55,28 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     const input = parseDrainBody(req.body, 'patch');
     const { patch, changed } = await buildDrainPatch(deps, drain, input);
     if (changed.length === 0) return drainReadForm(store, drain, deps.config.quota);
-    let updated;
-    try {
-      updated = await store.drains.update(drain.orgId, drain.id, patch, true);
-    } catch (e) {
-      if (isUniqueViolation(e)) throw nameTaken(input.name ?? '');
-      throw e;
-    }
-    if (!updated) throw drainNotFound();
-    await recordAudit(store, actorOf(principal), 'logs.drain.updated', updated, { changed });
+    const updated = await store.unitOfWork(async (tx) => {
+      let result;
+      try {
+        result = await tx.drains.update(drain.orgId, drain.id, patch, true);
+      } catch (e) {
+        if (isUniqueViolation(e)) throw nameTaken(input.name ?? '');
+        throw e;
+      }
+      if (!result) throw drainNotFound();
+      await auditDrain(tx, actorOf(principal), 'logs.drain.updated', result, { changed });
+      return result;
+    });
     return drainReadForm(store, updated, deps.config.quota);
   });
 
   app.delete<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.remove, config: { access } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
-    if (!(await store.drains.softDelete(drain.orgId, drain.id))) throw drainNotFound();
-    await recordAudit(store, actorOf(principal), 'logs.drain.deleted', { ...drain, state: drain.state });
+    await store.unitOfWork(async (tx) => {
+      if (!(await tx.drains.softDelete(drain.orgId, drain.id))) throw drainNotFound();
+      await auditDrain(tx, actorOf(principal), 'logs.drain.deleted', { ...drain, state: drain.state });
+    });
     return reply.status(204).send();
   });
 }

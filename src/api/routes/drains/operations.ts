@@ -8,7 +8,7 @@ import { drainNotFound, drainValidation } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
-import { recordAudit } from '../../../audit/drain-audit.js';
+import { auditDrain, recordAudit } from '../../../audit/drain-audit.js';
 import { runVerification, startVerification } from './verify.js';
 import { schemas } from './schemas.js';
 import { DrainErrors } from './errors.js';
@@ -75,9 +75,12 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
       }
       reason = r as string | undefined;
     }
-    const updated = await store.drains.update(drain.orgId, drain.id, { state: 'paused', pauseReason: 'manual' }, false);
-    if (!updated) throw drainNotFound();
-    await recordAudit(store, actorOf(principal), 'logs.drain.paused', updated, reason === undefined ? {} : { reason });
+    const updated = await store.unitOfWork(async (tx) => {
+      const result = await tx.drains.update(drain.orgId, drain.id, { state: 'paused', pauseReason: 'manual' }, false);
+      if (!result) throw drainNotFound();
+      await auditDrain(tx, actorOf(principal), 'logs.drain.paused', result, reason === undefined ? {} : { reason });
+      return result;
+    });
     return drainReadForm(store, updated, deps.config.quota);
   });
 
@@ -88,9 +91,12 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     // Never straight to healthy: it must prove itself again. A drain whose endpoint was never
     // verified (a new drain, or one moved to another endpoint) goes back to waiting for it.
     const state = isVerifiedForEndpoint(drain) ? 'degraded' : 'pending_verification';
-    const updated = await store.drains.update(drain.orgId, drain.id, { state, pauseReason: null }, false);
-    if (!updated) throw drainNotFound();
-    await recordAudit(store, actorOf(principal), 'logs.drain.resumed', updated);
+    const updated = await store.unitOfWork(async (tx) => {
+      const result = await tx.drains.update(drain.orgId, drain.id, { state, pauseReason: null }, false);
+      if (!result) throw drainNotFound();
+      await auditDrain(tx, actorOf(principal), 'logs.drain.resumed', result);
+      return result;
+    });
     return drainReadForm(store, updated, deps.config.quota);
   });
 
@@ -107,11 +113,13 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const now = new Date();
     const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt > now && drain.previousSecret !== null;
     if (raw === 'true') {
-      const updated = windowOpen
-        ? await store.drains.update(drain.orgId, drain.id, { previousSecret: null, rotationStartedAt: null, rotationExpiresAt: null }, true)
-        : drain;
-      if (!updated) throw drainNotFound();
-      if (windowOpen) await recordAudit(store, actorOf(principal), 'logs.drain.secret_rotated', updated, { finalized: true });
+      if (!windowOpen) return drainReadForm(store, drain, deps.config.quota);
+      const updated = await store.unitOfWork(async (tx) => {
+        const result = await tx.drains.update(drain.orgId, drain.id, { previousSecret: null, rotationStartedAt: null, rotationExpiresAt: null }, true);
+        if (!result) throw drainNotFound();
+        await auditDrain(tx, actorOf(principal), 'logs.drain.secret_rotated', result, { finalized: true });
+        return result;
+      });
       return drainReadForm(store, updated, deps.config.quota);
     }
     if (windowOpen) {
@@ -119,14 +127,16 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     }
     const secret = generateSecret();
     const expiresAt = new Date(now.getTime() + ROTATION_WINDOW_MS);
-    const updated = await store.drains.update(
-      drain.orgId,
-      drain.id,
-      { secret: store.secretBox.seal(secret), previousSecret: drain.secret, rotationStartedAt: now, rotationExpiresAt: expiresAt },
-      true,
-    );
-    if (!updated) throw drainNotFound();
-    await recordAudit(store, actorOf(principal), 'logs.drain.secret_rotated', updated, { finalized: false });
+    await store.unitOfWork(async (tx) => {
+      const updated = await tx.drains.update(
+        drain.orgId,
+        drain.id,
+        { secret: store.secretBox.seal(secret), previousSecret: drain.secret, rotationStartedAt: now, rotationExpiresAt: expiresAt },
+        true,
+      );
+      if (!updated) throw drainNotFound();
+      await auditDrain(tx, actorOf(principal), 'logs.drain.secret_rotated', updated, { finalized: false });
+    });
     return { secret, rotation: { startedAt: now.toISOString(), expiresAt: expiresAt.toISOString() } };
   });
 }

@@ -18,7 +18,7 @@ import { scrubExcerpt } from '../../../shape/builtin-scrub.js';
 import { USER_AGENT } from '../../../deliver/deliverer.js';
 import type { Logger } from '../../../telemetry/logger.js';
 import type { Actor } from '../../../audit/drain-audit.js';
-import { recordAudit } from '../../../audit/drain-audit.js';
+import { auditDrain } from '../../../audit/drain-audit.js';
 
 export const VERIFY_TOKEN_TTL_MS = 10 * 60_000;
 
@@ -95,17 +95,20 @@ export async function runVerification(deps: {
     attemptedAt: startedAt.toISOString(), outcome: ok ? 'ok' : 'failed', statusCode, latencyMs: result.latencyMs,
     ...(ok && drain.endpoint !== null ? { endpoint: drain.endpoint } : {}),
   };
-  const updated = await store.drains.update(
-    drain.orgId,
-    drain.id,
-    ok
-      ? { verification: outcome, verifiedAt: startedAt, ...(current.state === 'pending_verification' ? { state: 'healthy' as const } : {}) }
-      : { verification: outcome },
-    false,
-  );
-  if (ok && updated) {
-    await recordAudit(store, deps.actor, 'logs.drain.verified', updated, { state: updated.state });
-  }
+  // The outcome and, on success, its audit entry commit together.
+  await store.unitOfWork(async (tx) => {
+    const updated = await tx.drains.update(
+      drain.orgId,
+      drain.id,
+      ok
+        ? { verification: outcome, verifiedAt: startedAt, ...(current.state === 'pending_verification' ? { state: 'healthy' as const } : {}) }
+        : { verification: outcome },
+      false,
+    );
+    if (ok && updated) {
+      await auditDrain(tx, deps.actor, 'logs.drain.verified', updated, { state: updated.state });
+    }
+  });
   deps.logger.info({ event: 'drain.verified', drainId: drain.id, ok, statusCode, errorClass }, 'verification attempt finished');
   return ok;
 }
