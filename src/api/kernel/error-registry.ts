@@ -55,5 +55,7 @@ export const KernelErrors = defineErrors('kernel', {
   VALIDATION_FAILED: { status: 400, fields: ['field', 'message'], when: 'a query parameter, path parameter or body breaks a rule' },
   PAYLOAD_TOO_LARGE: { status: 413, fields: ['field', 'max'], when: 'a body over its route\'s cap, or too many records' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body in a Content-Type the route does not read' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, when: 'an idempotency key used again with a different request' },
+  IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: 'an idempotency key whose first request has not finished' },
   RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the credential\'s budget of a per-credential bucket is spent' },
 });

@@ -15,7 +15,8 @@
  * then finds nothing left to do.
  */
 import { createHash } from 'node:crypto';
-import { AppError } from '../../errors.js';
+import type { AppError } from '../../errors.js';
+import { KernelErrors } from './error-registry.js';
 import type { Principal } from '../auth.js';
 import type { IdempotencyOutcome, IdempotencyRepo } from '../../store/idempotency-repo.js';
 
@@ -71,10 +72,10 @@ export interface WithIdempotencyOptions {
 }
 
 export const idempotencyKeyReused = (details: Record<string, unknown> = {}): AppError =>
-  new AppError(409, 'IDEMPOTENCY_KEY_REUSED', 'This idempotency key was already used for a different request.', details);
+  KernelErrors.IDEMPOTENCY_KEY_REUSED('This idempotency key was already used for a different request.', details);
 
 export const idempotencyKeyInProgress = (): AppError =>
-  new AppError(409, 'IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this idempotency key is still in progress; retry later.');
+  KernelErrors.IDEMPOTENCY_KEY_IN_PROGRESS('A request with this idempotency key is still in progress; retry later.');
 
 export async function withIdempotency(
   repo: IdempotencyRepo,
