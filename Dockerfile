@@ -9,6 +9,9 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# The openssl CLI makes `logdrain receiver`'s self-signed certificate (the compose demo receiver);
+# the slim image does not carry it.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 # glibc's allocator: at most two arenas, and buffers of 128 KB or more (Kafka fetches, batch bodies)
 # mapped and unmapped on their own, not kept in arenas after they are freed. Measured with
 # `npm run bench:e2e`: 20 to 30 MB less peak RSS for a worker at full speed, no CPU cost.

@@ -13,6 +13,7 @@ import { readSeedFile, SeedError } from './seed/seed-file.js';
 import { applySeed } from './store/seed-repo.js';
 import { produce } from './commands/produce.js';
 import { startHttpsReceiver } from './devtools/https-receiver.js';
+import { verifySignature, whsecProblem } from './sign/standard-webhooks.js';
 
 const USAGE = `usage: logdrain <command>
 
@@ -25,9 +26,12 @@ const USAGE = `usage: logdrain <command>
       --org ID (org_acme)  --agent ID (repeatable; agt_support)
       --url URL --key KEY  send to URL's POST /internal/records instead of Kafka
   migrate            apply database migrations
-  receiver [--port N] [--dir DIR]
-                     a development HTTPS destination on 127.0.0.1 with a self-signed
-                     certificate: prints each batch it receives (README, Quick start)
+  receiver [options] a development HTTPS destination with a self-signed certificate:
+                     prints each batch it receives (README, Quick start)
+      --port N (8443; 0: any free port)  --host ADDR (127.0.0.1)  --dir DIR (./data/receiver)
+      --name HOST  an extra name for its certificate (repeatable), e.g. a compose service name
+      --secret whsec_...  check each batch's Standard Webhooks signature: prints
+                     "signature ok" or "signature INVALID (reason)"
 
 Configuration comes from the environment (README, Configuration).`;
 
@@ -104,18 +108,43 @@ async function main(argv: string[]): Promise<number> {
     case 'receiver': {
       const { values } = parseArgs({
         args: rest,
-        options: { port: { type: 'string', default: '8443' }, dir: { type: 'string', default: './data/receiver' } },
+        options: {
+          port: { type: 'string', default: '8443' },
+          dir: { type: 'string', default: './data/receiver' },
+          host: { type: 'string', default: '127.0.0.1' },
+          name: { type: 'string', multiple: true, default: [] },
+          secret: { type: 'string' },
+        },
       });
+      const port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be an integer from 0 to 65535 (0: any free port)');
+      const secret = values.secret;
+      if (secret !== undefined) {
+        const problem = secret.length === 0 ? 'the secret is empty' : whsecProblem(secret);
+        if (problem) throw new Error(`--secret: ${problem}`);
+      }
       const receiver = await startHttpsReceiver({
         certDir: values.dir!,
-        port: Number(values.port),
+        port,
+        host: values.host!,
+        names: values.name!,
         onRequest: (r) => {
           const verify = r.headers['x-svc-verify'];
           if (verify !== undefined) return void process.stdout.write(`verification challenge answered\n`);
-          process.stdout.write(`batch ${String(r.headers['x-svc-batch-id'])} ${r.headers['content-type']} ${r.rawBody.length} bytes gzip\n${r.body.toString('utf8')}\n`);
+          const encoding = r.headers['content-encoding'] ?? 'identity';
+          let out = `batch ${String(r.headers['x-svc-batch-id'])} ${r.headers['content-type']} ${r.rawBody.length} bytes ${encoding}\n${r.body.toString('utf8')}\n`;
+          if (secret !== undefined) {
+            // Over the body as received once Content-Encoding is undone, as CONTRACT part 5 says.
+            const check = verifySignature(secret, r.headers, r.body);
+            out += check.ok ? 'signature ok\n' : `signature INVALID (${check.reason})\n`;
+          }
+          process.stdout.write(out);
         },
       });
-      process.stdout.write(`receiver listening on ${receiver.url}\ntrust its certificate with NODE_EXTRA_CA_CERTS=${receiver.caPath}\n`);
+      process.stdout.write(
+        `receiver listening on ${receiver.url}\ntrust its certificate with NODE_EXTRA_CA_CERTS=${receiver.caPath}\n` +
+          (secret === undefined ? 'signatures are not checked (pass --secret whsec_... to check them)\n' : 'checking every batch\'s signature with the given secret\n'),
+      );
       return -1;
     }
     default:

@@ -11,7 +11,7 @@
 import type { FastifyRequest } from 'fastify';
 import { hashToken } from '../security/token-hash.js';
 import type { Store } from '../store/store.js';
-import { insufficientScope, notProjected, unauthorized } from './errors.js';
+import { BEARER_HINT, insufficientScope, notProjected, unauthorized } from './errors.js';
 
 export const SENSITIVE_SCOPES: ReadonlySet<string> = new Set([
   'secrets:read', 'secrets:write', 'credits:grant', 'credits:deduct', 'billing:manage', 'negotiated-plans:write',
@@ -76,7 +76,8 @@ export async function authenticate(req: FastifyRequest, store: Store): Promise<P
   const header = req.headers.authorization;
   // The scheme is case-insensitive (RFC 9110 section 11.1): `bearer` and `BEARER` are `Bearer`.
   const match = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/i.exec(header.trim()) : null;
-  if (!match) throw unauthorized('No token provided');
+  // The spec fixes the message (part 5); a header that is there but not `Bearer <token>` also gets a hint.
+  if (!match) throw unauthorized('No token provided', undefined, typeof header === 'string' && header.trim() !== '' ? { hint: BEARER_HINT } : undefined);
   const token = match[1]!;
   const hash = hashToken(token);
   const { key, session } = await lookUp(store, hash);

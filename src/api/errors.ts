@@ -14,8 +14,15 @@ export function errorBody(e: AppError): Record<string, unknown> {
   return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
 }
 
-export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: 'SESSION_REVOKED'): AppError =>
-  code ? KernelErrors.SESSION_REVOKED(message) : KernelErrors.UNAUTHORIZED(message);
+/** `details`: extra fields beside the spec's fixed message (spec 01 part 9.1: new fields are additive), such as a `hint`. */
+export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: 'SESSION_REVOKED', details?: Record<string, unknown>): AppError =>
+  code ? KernelErrors.SESSION_REVOKED(message, details) : KernelErrors.UNAUTHORIZED(message, details);
+
+/** The hint of a 401 whose Authorization header is there but not `Bearer <token>` (a bare token, `Basic ...`). */
+export const BEARER_HINT = 'Send the API key or session token as `Authorization: Bearer <token>`.';
+
+/** What a route's body may be; the ingest route declares its own (route config `mediaTypes`). */
+export const DEFAULT_MEDIA_TYPES = ['application/json'] as const;
 
 export const insufficientScope = (resourceType: string, resourceId: string, requiredScope: string): AppError =>
   KernelErrors.INSUFFICIENT_SCOPE(`This credential lacks the ${requiredScope} scope.`, {
@@ -30,6 +37,13 @@ export const notProjected = (resourceType: string, resourceId: string, requiredS
     resourceId,
     requiredScope,
   });
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The Content-Types the route's body may have, named by a 415; application/json when not declared. */
+    mediaTypes?: readonly string[];
+  }
+}
 
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((e: FastifyError | AppError, req, reply) => {
@@ -47,6 +61,18 @@ export function installErrorHandler(app: FastifyInstance): void {
     const body: Record<string, unknown> = { statusCode: status, error: reasonPhrase(status), message: e.message };
     // Spec 01 part 7.2: a 413 names what was over which cap.
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') Object.assign(body, { code: 'PAYLOAD_TOO_LARGE', field: 'body', max: req.routeOptions.bodyLimit });
+    // A 415 names the Content-Type the route reads.
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      const declared = req.routeOptions.config?.mediaTypes;
+      const accepted = declared && declared.length > 0 ? declared : DEFAULT_MEDIA_TYPES;
+      const sent = typeof req.headers['content-type'] === 'string' ? req.headers['content-type'].split(';')[0]!.trim().slice(0, 100) : '';
+      const names = accepted.length === 1 ? accepted[0]! : `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)!}`;
+      Object.assign(body, {
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: `Unsupported Media Type${sent ? ` ${JSON.stringify(sent)}` : ''}: send the body with Content-Type: ${names}.`,
+        accepted: [...accepted],
+      });
+    }
     return reply.status(status).send(body);
   });
   app.setNotFoundHandler((req, reply) =>

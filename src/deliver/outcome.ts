@@ -45,8 +45,8 @@ export function parseRetryAfter(value: string | undefined, nowMs = Date.now()): 
 
 const TLS_CODES = /^(ERR_TLS_|CERT_|ERR_SSL_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_(VERIFY|GET)|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
-/** Classifies a transport error by its code (and its cause's), never by message text. */
-export function classifyTransportError(e: unknown): ErrorClass {
+/** The `code`s of a transport error and of its causes, outermost first. */
+export function transportErrorCodes(e: unknown): string[] {
   const codes: string[] = [];
   let cur: unknown = e;
   for (let depth = 0; cur && depth < 5; depth++) {
@@ -54,6 +54,12 @@ export function classifyTransportError(e: unknown): ErrorClass {
     if (typeof c === 'string') codes.push(c);
     cur = (cur as { cause?: unknown }).cause;
   }
+  return codes;
+}
+
+/** Classifies a transport error by its code (and its cause's), never by message text. */
+export function classifyTransportError(e: unknown): ErrorClass {
+  const codes = transportErrorCodes(e);
   for (const code of codes) {
     if (code === 'ERR_SSRF_BLOCKED') return 'ssrf';
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return 'dns';

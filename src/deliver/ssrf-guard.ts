@@ -47,7 +47,8 @@ export type AddressClass =
 
 export type EndpointCheck =
   | { ok: true; url: URL }
-  | { ok: false; code: 'DRAIN_ENDPOINT_INVALID'; reason: string };
+  /** `addressClass`: set when the host was refused for the address it is or resolves to (DRAIN_ENDPOINT_ALLOW_HOSTS can exempt it). */
+  | { ok: false; code: 'DRAIN_ENDPOINT_INVALID'; reason: string; addressClass?: Exclude<AddressClass, 'public'> };
 
 export type ConnectTargetCheck = { ok: true } | { ok: false; reason: string };
 
@@ -329,8 +330,8 @@ const defaultResolve: Resolver = async (host) => {
   return records.map((r) => r.address);
 };
 
-function invalid(reason: string): EndpointCheck {
-  return { ok: false, code: 'DRAIN_ENDPOINT_INVALID', reason };
+function invalid(reason: string, addressClass?: Exclude<AddressClass, 'public'>): EndpointCheck {
+  return addressClass ? { ok: false, code: 'DRAIN_ENDPOINT_INVALID', reason, addressClass } : { ok: false, code: 'DRAIN_ENDPOINT_INVALID', reason };
 }
 
 /**
@@ -354,12 +355,12 @@ export async function checkEndpoint(raw: string, opts: CheckEndpointOptions): Pr
 
   if (net.isIP(host) !== 0) {
     const c = classifyAddress(host);
-    if (c !== 'public') return invalid(`Destination address ${host} is ${describeClass(c)}.`);
+    if (c !== 'public') return invalid(`Destination address ${host} is ${describeClass(c)}.`, c);
     return { ok: true, url };
   }
 
   const named = blockedName(host);
-  if (named) return invalid(named.reason);
+  if (named) return invalid(named.reason, named.cls as Exclude<AddressClass, 'public'>);
 
   let addresses: string[];
   try {
@@ -371,7 +372,7 @@ export async function checkEndpoint(raw: string, opts: CheckEndpointOptions): Pr
   for (const a of addresses) {
     const c = classifyAddress(a);
     // Do not echo the resolved address: that would let customers map our internal DNS.
-    if (c !== 'public') return invalid(`Destination host ${host} resolves to ${describeClass(c)}.`);
+    if (c !== 'public') return invalid(`Destination host ${host} resolves to ${describeClass(c)}.`, c);
   }
   return { ok: true, url };
 }

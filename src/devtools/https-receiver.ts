@@ -39,8 +39,16 @@ export interface HttpsReceiver {
   close(): Promise<void>;
 }
 
-export async function startHttpsReceiver(opts: { certDir: string; port?: number; host?: string; onRequest?: (r: ReceivedRequest) => void }): Promise<HttpsReceiver> {
-  const pair = ensureSelfSignedCertificate(opts.certDir);
+export async function startHttpsReceiver(opts: {
+  certDir: string;
+  port?: number;
+  /** The address to listen on (127.0.0.1 unless given). */
+  host?: string;
+  /** Extra names the certificate is valid for (a container's service name), beside localhost and 127.0.0.1; the first is the URL's host. */
+  names?: readonly string[];
+  onRequest?: (r: ReceivedRequest) => void;
+}): Promise<HttpsReceiver> {
+  const pair = ensureSelfSignedCertificate(opts.certDir, opts.names ?? []);
   const requests: ReceivedRequest[] = [];
   let responder: Responder | undefined;
   const server: Server = createServer({ cert: pair.cert, key: pair.key }, (req: IncomingMessage, res: ServerResponse) => {
@@ -73,7 +81,7 @@ export async function startHttpsReceiver(opts: { certDir: string; port?: number;
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `https://localhost:${port}`,
+    url: `https://${opts.names?.[0] ?? 'localhost'}:${port}`,
     port,
     caPath: pair.certPath,
     ca: pair.cert,

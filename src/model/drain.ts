@@ -59,7 +59,16 @@ export interface Drain {
   pauseReason: string | null;
   verifiedAt: Date | null;
   /** The last verification attempt; `endpoint`: the destination it verified (recorded since verification belongs to an endpoint). */
-  verification: { attemptedAt: string; outcome: string; statusCode?: number; latencyMs?: number; endpoint?: string } | null;
+  verification: {
+    attemptedAt: string;
+    outcome: string;
+    statusCode?: number;
+    latencyMs?: number;
+    endpoint?: string;
+    /** On a failed attempt: its class (as a delivery's `errorClass`, or `verify_mismatch`, `endpoint_changed`) and why, in words that name the fix. */
+    errorClass?: string;
+    reason?: string;
+  } | null;
   version: number;
   createdBy: { type: string; id: string };
   createdAt: Date;

@@ -25,7 +25,9 @@ describe('drain routes (first cut) over a real socket', () => {
       for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }] as Record<string, string>[]) {
         const res = await app.request('GET', ORG, { headers });
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'No token provided' });
+        // A header that is there but malformed also gets a hint (an additive field, spec 01 part 9.1).
+        const hint = headers.authorization ? { hint: 'Send the API key or session token as `Authorization: Bearer <token>`.' } : {};
+        expect(res.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'No token provided', ...hint });
       }
     });
 

@@ -236,7 +236,7 @@ describe('checkEndpoint', () => {
 
   it('names the address class in the reason', async () => {
     const r = await checkEndpoint('https://0x7f.1/', { allowHosts: [], resolve: noNetwork });
-    expect(r).toEqual({ ok: false, code: 'DRAIN_ENDPOINT_INVALID', reason: 'Destination address 127.0.0.1 is a loopback address.' });
+    expect(r).toEqual({ ok: false, code: 'DRAIN_ENDPOINT_INVALID', reason: 'Destination address 127.0.0.1 is a loopback address.', addressClass: 'loopback' });
     const m = await checkEndpoint('https://169.254.169.254/', { allowHosts: [], resolve: noNetwork });
     expect(!m.ok && m.reason).toMatch(/metadata/);
   });
@@ -289,6 +289,7 @@ describe('checkEndpoint', () => {
       ok: false,
       code: 'DRAIN_ENDPOINT_INVALID',
       reason: 'Destination host internal.example.com resolves to a private network address.',
+      addressClass: 'private',
     });
     expect(!r.ok && r.reason).not.toContain('10.0.0.5');
   });

@@ -16,6 +16,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig, type Config } from '../../../src/config/config.js';
 import { DRAIN_TYPES } from '../../../src/model/drain.js';
+import { whsecProblem } from '../../../src/sign/standard-webhooks.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { promqlNames, registrySeriesNames, unknownNames } from './promql-names.js';
 
@@ -52,6 +53,35 @@ const composeText = read('docker-compose.yml');
 const compose = parse(composeText, { merge: true }) as { services: Record<string, Service> };
 const services = compose.services;
 const LOGDRAIN_SERVICES = ['migrate', 'api', 'worker'];
+/** The one logdrain image: built once by the service that has `build`, run by every logdrain service. */
+const builders = Object.entries(services).filter(([, s]) => s.build !== undefined);
+const LOGDRAIN_IMAGE = builders[0]?.[1].image;
+/** The demo receiver's command line, flag by flag (`--name` may repeat). */
+const receiverArgs = (() => {
+  const args = services.receiver?.command ?? [];
+  const flags: Record<string, string[]> = {};
+  for (let i = 1; i < args.length; i += 2) (flags[args[i]!] ??= []).push(args[i + 1]!);
+  return flags;
+})();
+/** Where the receiver writes its certificate, and the named volume and mount that hold it. */
+function receiverCertificate(): { volume: string; file: string } {
+  const dir = receiverArgs['--dir']![0]!;
+  for (const v of services.receiver!.volumes ?? []) {
+    const [volume, target] = v.split(':') as [string, string];
+    if (dir === target || dir.startsWith(`${target}/`)) return { volume, file: `${dir.slice(target.length)}/localhost.crt` };
+  }
+  throw new Error(`the receiver's --dir ${dir} is on no volume`);
+}
+/** A stand-in for the receiver's certificate, so that a service trusting it can be configured here. */
+let standInCa: string | undefined;
+function standInCertificate(): string {
+  if (!standInCa) {
+    const dir = mkdtempSync(join(tmpdir(), 'logdrain-compose-ca-'));
+    standInCa = join(dir, 'localhost.crt');
+    writeFileSync(standInCa, '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n');
+  }
+  return standInCa;
+}
 
 /**
  * Compose's variable interpolation (`${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}`,
@@ -77,7 +107,21 @@ function environmentOf(service: string, env: Record<string, string> = ENV): Reco
   const raw = services[service]!.environment ?? {};
   return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, interpolate(String(v), env)]));
 }
-const configOf = (service: string): Config => loadConfig(environmentOf(service));
+/**
+ * The configuration a service starts with. A NODE_EXTRA_CA_CERTS on the receiver's volume (a file the
+ * receiver writes when it runs) is read from a stand-in file here, once the path is shown to be it.
+ */
+function configOf(service: string): Config {
+  const env = environmentOf(service);
+  if (env.NODE_EXTRA_CA_CERTS) {
+    const { volume, file } = receiverCertificate();
+    const mount = (services[service]!.volumes ?? []).map((v) => v.split(':')).find(([source]) => source === volume);
+    expect(mount, `${service} mounts ${volume}`).toBeDefined();
+    expect(env.NODE_EXTRA_CA_CERTS, service).toBe(`${mount![1]}${file}`);
+    env.NODE_EXTRA_CA_CERTS = standInCertificate();
+  }
+  return loadConfig(env);
+}
 
 /** Where a file a container sees at `containerPath` lives in the repository, through the service's mounts. */
 function hostPathOf(service: string, containerPath: string): string | undefined {
@@ -134,7 +178,7 @@ describe('docker-compose.yml', () => {
     expect(services.postgres!.image).toMatch(/^postgres:\d+$/);
     const encryptionKeys = new Set<string>();
     for (const s of LOGDRAIN_SERVICES) {
-      expect(services[s]!.build, s).toBe('.');
+      expect(services[s]!.image, s).toBe(LOGDRAIN_IMAGE);
       const config = configOf(s); // throws ConfigError listing every problem
       expect(config.kafka?.brokers, s).toEqual([kafkaAdvertised]);
       const db = new URL(config.databaseUrl!);
@@ -143,6 +187,88 @@ describe('docker-compose.yml', () => {
       encryptionKeys.add(config.encryptionKey!.toString('base64'));
     }
     expect(encryptionKeys.size).toBe(1); // one key seals and opens secrets everywhere
+  });
+
+  it('builds the logdrain image once, from this folder, and runs every logdrain service on it', () => {
+    expect(builders.map(([name]) => name)).toEqual(['migrate']);
+    expect(services.migrate!.build).toBe('.');
+    expect(LOGDRAIN_IMAGE).toBe('logdrain:local');
+    for (const s of [...LOGDRAIN_SERVICES, 'receiver']) expect(services[s]!.image, s).toBe(LOGDRAIN_IMAGE);
+    // Compose tolerates a failed pull of an image another service builds, and builds before it starts
+    // anything; every service that runs the image starts after migrate has run (or is waited for by those that do).
+    for (const s of ['api', 'worker']) expect(dependsOn(s).migrate!.condition).toBe('service_completed_successfully');
+    expect(read('Dockerfile')).toMatch(/^FROM node:\S+$/m);
+  });
+
+  it('checks every worker\'s readiness on its METRICS_PORT, as the API\'s on its PORT', () => {
+    const worker = configOf('worker');
+    const test = services.worker!.healthcheck?.test ?? [];
+    expect(test.slice(0, 2)).toEqual(['CMD', 'node']);
+    expect(test.join(' ')).toContain(`fetch('http://127.0.0.1:${worker.metricsPort}/readyz')`);
+    expect(worker.metricsPort).not.toBe(0);
+    // The worker's own listener serves /readyz there (src/telemetry/worker-listener.ts).
+    expect(read('src/telemetry/worker-listener.ts')).toContain("req.url === '/readyz'");
+  });
+
+  it('runs a demo receiver with a command the CLI knows, that the API and the workers trust and may reach', () => {
+    const receiver = services.receiver!;
+    expect(receiver.command![0]).toBe('receiver');
+    const cli = read('src/cli.ts');
+    expect(cli).toContain("case 'receiver':");
+    const options = cli.slice(cli.indexOf("case 'receiver':"), cli.indexOf('\n    default:', cli.indexOf("case 'receiver':")));
+    for (const flag of Object.keys(receiverArgs)) expect(options, `the CLI's receiver takes ${flag}`).toMatch(new RegExp(`\\b${flag.slice(2)}: \\{ type: 'string'`));
+    // Reachable by the other containers, on a fixed port, under a name its certificate carries.
+    expect(receiverArgs['--host']).toEqual(['0.0.0.0']);
+    const port = Number(receiverArgs['--port']![0]);
+    expect(port).toBeGreaterThan(0);
+    expect(receiverArgs['--name']).toContain('receiver');
+    // A secret a drain can be created with (validate.ts refuses others), so its signatures check out.
+    const secret = receiverArgs['--secret']![0]!;
+    expect(whsecProblem(secret)).toBeUndefined();
+    expect(secret).toMatch(/^whsec_/);
+    // Healthy once its certificate answers for `receiver` on that port; the API and workers wait for that.
+    const health = receiver.healthcheck!.test.join(' ');
+    expect(health).toContain(`port:${port}`);
+    expect(health).toContain("servername:'receiver'");
+    expect(health).toContain(`${receiverArgs['--dir']![0]}/localhost.crt`);
+    for (const s of ['api', 'worker']) {
+      expect(dependsOn(s).receiver!.condition, s).toBe('service_healthy');
+      const config = configOf(s); // checks NODE_EXTRA_CA_CERTS is the receiver's certificate
+      expect(config.endpointAllowHosts, s).toContain('receiver');
+      expect(config.extraCaCerts, s).toBeDefined();
+    }
+    // The receiver makes its certificate with the openssl CLI, which the runtime image must carry.
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))).toMatch(/apt-get install[^\n]*\bopenssl\b/);
+    // The receiver itself starts on the configuration it gets.
+    expect(() => loadConfig(environmentOf('receiver'))).not.toThrow();
+  });
+
+  it('names every variable it reads in .env.example, with the encryption key left to fill in', () => {
+    const example = read('.env.example');
+    const named = [...example.matchAll(/^(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!] as const);
+    expect(named.map(([n]) => n).sort()).toEqual([...composeVariables].sort());
+    expect(Object.fromEntries(named).LOGDRAIN_ENCRYPTION_KEY).toBe('');
+    // Copied as it is, compose refuses to start until a key is put in (an empty value is unset to `:?`).
+    expect(() => environmentOf('worker', Object.fromEntries(named))).toThrow(/LOGDRAIN_ENCRYPTION_KEY/);
+    expect(read('.gitignore').split('\n')).toContain('.env');
+  });
+
+  it('marks the demo keys, the demo secret and the default Grafana credentials as local-only', () => {
+    const comments = composeText.split('\n').filter((l) => l.trim().startsWith('#')).join('\n');
+    expect(comments).toMatch(/LOCAL USE ONLY/);
+    expect(comments).toMatch(/examples\/seed\.json/);
+    expect(comments).toMatch(/Grafana/);
+    /** The line starting with `needle` (indentation included) and the six before it. */
+    const near = (needle: string) => {
+      const lines = composeText.split('\n');
+      const at = lines.findIndex((l) => l.startsWith(needle));
+      expect(at, needle).toBeGreaterThanOrEqual(0);
+      return lines.slice(Math.max(0, at - 6), at + 1).join('\n');
+    };
+    expect(near('      SEED_FILE:')).toMatch(/LOCAL USE ONLY/);
+    expect(near('      GF_SECURITY_ADMIN_PASSWORD:')).toMatch(/LOCAL USE ONLY/);
+    expect(near('  receiver:')).toMatch(/LOCAL USE ONLY/);
   });
 
   it('refuses to start without an encryption key', () => {
@@ -191,7 +317,8 @@ describe('docker-compose.yml', () => {
 
   it('pins every image and mounts only files that exist', () => {
     for (const [name, s] of Object.entries(services)) {
-      if (s.image) expect(s.image, name).toMatch(/:v?\d+(\.\d+)*$/);
+      // Pulled images are pinned; the logdrain image is the one built here.
+      if (s.image && s.image !== LOGDRAIN_IMAGE) expect(s.image, name).toMatch(/:v?\d+(\.\d+)*$/);
       for (const v of s.volumes ?? []) {
         const host = v.split(':')[0]!;
         if (host.startsWith('./')) expect(existsSync(join(ROOT, host)), `${name} mounts ${host}`).toBe(true);

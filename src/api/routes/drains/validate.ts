@@ -234,6 +234,21 @@ export function parseDrainBody(body: unknown, mode: 'create' | 'patch'): DrainIn
 /** Endpoint rules: HTTPS, not private/loopback/link-local/metadata (in any notation, or by resolution). */
 export async function checkDrainEndpoint(endpoint: string, allowHosts: readonly string[]): Promise<string> {
   const check = await checkEndpoint(endpoint, { allowHosts });
-  if (!check.ok) throw DrainErrors.DRAIN_ENDPOINT_INVALID(check.reason, { field: 'endpoint' });
+  if (!check.ok) {
+    // Refused for its address (not its scheme or its spelling): name the way out for local testing.
+    const message = check.addressClass ? `${check.reason} ${allowHostsHint(endpoint)}` : check.reason;
+    throw DrainErrors.DRAIN_ENDPOINT_INVALID(message, { field: 'endpoint' });
+  }
   return check.url.toString();
+}
+
+/** How an operator exempts a destination's host for local testing (CONTRACT part 2). */
+function allowHostsHint(endpoint: string): string {
+  let host = '';
+  try {
+    host = new URL(endpoint).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    /* checkEndpoint parsed it already */
+  }
+  return `For local testing, the server's operator can exempt this host by starting logdrain with DRAIN_ENDPOINT_ALLOW_HOSTS=${host || '<host>'} (comma-separated; HTTPS is still required).`;
 }

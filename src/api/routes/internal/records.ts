@@ -73,7 +73,7 @@ export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store;
       bodyLimit: MAX_INGEST_BODY_BYTES,
       // The kernel checks the credential when the request arrives, before fastify reads the body:
       // a request without the scope is refused unread.
-      config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } } },
+      config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } }, mediaTypes: ['application/x-ndjson', 'application/json'] },
       schema: INGEST_SCHEMA,
     }, async (req, reply) => {
       const { principal } = grantedOf(req);
