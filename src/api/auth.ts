@@ -10,16 +10,15 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { hashToken } from '../security/token-hash.js';
+import { isSensitiveScope } from './kernel/scopes.js';
+import { KernelErrors } from './kernel/error-registry.js';
 import type { Store } from '../store/store.js';
 import { BEARER_HINT, insufficientScope, notProjected, unauthorized } from './errors.js';
 
-export const SENSITIVE_SCOPES: ReadonlySet<string> = new Set([
-  'secrets:read', 'secrets:write', 'credits:grant', 'credits:deduct', 'billing:manage', 'negotiated-plans:write',
-  'telephony:provision', 'members:assign-role', 'api-keys:issue', 'tokens:mint', 'rights:assign',
-  'marketplace:review', 'promo-codes:manage', 'logs:manage', 'logs:ingest',
-]);
+/** The sensitive scopes, as the scope catalogue knows them (kernel/scopes.ts). */
+export const SENSITIVE_SCOPES: { has(scope: string): boolean } = { has: isSensitiveScope };
 
-const isSensitive = (scope: string): boolean => SENSITIVE_SCOPES.has(scope) || scope.startsWith('platform:');
+const isSensitive = isSensitiveScope;
 
 export interface Principal {
   kind: 'api_key' | 'session';
@@ -42,8 +41,26 @@ export function scopesSatisfy(granted: readonly string[], required: string): boo
   return granted.some((g) => g === `${area}:*` || (action !== undefined && g === `*:${action}`) || g === '*');
 }
 
-const READ_SCOPE = /:read$/;
 const ADMIN_ROLES = new Set(['owner', 'admin']);
+
+/**
+ * What a person (a session, or a legacy key acting as its owner) holds in an organization
+ * (CONTRACT part 6): an admin every scope, sensitive ones included; a member every scope but
+ * `org:manage` and the sensitive ones.
+ */
+function personHolds(role: string | undefined, scope: string): boolean {
+  if (role === undefined) return false;
+  if (ADMIN_ROLES.has(role)) return true;
+  return scope !== 'org:manage' && !isSensitive(scope);
+}
+
+/** A person, as opposed to a typed API credential: human-only actions need one (spec 03 part 5). */
+export const isPerson = (p: Principal): boolean => p.kind === 'session' || p.scopes === null;
+
+/** Human-only actions answer a typed API credential with 403 APPROVAL_REQUIRES_HUMAN. */
+export function requirePerson(p: Principal, action: string): void {
+  if (!isPerson(p)) throw KernelErrors.APPROVAL_REQUIRES_HUMAN(`Only a person may ${action}; this credential is an API key.`);
+}
 
 /**
  * Credential lookups are kept this long: a client flooding a route with refused requests made
@@ -108,7 +125,7 @@ export interface ScopeRule {
 
 /** Which scope authorizes the request: the required one, a deprecated one, or none. */
 function scopeGranted(p: Principal, role: string | undefined, rule: ScopeRule): 'required' | 'deprecated' | undefined {
-  if (p.scopes === null) return ADMIN_ROLES.has(role ?? '') || READ_SCOPE.test(rule.required) ? 'required' : undefined;
+  if (p.scopes === null) return personHolds(role, rule.required) ? 'required' : undefined;
   if (scopesSatisfy(p.scopes, rule.required)) return 'required';
   const live = rule.sunset === undefined || Date.now() < rule.sunset.getTime();
   if (rule.deprecated && live && scopesSatisfy(p.scopes, rule.deprecated)) return 'deprecated';

@@ -14,6 +14,7 @@ import type { Store } from '../../store/store.js';
 import { authenticate, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal, type ScopeRule } from '../auth.js';
 import { insufficientScope, notProjected } from '../errors.js';
 import type { Bucket, RateLimiter } from '../rate-limit.js';
+import { isCatalogued } from './scopes.js';
 
 /** Ids in paths: anything else names no resource a credential can see. */
 export const RESOURCE_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -80,6 +81,13 @@ export function installAccess(app: FastifyInstance, deps: AccessKernelDeps): voi
     const access = route.config?.access;
     if (!access) {
       throw new AppError(500, 'ROUTE_ACCESS_UNDECLARED', `${String(route.method)} ${route.url} declares no access: every route states what guards it (src/api/kernel/access.ts)`);
+    }
+    if ('scope' in access) {
+      for (const scope of [access.scope.required, access.scope.deprecated]) {
+        if (scope !== undefined && !isCatalogued(scope)) {
+          throw new AppError(500, 'ROUTE_SCOPE_UNKNOWN', `${String(route.method)} ${route.url} names the scope ${scope}, which no family declares (src/api/kernel/scopes.ts)`);
+        }
+      }
     }
     if (access.resource === 'public') {
       // The API document says so: no credential (the document's default is bearer).

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { installAccess } from '../../../src/api/kernel/access.js';
+import { isPerson, requirePerson } from '../../../src/api/auth.js';
 import type { Store } from '../../../src/store/store.js';
 import type { RateLimiter } from '../../../src/api/rate-limit.js';
 import { buildApi } from '../../../src/api/server.js';
@@ -32,6 +33,31 @@ describe('access kernel', () => {
     expect(refused).toMatchObject({ code: 'ROUTE_ACCESS_UNDECLARED' });
     expect(String((refused as Error).message)).toContain('/forgotten');
     await app.close().catch(() => {});
+  });
+
+  it('refuses a route naming a scope no family declared', async () => {
+    const app = Fastify();
+    installAccess(app, deps);
+    let refused: unknown;
+    try {
+      app.get('/typo/:orgId', { config: { access: { resource: 'org', scope: { required: 'logs:mange' } } } }, async () => ({}));
+      await app.ready();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toMatchObject({ code: 'ROUTE_SCOPE_UNKNOWN' });
+    await app.close().catch(() => {});
+  });
+
+  it('tells a person from a typed API credential: human-only actions refuse keys with APPROVAL_REQUIRES_HUMAN', () => {
+    const key = { kind: 'api_key' as const, userId: 'u', keyOrgId: 'o', scopes: ['workflows:execute'], agentGrants: [], credentialId: 'k' };
+    const legacy = { ...key, scopes: null };
+    const session = { ...key, kind: 'session' as const, keyOrgId: undefined, scopes: null };
+    expect(isPerson(key)).toBe(false);
+    expect(isPerson(legacy)).toBe(true);
+    expect(isPerson(session)).toBe(true);
+    expect(() => requirePerson(key, 'resolve a step')).toThrow(expect.objectContaining({ statusCode: 403, code: 'APPROVAL_REQUIRES_HUMAN' }));
+    expect(() => requirePerson(session, 'resolve a step')).not.toThrow();
   });
 
   it('refuses it inside a plugin too (a family registered later)', async () => {

@@ -16,9 +16,14 @@ import { drainNotFound } from './errors.js';
 import type { Bucket, RateLimiter } from '../../rate-limit.js';
 import { DrainErrors } from './errors.js';
 import { grantedOf, RESOURCE_ID, type Access } from '../../kernel/access.js';
+import { defineScopes } from '../../kernel/scopes.js';
 import type { Actor } from '../../../audit/drain-audit.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
+
+defineScopes('drains', {
+  [MANAGE_SCOPE]: { sensitive: true, description: 'every drain route, deliveries and the drain audit included (spec 01 part 5.5)' },
+});
 export const DRAINS_BASE = '/admin/orgs/:orgId/log-drains';
 
 export interface DrainDeps {

@@ -14,10 +14,15 @@ import type { FastifyInstance } from 'fastify';
 import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../../source/record.js';
 import type { Store } from '../../../store/store.js';
 import { grantedOf } from '../../kernel/access.js';
+import { defineScopes } from '../../kernel/scopes.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
 import { KernelErrors } from '../../kernel/error-registry.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
+
+defineScopes('ingest', {
+  [INGEST_SCOPE]: { sensitive: true, description: 'POST /internal/records (CONTRACT part 3), by a typed API key only' },
+});
 export const MAX_INGEST_RECORDS = 10_000;
 export const MAX_INGEST_BODY_BYTES = 16 * 1024 * 1024;
 

@@ -11,6 +11,7 @@ import { hiddenAgents } from '../../auth.js';
 import { grantedOf, markDeprecated as markDeprecatedAnswer, type Access } from '../../kernel/access.js';
 import type { Bucket, RateLimiter } from '../../rate-limit.js';
 import { KernelErrors } from '../../kernel/error-registry.js';
+import { defineScopes } from '../../kernel/scopes.js';
 import type { LogQuery } from '../../../store/logs-repo.js';
 
 export const READ_SCOPE = 'logs:read';
@@ -20,6 +21,13 @@ export interface LogDeps {
   store: Store;
   limiter: RateLimiter;
 }
+
+defineScopes('logs', {
+  [READ_SCOPE]: { description: 'the log read routes (an ordinary read scope, covered by *:read)' },
+  'knowledge:read': { deprecated: true, description: "one agent's logs, until the sunset (spec 01 part 5.6)" },
+  'analytics:read': { deprecated: true, description: "an organization's logs and export, until the sunset" },
+  'automations:read': { deprecated: true, description: "a skill's logs, until the sunset" },
+});
 
 /** Deprecated scopes of spec 01 part 5.6, per route. */
 export const DEPRECATED_SCOPE = {
