@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { drainAccess, type DrainDeps, type OrgParams } from './context.js';
 import { RESOURCE_ID } from '../../kernel/access.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from '../../kernel/pagination.js';
 import { schemas } from './schemas.js';
 import { KernelErrors } from '../../kernel/error-registry.js';
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../../model/delivery.js';
 import { drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from '../../cursor.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from '../../kernel/pagination.js';
 import { schemas } from './schemas.js';
 import { KernelErrors } from '../../kernel/error-registry.js';
 

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LogQuery, LogsRepo } from '../../../store/logs-repo.js';
-import { encodeCursor } from '../../cursor.js';
+import { encodeCursor } from '../../kernel/pagination.js';
 import { logEntry, type LogEntry } from './log-entry.js';
 import { parseListQuery } from './log-query.js';
 import { markDeprecated } from './context.js';

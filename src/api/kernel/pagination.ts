@@ -1,9 +1,9 @@
 /**
- * Opaque keyset cursors: base64url of the JSON pair [ISO time, id] of the
+ * Pagination for every family. Opaque keyset cursors: base64url of the JSON pair [ISO time, id] of the
  * last row of a page (ids may hold any character), and the query helpers
  * the paginated routes share.
  */
-import { KernelErrors } from './kernel/error-registry.js';
+import { KernelErrors } from './error-registry.js';
 
 export function encodeCursor(at: Date, id: string): string {
   return Buffer.from(JSON.stringify([at.toISOString(), id]), 'utf8').toString('base64url');
@@ -51,3 +51,34 @@ export function parseLimit(raw: string | undefined, fallback: number, max: numbe
 }
 
 export { badRequest };
+
+/**
+ * The spec's three paging forms, for the families that use them: cursor + limit (above), page +
+ * limit, and offset + limit with a total count. Each refuses a malformed value with
+ * VALIDATION_FAILED naming the parameter.
+ */
+function wholeNumber(raw: string | undefined, field: string, min: number, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,15}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw badRequest(field, max === Number.MAX_SAFE_INTEGER ? `${field} must be an integer of at least ${min}` : `${field} must be an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+/** `page` (from 1) and `limit`: the page's first row is (page - 1) * limit. */
+export function parsePageLimit(query: Record<string, unknown>, opts: { defaultLimit: number; maxLimit: number; maxPage?: number }): { page: number; limit: number; offset: number } {
+  const limit = parseLimit(single(query, 'limit'), opts.defaultLimit, opts.maxLimit);
+  const page = wholeNumber(single(query, 'page'), 'page', 1, 1, opts.maxPage);
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+/** `offset` (from 0) and `limit`. */
+export function parseOffsetLimit(query: Record<string, unknown>, opts: { defaultLimit: number; maxLimit: number }): { offset: number; limit: number } {
+  return { limit: parseLimit(single(query, 'limit'), opts.defaultLimit, opts.maxLimit), offset: wholeNumber(single(query, 'offset'), 'offset', 0, 0) };
+}
+
+/** A page of an offset listing with the total matching, and where the next page starts (null on the last). */
+export function offsetPage<T>(items: T[], total: number, at: { offset: number; limit: number }): { items: T[]; total: number; limit: number; offset: number; nextOffset: number | null } {
+  const next = at.offset + items.length;
+  return { items, total, limit: at.limit, offset: at.offset, nextOffset: next < total ? next : null };
+}
