@@ -3,16 +3,15 @@
  * error handler renders them. Framework errors (bad JSON, body too large)
  * keep the framework shape; nothing ever answers with a stack trace.
  */
-import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { reasonPhrase, renderError } from './kernel/error-shapes.js';
 import { KernelErrors } from './kernel/error-registry.js';
 
-export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
+export { reasonPhrase };
 
-export function errorBody(e: AppError): Record<string, unknown> {
-  return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
-}
+/** Spec 01's body (kernel/error-shapes.ts renders every family's). */
+export const errorBody = (e: AppError): Record<string, unknown> => renderError(e, 'conventions');
 
 /** `details`: extra fields beside the spec's fixed message (spec 01 part 9.1: new fields are additive), such as a `hint`. */
 export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: 'SESSION_REVOKED', details?: Record<string, unknown>): AppError =>
@@ -48,7 +47,7 @@ declare module 'fastify' {
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((e: FastifyError | AppError, req, reply) => {
     if (e instanceof AppError) {
-      const body = errorBody(e);
+      const body = renderError(e, req.routeOptions.config?.errorShape);
       // 401s carry the spec's message; only a revoked session adds a code.
       if (e.statusCode === 401 && e.code === 'UNAUTHORIZED') delete body.code;
       return reply.status(e.statusCode).send(body);

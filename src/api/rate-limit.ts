@@ -1,8 +1,12 @@
 /**
- * Rate limits (spec 01 part 8): fixed one-minute windows counted in the
- * database, so the budget holds across every API process. Each answer
- * carries the budget headers suffixed with the bucket evaluated; over the
- * limit the answer is 429 with a bare Retry-After in seconds.
+ * Rate-limit buckets, declared by the families: fixed windows counted in the
+ * database, so a budget holds across every API process. Two 429 styles, as
+ * the families' specs give them:
+ *
+ *   suffixed  spec 01 part 8: each answer carries X-RateLimit-{Limit,Remaining,Reset}-<bucket>;
+ *             a 429 adds a bare Retry-After in seconds (drains, log reads)
+ *   named     spec 03 part 8: a 429 carries Retry-After and Retry-After-<bucket>, its body
+ *             retryAfterSeconds, bucket, limit and windowSeconds (workflows)
  */
 import type { FastifyReply } from 'fastify';
 import type { AppError } from '../errors.js';
@@ -16,14 +20,28 @@ export interface Bucket {
   windowMs: number;
   /** The 429 answer's code (a registered one: kernel/error-registry.ts). */
   error: ErrorFactory;
+  /** `suffixed` when not given (see the top of this file). */
+  style?: 'suffixed' | 'named';
 }
 
 const refuse = (bucket: Bucket, reply: FastifyReply, resetSec: number): AppError => {
   reply.header('Retry-After', String(resetSec));
-  return bucket.error(`Rate limit of ${bucket.limit} requests a minute exceeded; retry in ${resetSec} s.`, {
-    retryAfterSeconds: resetSec,
-  });
+  const windowSeconds = Math.round(bucket.windowMs / 1000);
+  const message = `Rate limit of ${bucket.limit} requests ${windowSeconds === 60 ? 'a minute' : `per ${windowSeconds} s`} exceeded; retry in ${resetSec} s.`;
+  if (bucket.style === 'named') {
+    reply.header(`Retry-After-${bucket.name}`, String(resetSec));
+    return bucket.error(message, { retryAfterSeconds: resetSec, bucket: bucket.name, limit: bucket.limit, windowSeconds });
+  }
+  return bucket.error(message, { retryAfterSeconds: resetSec });
 };
+
+/** The budget headers of a suffixed bucket; a named bucket answers only its 429s with headers. */
+function budgetHeaders(reply: FastifyReply, bucket: Bucket, remaining: number, resetSec: number): void {
+  if (bucket.style === 'named') return;
+  reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
+  reply.header(`X-RateLimit-Remaining-${bucket.name}`, String(remaining));
+  reply.header(`X-RateLimit-Reset-${bucket.name}`, String(resetSec));
+}
 
 /** Buckets remembered as over their limit at most; past it the memory starts again (each process counts anyway). */
 const REFUSED_MAX = 10_000;
@@ -44,18 +62,14 @@ export function createRateLimiter(store: Pick<Store, 'rateLimits'>) {
       if (until !== undefined) {
         if (nowMs < until) {
           const resetSec = Math.max(1, Math.ceil((until - nowMs) / 1000));
-          reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
-          reply.header(`X-RateLimit-Remaining-${bucket.name}`, '0');
-          reply.header(`X-RateLimit-Reset-${bucket.name}`, String(resetSec));
+          budgetHeaders(reply, bucket, 0, resetSec);
           throw refuse(bucket, reply, resetSec);
         }
         refusedUntil.delete(known);
       }
       const { hits, windowStartMs } = await store.rateLimits.hit(bucket.name, subject, bucket.windowMs, nowMs);
       const resetSec = Math.max(1, Math.ceil((windowStartMs + bucket.windowMs - nowMs) / 1000));
-      reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
-      reply.header(`X-RateLimit-Remaining-${bucket.name}`, String(Math.max(0, bucket.limit - hits)));
-      reply.header(`X-RateLimit-Reset-${bucket.name}`, String(resetSec));
+      budgetHeaders(reply, bucket, Math.max(0, bucket.limit - hits), resetSec);
       if (nowMs - lastSweep > 10 * bucket.windowMs) {
         lastSweep = nowMs;
         void store.rateLimits.sweep(nowMs - 2 * bucket.windowMs).catch(() => {});

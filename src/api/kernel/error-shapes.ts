@@ -1,0 +1,44 @@
+/**
+ * The error body each family's spec gives, from one AppError: a route names
+ * its shape in its config (`errorShape`), the error handler renders with it.
+ *
+ *   conventions  spec 01 part 7.1: {statusCode, error, code, message, ...details} (drains, log reads)
+ *   telephony    spec 02 part 7: {statusCode, error, message}; a validation failure's
+ *                message is the array of the rules that failed
+ *   workflows    spec 03 part 7: {statusCode, message, code, ...detail}, validation
+ *                details[] entries {path, constraint, message}
+ *   templates    spec 03 part 7: the envelope {code, message, ...fields}
+ */
+import { STATUS_CODES } from 'node:http';
+import type { AppError } from '../../errors.js';
+
+export type ErrorShape = 'conventions' | 'telephony' | 'workflows' | 'templates';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The family's error body (kernel/error-shapes.ts); `conventions` when not given. */
+    errorShape?: ErrorShape;
+  }
+}
+
+export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
+
+export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Record<string, unknown> {
+  switch (shape) {
+    case 'conventions':
+      return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
+    case 'telephony': {
+      const rules = e.details.message;
+      const message = e.code === 'VALIDATION_FAILED' ? (Array.isArray(rules) ? rules : [e.message]) : e.message;
+      return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), message };
+    }
+    case 'workflows': {
+      const { message: _rules, ...detail } = e.details;
+      return { statusCode: e.statusCode, message: e.message, code: e.code, ...detail };
+    }
+    case 'templates': {
+      const { message: _rules, ...fields } = e.details;
+      return { code: e.code, message: e.message, ...fields };
+    }
+  }
+}
