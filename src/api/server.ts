@@ -11,12 +11,13 @@ import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './errors.js';
 import swagger from '@fastify/swagger';
-import { registerDrainRoutes } from './routes/drains/index.js';
+import { drainsFamily } from './routes/drains/index.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createAccountant } from '../account/accountant.js';
 import { createDeliverer } from '../deliver/deliverer.js';
-import { registerRecordRoutes, type RecordSink } from './routes/internal/records.js';
-import { registerLogRoutes } from './routes/logs/index.js';
+import { ingestFamily, type RecordSink } from './routes/internal/records.js';
+import { logsFamily } from './routes/logs/index.js';
+import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 
 export interface ApiOptions {
@@ -99,9 +100,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     deliverer.abandonRetries();
     await accountant.stop();
   });
-  registerDrainRoutes(app, { ...opts, deliverer, limiter });
-  registerLogRoutes(app, { config: opts.config, store: opts.store, limiter });
-  registerRecordRoutes(app, { store: opts.store, sink: opts.sink });
+  // The route families, one line each.
+  await registerFamily(app, drainsFamily, { ...opts, deliverer, limiter });
+  await registerFamily(app, logsFamily, { config: opts.config, store: opts.store, limiter });
+  await registerFamily(app, ingestFamily, { store: opts.store, sink: opts.sink });
   return app;
 }
 

@@ -1,16 +1,20 @@
 /** The drain route family: /admin/orgs/:orgId/log-drains and its operations. */
 import type { FastifyInstance } from 'fastify';
 import type { DrainDeps } from './context.js';
+import { defineFamily } from '../../kernel/family.js';
 import { registerCrudRoutes } from './crud.js';
 import { registerOperationRoutes } from './operations.js';
 import { registerDeliveryRoutes } from './deliveries.js';
 import { registerAuditRoutes } from './audit-route.js';
 
-export function registerDrainRoutes(app: FastifyInstance, deps: DrainDeps): void {
-  registerCrudRoutes(app, deps);
-  registerOperationRoutes(app, deps);
-  registerDeliveryRoutes(app, deps);
-  registerAuditRoutes(app, deps);
-}
+export const drainsFamily = defineFamily<DrainDeps>({
+  name: 'drains',
+  register(app: FastifyInstance, deps: DrainDeps) {
+    registerCrudRoutes(app, deps);
+    registerOperationRoutes(app, deps);
+    registerDeliveryRoutes(app, deps);
+    registerAuditRoutes(app, deps);
+  },
+});
 
 export type { DrainDeps };

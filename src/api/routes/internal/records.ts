@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../../source/record.js';
 import type { Store } from '../../../store/store.js';
 import { grantedOf } from '../../kernel/access.js';
+import { defineFamily } from '../../kernel/family.js';
 import { defineScopes } from '../../kernel/scopes.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
 import { KernelErrors } from '../../kernel/error-registry.js';
@@ -55,7 +56,9 @@ class SplitBody {
   constructor(readonly items: BodyItem[] | { notArray: unknown }) {}
 }
 
-export function registerRecordRoutes(app: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
+export const ingestFamily = defineFamily<{ store: Store; sink: RecordSink }>({ name: 'ingest', register: registerRecordRoutes });
+
+function registerRecordRoutes(app: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
   // Its own context, so that its parsers (which split rather than parse) serve this route only.
   void app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');

@@ -8,10 +8,13 @@ import { agentLogsAccess, logQueryOf, orgLogsAccess, type LogDeps } from './cont
 import { answerLogList } from './list.js';
 import { answerDownload } from './download.js';
 import { schemas } from './schemas.js';
+import { defineFamily } from '../../kernel/family.js';
 
 type Query = { Querystring: Record<string, unknown> };
 
-export function registerLogRoutes(app: FastifyInstance, deps: LogDeps): void {
+export const logsFamily = defineFamily<LogDeps>({ name: 'logs', register: registerLogRoutes });
+
+function registerLogRoutes(app: FastifyInstance, deps: LogDeps): void {
   const agent = agentLogsAccess(deps);
   const org = orgLogsAccess(deps);
 
