@@ -116,7 +116,8 @@ export function parseSeed(data: unknown): SeedFile {
       email: str(u, `users[${i}]`, 'email'),
       memberships: (Array.isArray(u.memberships) ? u.memberships : []).map((m: unknown, j: number) => {
         const mm = obj(m) ? m : {};
-        return { orgId: str(mm, `users[${i}].memberships[${j}]`, 'orgId'), role: str(mm, `users[${i}].memberships[${j}]`, 'role') };
+        // CONTRACT part 6: an admin holds every scope of the organization, a member all but org:manage and the sensitive ones.
+        return { orgId: str(mm, `users[${i}].memberships[${j}]`, 'orgId'), role: oneOf(mm, `users[${i}].memberships[${j}]`, 'role', ['admin', 'member'], 'member') };
       }),
     })),
     agents: arr('agents').map((a, i) => ({

@@ -43,12 +43,16 @@ describe('logdrain CLI', () => {
   it('refuses a bad seed file with every problem listed and exit code 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'logdrain-seed-'));
     const file = join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ orgs: [{ id: '', name: 'x', plan: 'gold' }], agents: [{ id: 'a', orgId: 'nowhere', name: 'n' }] }));
+    writeFileSync(file, JSON.stringify({
+      orgs: [{ id: '', name: 'x', plan: 'gold' }], agents: [{ id: 'a', orgId: 'nowhere', name: 'n' }],
+      users: [{ id: 'u', email: 'u@x.test', memberships: [{ orgId: '', role: 'owner' }] }],
+    }));
     const r = await runCli(['seed', file], { DATABASE_URL: db.url });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('orgs[0].id must be a non-empty string');
     expect(r.stderr).toContain('orgs[0].plan must be one of standard, enterprise');
     expect(r.stderr).toContain('agents[0].orgId names no org of this file');
+    expect(r.stderr).toContain('users[0].memberships[0].role must be one of admin, member');
   });
 
   it('refuses bad configuration and a worker without Kafka clearly', async () => {
