@@ -21,11 +21,11 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
 import { run, type Running } from '../src/commands/run.js';
 import { silentLogger } from '../src/telemetry/logger.js';
 import type { LoadResult, LoadSpec } from './api-load.js';
+import { createTestDatabase } from '../test/helpers/postgres.js';
 
 type Mode = 'embedded' | 'postgres';
 
@@ -115,30 +115,7 @@ async function startBare(): Promise<{ base: string; close(): Promise<void> }> {
   return { base: `http://127.0.0.1:${port}`, close: () => bare.close() };
 }
 
-async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `logdrain_bench_api_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: ADMIN_URL });
-      await c.connect();
-      try {
-        await c.query(`drop database if exists ${name} with (force)`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
-}
+const createDatabase = () => createTestDatabase(ADMIN_URL, 'logdrain_bench_api');
 
 function check(m: Measured): void {
   const unexpected = Object.entries(m.statusCodes).filter(([code]) => Number(code) !== m.expectedStatus);

@@ -54,24 +54,10 @@ export function hasNestedQuantifier(p: string): boolean {
     }
     groupJustClosed = undefined;
     if (c === '\\') i++;
-    else if (c === '[') {
-      i++;
-      if (p[i] === '^') i++;
-      if (p[i] === ']') i++;
-      while (i < p.length && p[i] !== ']') i += p[i] === '\\' ? 2 : 1;
-    } else if (c === '(') {
+    else if (c === '[') i = classEnd(p, i);
+    else if (c === '(') {
       open.push(false);
-      if (p[i + 1] === '?') {
-        // Group syntax, not a quantifier: (?:  (?i:  (?=  (?!  (?<=  (?<!  (?<name>  (?P<name>
-        let j = i + 2;
-        if (p[j] === '<' && (p[j + 1] === '=' || p[j + 1] === '!')) j += 2;
-        else if (p[j] === '<' || (p[j] === 'P' && p[j + 1] === '<')) j = p.indexOf('>', j) + 1 || p.length;
-        else {
-          while (j < p.length && /[A-Za-z-]/.test(p[j]!)) j++;
-          if (p[j] === ':' || p[j] === '=' || p[j] === '!') j++;
-        }
-        i = j - 1;
-      }
+      i = groupSyntaxEnd(p, i);
     } else if (c === ')') {
       const held = open.pop() ?? false;
       if (held && open.length > 0) open[open.length - 1] = true;
@@ -141,23 +127,11 @@ export function patternCost(p: string): number {
       } else i++;
     } else if (c === '[') {
       const start = i;
-      i++;
-      if (p[i] === '^') i++;
-      if (p[i] === ']') i++;
-      while (i < p.length && p[i] !== ']') i += p[i] === '\\' ? 2 : 1;
+      i = classEnd(p, i);
       if (/\\[pP]/.test(p.slice(start, i))) weight = PROPERTY_CLASS_WEIGHT;
     } else if (c === '(') {
       groups.push(0);
-      if (p[i + 1] === '?') {
-        let j = i + 2;
-        if (p[j] === '<' && (p[j + 1] === '=' || p[j + 1] === '!')) j += 2;
-        else if (p[j] === '<' || (p[j] === 'P' && p[j + 1] === '<')) j = p.indexOf('>', j) + 1 || p.length;
-        else {
-          while (j < p.length && /[A-Za-z-]/.test(p[j]!)) j++;
-          if (p[j] === ':' || p[j] === '=' || p[j] === '!') j++;
-        }
-        i = j - 1;
-      }
+      i = groupSyntaxEnd(p, i);
       last = 0;
       continue;
     } else if (c === ')') {
@@ -203,4 +177,29 @@ export function checkScrubPattern(pattern: string, flags = ''): ScrubRuleCheck {
   // An empty match scrubs nothing and would shadow the rules after it.
   if (re.test('')) return { ok: false, reason: 'pattern must not match the empty string' };
   return { ok: true };
+}
+
+/** The index of the `]` closing the character class that opens at `i` (a leading `^` or `]` is part of it). */
+function classEnd(p: string, i: number): number {
+  i++;
+  if (p[i] === '^') i++;
+  if (p[i] === ']') i++;
+  while (i < p.length && p[i] !== ']') i += p[i] === '\\' ? 2 : 1;
+  return i;
+}
+
+/**
+ * The last index of a group's opening syntax at `i`, which is not a quantifier:
+ * (  (?:  (?i:  (?=  (?!  (?<=  (?<!  (?<name>  (?P<name>
+ */
+function groupSyntaxEnd(p: string, i: number): number {
+  if (p[i + 1] !== '?') return i;
+  let j = i + 2;
+  if (p[j] === '<' && (p[j + 1] === '=' || p[j + 1] === '!')) j += 2;
+  else if (p[j] === '<' || (p[j] === 'P' && p[j + 1] === '<')) j = p.indexOf('>', j) + 1 || p.length;
+  else {
+    while (j < p.length && /[A-Za-z-]/.test(p[j]!)) j++;
+    if (p[j] === ':' || p[j] === '=' || p[j] === '!') j++;
+  }
+  return j - 1;
 }

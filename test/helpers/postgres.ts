@@ -12,21 +12,22 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `logdrain_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+/** `adminUrl`: the server's database to create it from (benchmarks name their own server). */
+export async function createTestDatabase(adminUrl = POSTGRES_ADMIN_URL, prefix = 'logdrain_t'): Promise<TestDatabase> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query(`create database ${name}`);
   } finally {
     await admin.end();
   }
-  const url = new URL(POSTGRES_ADMIN_URL);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       try {
         await c.query(`drop database if exists ${name} with (force)`);
