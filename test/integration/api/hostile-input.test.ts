@@ -16,7 +16,8 @@ import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
 import { applySeed } from '../../../src/store/seed-repo.js';
-import { SEED_FIXTURE, waitFor } from '../../helpers/app.js';
+import { SEED_FIXTURE, TEST_MODE, waitFor } from '../../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
 import { record } from '../../helpers/records.js';
 import { MAX_INGEST_RECORDS } from '../../../src/api/routes/internal/records.js';
@@ -30,6 +31,7 @@ describe('hostile input at the REST layer', () => {
   let store: Store;
   let transport: Transport;
   let receiver: HttpsReceiver;
+  let db: TestDatabase | undefined;
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -38,7 +40,9 @@ describe('hostile input at the REST layer', () => {
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000', REQUEST_TIMEOUT_MS: '500',
       RETRY_BASE_MS: '300', RETRY_MAX_MS: '300',
     });
-    store = await openStore({ dataDir: 'memory://' });
+    // The store of the suite's mode: PGlite embedded, a fresh Postgres database in production mode.
+    if (TEST_MODE === 'kafka-postgres') db = await createTestDatabase();
+    store = await openStore(db ? { databaseUrl: db.url, maxConnections: 4 } : { dataDir: 'memory://' });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 2000 });
     app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
@@ -49,6 +53,7 @@ describe('hostile input at the REST layer', () => {
     await transport?.close();
     await store?.close();
     await receiver?.close();
+    await db?.drop();
   });
 
   const inject = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Record<string, string>, payload?: unknown) =>
