@@ -5,6 +5,7 @@
  * conditional on the current state, so they never undo a pause or a PATCH.
  */
 import type { Drain } from '../model/drain.js';
+import { nextState } from '../model/drain-lifecycle.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { AttemptObserver } from '../deliver/deliverer.js';
@@ -22,9 +23,13 @@ export function createDrainHealth(opts: {
   const recoverAfter = opts.recoverAfter ?? RECOVER_AFTER_SUCCESSES;
   const streaks = new Map<string, { ok: boolean; n: number }>();
 
-  const move = (drain: Drain, from: Drain['state'], to: Drain['state']) => {
+  const move = (drain: Drain, event: 'attempts_failed' | 'attempts_succeeded') => {
+    const next = nextState(drain, event);
+    if (!next) return;
     streaks.delete(drain.id);
-    opts.store.drains.transition(drain.id, [from], to).then(
+    const from = drain.state;
+    const to = next.state;
+    opts.store.drains.transition(drain.id, next.from, to).then(
       (moved) => moved && opts.logger.info({ event: 'drain.state', drainId: drain.id, from, to }, `drain ${to}`),
       (e) => opts.logger.warn({ event: 'drain.state_failed', drainId: drain.id, err: (e as Error).message }, 'state move failed'),
     );
@@ -35,8 +40,8 @@ export function createDrainHealth(opts: {
       const s = streaks.get(drain.id);
       const n = s && s.ok === ok ? s.n + 1 : 1;
       streaks.set(drain.id, { ok, n });
-      if (!ok && n >= degradeAfter && drain.state === 'healthy') move(drain, 'healthy', 'degraded');
-      if (ok && n >= recoverAfter && drain.state === 'degraded') move(drain, 'degraded', 'healthy');
+      if (!ok && n >= degradeAfter && drain.state === 'healthy') move(drain, 'attempts_failed');
+      if (ok && n >= recoverAfter && drain.state === 'degraded') move(drain, 'attempts_succeeded');
     },
   };
 }

@@ -21,7 +21,7 @@ import { degradationFor, type Degradation, type Quota, type Usage } from '../sel
 import { dayOf } from '../store/backlog-repo.js';
 import { auditDrain } from '../audit/drain-audit.js';
 import { compilePlan, type DrainPlan } from './drain-plans.js';
-import { isVerifiedForEndpoint } from '../model/drain.js';
+import { nextState } from '../model/drain-lifecycle.js';
 
 export interface DrainRegistry {
   /** Where the drain stands on the quota ladder today. */
@@ -126,18 +126,20 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
       const level = degradationFor(usage.get(d.id) ?? { events: 0, bytes: 0 }, opts.quota);
       degradations.set(d.id, level);
       const system = { type: 'system' as const, id: 'quota-ladder' };
-      if (level === 'paused' && d.state !== 'paused') {
+      const pause = level === 'paused' ? nextState(d, 'paused_by_quota') : undefined;
+      const reset = level !== 'paused' ? nextState(d, 'quota_reset') : undefined;
+      if (pause) {
         // The move and its audit entry commit together (store.unitOfWork).
         const moved = await opts.store.unitOfWork(async (tx) => {
-          const m = await tx.drains.transition(d.id, ['healthy', 'degraded', 'pending_verification'], 'paused', 'quota');
+          const m = await tx.drains.transition(d.id, pause.from, pause.state, pause.pauseReason);
           if (m) await auditDrain(tx, system, 'logs.drain.quota_paused', m, { usage: usage.get(d.id) });
           return m;
         });
         if (moved) opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
-      } else if (level !== 'paused' && d.state === 'paused' && d.pauseReason === 'quota') {
+      } else if (reset) {
         // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
         await opts.store.unitOfWork(async (tx) => {
-          const moved = await tx.drains.transition(d.id, ['paused'], isVerifiedForEndpoint(d) ? 'degraded' : 'pending_verification', null);
+          const moved = await tx.drains.transition(d.id, reset.from, reset.state, null);
           if (moved) await auditDrain(tx, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
         });
       }

@@ -15,6 +15,7 @@ import type { DrainDeps } from './context.js';
 import { last4 } from './read-form.js';
 import { checkDrainEndpoint, type DrainInput } from './validate.js';
 import { DrainErrors } from './errors.js';
+import { INITIAL_STATE, nextState } from '../../../model/drain-lifecycle.js';
 
 export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;
 
@@ -117,7 +118,7 @@ export async function buildNewDrain(deps: DrainDeps, orgId: string, principal: P
     sampling: input.sampling ?? null,
     redact: input.redact ?? null,
     scrubRules: input.scrubRules ?? null,
-    state: 'pending_verification',
+    state: INITIAL_STATE,
     pauseReason: null,
     verifiedAt: null,
     verification: null,
@@ -153,8 +154,9 @@ export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: Drai
     // Part 3: a new endpoint must prove ownership again; records keep buffering meanwhile. The
     // old endpoint's verification proves nothing for the new one (a pause and resume, or the quota
     // ladder's reset, would otherwise deliver to it unverified).
-    patch.state = 'pending_verification';
-    patch.pauseReason = null;
+    const move = nextState(drain, 'endpoint_changed')!;
+    patch.state = move.state;
+    patch.pauseReason = move.pauseReason;
     patch.verifiedAt = null;
     // Write-only header values were given for the old destination (an Authorization for a log
     // vendor): they do not follow the drain to another origin unless given again with it.

@@ -1,17 +1,17 @@
 /** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
 import type { FastifyInstance } from 'fastify';
 import { isVerifiedForEndpoint } from '../../../model/drain.js';
+import { nextState } from '../../../model/drain-lifecycle.js';
 import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { compilePlan } from '../../../pipeline/drain-plans.js';
 import { serviceBatch } from '../../../batch/service-batch.js';
-import { drainNotFound, drainValidation } from './errors.js';
+import { DrainErrors, drainNotFound, drainValidation } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
 import { auditDrain, recordAudit } from '../../../audit/drain-audit.js';
 import { runVerification, startVerification } from './verify.js';
 import { schemas } from './schemas.js';
-import { DrainErrors } from './errors.js';
 import { KernelErrors } from '../../kernel/error-registry.js';
 
 export const VERIFY_ATTEMPTS_PER_HOUR = 5;
@@ -76,7 +76,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
       reason = r as string | undefined;
     }
     const updated = await store.unitOfWork(async (tx) => {
-      const result = await tx.drains.update(drain.orgId, drain.id, { state: 'paused', pauseReason: 'manual' }, false);
+      const move = nextState(drain, 'paused_manually')!;
+      const result = await tx.drains.update(drain.orgId, drain.id, { state: move.state, pauseReason: move.pauseReason }, false);
       if (!result) throw drainNotFound();
       await auditDrain(tx, actorOf(principal), 'logs.drain.paused', result, reason === undefined ? {} : { reason });
       return result;
@@ -87,12 +88,12 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
   app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume, config: { access } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
-    if (drain.state !== 'paused') return drainReadForm(store, drain, deps.config.quota);
     // Never straight to healthy: it must prove itself again. A drain whose endpoint was never
     // verified (a new drain, or one moved to another endpoint) goes back to waiting for it.
-    const state = isVerifiedForEndpoint(drain) ? 'degraded' : 'pending_verification';
+    const move = nextState(drain, 'resumed');
+    if (!move) return drainReadForm(store, drain, deps.config.quota);
     const updated = await store.unitOfWork(async (tx) => {
-      const result = await tx.drains.update(drain.orgId, drain.id, { state, pauseReason: null }, false);
+      const result = await tx.drains.update(drain.orgId, drain.id, { state: move.state, pauseReason: move.pauseReason }, false);
       if (!result) throw drainNotFound();
       await auditDrain(tx, actorOf(principal), 'logs.drain.resumed', result);
       return result;

@@ -19,6 +19,7 @@ import { USER_AGENT } from '../../../deliver/deliverer.js';
 import type { Logger } from '../../../telemetry/logger.js';
 import type { Actor } from '../../../audit/drain-audit.js';
 import { auditDrain } from '../../../audit/drain-audit.js';
+import { nextState } from '../../../model/drain-lifecycle.js';
 
 export const VERIFY_TOKEN_TTL_MS = 10 * 60_000;
 
@@ -98,13 +99,15 @@ export async function runVerification(deps: {
     ...(ok && drain.endpoint !== null ? { endpoint: drain.endpoint } : {}),
     ...(ok ? {} : { errorClass, reason }),
   };
+  // A drain waiting for verification starts delivering; any other keeps its state (drain-lifecycle.ts).
+  const verified = ok ? nextState(current, 'verified') : undefined;
   // The outcome and, on success, its audit entry commit together.
   await store.unitOfWork(async (tx) => {
     const updated = await tx.drains.update(
       drain.orgId,
       drain.id,
       ok
-        ? { verification: outcome, verifiedAt: startedAt, ...(current.state === 'pending_verification' ? { state: 'healthy' as const } : {}) }
+        ? { verification: outcome, verifiedAt: startedAt, ...(verified ? { state: verified.state } : {}) }
         : { verification: outcome },
       false,
     );
