@@ -63,31 +63,41 @@ export function requirePerson(p: Principal, action: string): void {
 }
 
 /**
- * Credential lookups are kept this long: a client flooding a route with refused requests made
- * every other client's requests wait behind its store lookups (a 429 cost as much as an answer).
- * A key revoked or suspended in the store is refused within this time.
+ * Credential, organization, membership and agent lookups are kept this long: a client flooding a
+ * route with refused requests made every other client's requests wait behind its store lookups
+ * (a 429 cost as much as an answer), and every request of every route needs them. A key revoked
+ * or suspended, a membership or an organization changed in the store is seen within this time.
  */
 export const CREDENTIAL_CACHE_MS = 2000;
-const CREDENTIAL_CACHE_MAX = 10_000;
-type Lookup = { key: Awaited<ReturnType<Store['auth']['findKey']>>; session: Awaited<ReturnType<Store['auth']['findSession']>> | undefined };
-const lookups = new WeakMap<object, Map<string, { atMs: number; found: Promise<Lookup> }>>();
+const LOOKUP_CACHE_MAX = 10_000;
+const lookups = new WeakMap<object, Map<string, { atMs: number; found: Promise<unknown> }>>();
 
-/** The key or session of a token hash, from the store at most once per CREDENTIAL_CACHE_MS (unknown tokens too). */
-function lookUp(store: Store, hash: string, nowMs = Date.now()): Promise<Lookup> {
+/** `find()`'s answer for `key`, from the store at most once per CREDENTIAL_CACHE_MS (absent answers too). */
+function briefly<T>(store: Store, key: string, find: () => Promise<T>, nowMs = Date.now()): Promise<T> {
   let cache = lookups.get(store.auth);
   if (!cache) lookups.set(store.auth, (cache = new Map()));
-  const hit = cache.get(hash);
-  if (hit && nowMs - hit.atMs < CREDENTIAL_CACHE_MS) return hit.found;
-  if (cache.size >= CREDENTIAL_CACHE_MAX) cache.clear();
-  const found = (async (): Promise<Lookup> => {
-    const key = await store.auth.findKey(hash);
-    return { key, session: key ? undefined : await store.auth.findSession(hash) };
-  })();
-  cache.set(hash, { atMs: nowMs, found });
+  const hit = cache.get(key);
+  if (hit && nowMs - hit.atMs < CREDENTIAL_CACHE_MS) return hit.found as Promise<T>;
+  if (cache.size >= LOOKUP_CACHE_MAX) cache.clear();
+  const found = find();
+  cache.set(key, { atMs: nowMs, found });
   // A failed lookup (the store away) is not kept.
-  found.catch(() => cache.delete(hash));
+  found.catch(() => cache.delete(key));
   return found;
 }
+
+type Lookup = { key: Awaited<ReturnType<Store['auth']['findKey']>>; session: Awaited<ReturnType<Store['auth']['findSession']>> | undefined };
+
+/** The key or session of a token hash. */
+const lookUp = (store: Store, hash: string): Promise<Lookup> =>
+  briefly(store, `token\u0000${hash}`, async () => {
+    const key = await store.auth.findKey(hash);
+    return { key, session: key ? undefined : await store.auth.findSession(hash) };
+  });
+
+const orgOf = (store: Store, orgId: string) => briefly(store, `org\u0000${orgId}`, () => store.auth.org(orgId));
+const roleOf = (store: Store, userId: string, orgId: string) => briefly(store, `role\u0000${userId}\u0000${orgId}`, () => store.auth.roleIn(userId, orgId));
+const agentOf = (store: Store, agentId: string) => briefly(store, `agent\u0000${agentId}`, () => store.auth.agent(agentId));
 
 export async function authenticate(req: FastifyRequest, store: Store): Promise<Principal> {
   const header = req.headers.authorization;
@@ -139,8 +149,7 @@ function scopeGranted(p: Principal, role: string | undefined, rule: ScopeRule): 
  * Returns the deprecated scope when that is what authorized the request.
  */
 export async function authorizeOrgScopes(store: Store, p: Principal, orgId: string, rule: ScopeRule): Promise<{ deprecatedScope?: string }> {
-  const org = await store.auth.org(orgId);
-  const role = await store.auth.roleIn(p.userId, orgId);
+  const [org, role] = await Promise.all([orgOf(store, orgId), roleOf(store, p.userId, orgId)]);
   const visible = org !== undefined && (p.kind === 'api_key' ? p.keyOrgId === orgId && (p.scopes !== null || role !== undefined) : role !== undefined);
   if (!visible) throw notProjected('organization', orgId, rule.required);
   const granted = scopeGranted(p, role, rule);
@@ -158,8 +167,8 @@ export async function authorizeOrg(store: Store, p: Principal, orgId: string, re
  * RESOURCE_NOT_PROJECTED; a visible agent without the scope, INSUFFICIENT_SCOPE.
  */
 export async function authorizeAgent(store: Store, p: Principal, agentId: string, rule: ScopeRule): Promise<{ orgId: string; deprecatedScope?: string }> {
-  const agent = await store.auth.agent(agentId);
-  const role = agent ? await store.auth.roleIn(p.userId, agent.orgId) : undefined;
+  const agent = await agentOf(store, agentId);
+  const role = agent ? await roleOf(store, p.userId, agent.orgId) : undefined;
   let visible = false;
   if (agent) {
     if (p.kind === 'api_key' && p.scopes !== null) {

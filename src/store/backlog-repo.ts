@@ -203,6 +203,15 @@ export function createBacklogRepo(sql: Sql) {
       }));
     },
 
+    /** One drain's use on `day` (the read form asks for one drain, not the whole day's table). */
+    async usageOf(drainId: string, day: number): Promise<{ events: number; bytes: number }> {
+      const rows = await sql.query<{ events: number; bytes: number }>(
+        'select events, bytes from drain_daily_usage where day = $1 and drain_id = $2',
+        [day, drainId],
+      );
+      return rows[0] ? { events: Number(rows[0].events), bytes: Number(rows[0].bytes) } : { events: 0, bytes: 0 };
+    },
+
     async usage(day: number): Promise<Map<string, { events: number; bytes: number }>> {
       const rows = await sql.query<{ drain_id: string; events: number; bytes: number }>(
         'select drain_id, events, bytes from drain_daily_usage where day = $1',

@@ -12,12 +12,11 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
 
 export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<Record<string, unknown>> {
-  const [facts, backlog, usageToday] = await Promise.all([
+  const [facts, backlog, used] = await Promise.all([
     store.health.facts(d.id, nowMs),
     store.backlog.sizeOf(d.id),
-    store.backlog.usage(dayOf(nowMs)),
+    store.backlog.usageOf(d.id, dayOf(nowMs)),
   ]);
-  const used = usageToday.get(d.id) ?? { events: 0, bytes: 0 };
   const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
   const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
   const health: Record<string, unknown> = {
