@@ -49,7 +49,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const copies: LogCopy[] = [];
-    const routing = new Routing(opts, observed);
+    const routing = new Routing(opts);
     for (const raw of messages) {
       if (raw === null) {
         letters.push({ source: opts.sourceName, reason: 'empty message', payload: '' });
@@ -80,8 +80,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
   };
 }
 
-/** Shapes and scrubs a record for a plan on this thread. */
-type ShapeFor = (plan: DrainPlan) => { shaped: DeliveredRecord; hits: number } | Promise<{ shaped: DeliveredRecord; hits: number }>;
+/** A record shaped and scrubbed for a plan (inline, or already by the scrub pool). */
+type ShapeFor = (plan: DrainPlan) => { shaped: DeliveredRecord; hits: number };
 
 const shapeInline = (record: AgentRecord, observed: string) => (plan: DrainPlan) => {
   const shaped = shapeRecord(record, observed, plan.shape);
@@ -114,7 +114,7 @@ async function routeOffloaded(
     const heavy = length * plan.scrubber.cost > INLINE_SCRUB_WORK;
     ready.set(slot, { shaped, hits: heavy ? await pool.scrub(plan.scrubber, shaped) : plan.scrubber.scrubRecord(shaped) });
   }
-  const routing = new Routing(opts, observed);
+  const routing = new Routing(opts);
   routing.route(record, rawBytes, plans, (plan) => ready.get(groups.slotOf[plans.indexOf(plan)]!) ?? shapeInline(record, observed)(plan), ticket);
   routing.account(ticket, []);
 }
@@ -129,10 +129,7 @@ class Routing {
   private readonly resources = new Map<string, string>();
   private readonly tallies = new Map<string, RoutingTally>();
 
-  constructor(
-    private readonly opts: PipelineOptions,
-    private readonly observed: string,
-  ) {}
+  constructor(private readonly opts: PipelineOptions) {}
 
   private tallyOf(type: string): RoutingTally {
     let t = this.tallies.get(type);
@@ -140,7 +137,7 @@ class Routing {
     return t;
   }
 
-  /** `shapeFor` must answer synchronously here (the offloaded path resolves its shapes first). */
+  /** Routing is synchronous: the offloaded path has its shapes scrubbed before it routes. */
   route(record: AgentRecord, rawBytes: number, plans: readonly DrainPlan[], shapeFor: ShapeFor, ticket: Ticket): void {
     const { opts } = this;
     const groups = shapeGroups(plans);
@@ -166,7 +163,7 @@ class Routing {
       shapes ??= new Array<RoutedRecord | undefined>(groups.count);
       let shape = shapes[slot];
       if (shape === undefined) {
-        const { shaped, hits: scrubHits } = shapeFor(plan) as { shaped: DeliveredRecord; hits: number };
+        const { shaped, hits: scrubHits } = shapeFor(plan);
         // Drains that encode from the JSON alone get it now and never hold the shaped object (SerialisedEntry);
         // for the others the JSON is made when first read: never, for OTLP and vendor drains that do not park it.
         const entry = groups.jsonOnly[slot] ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
@@ -188,7 +185,6 @@ class Routing {
       if (resourceJson === undefined) this.resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
       this.parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
     }
-    void this.observed;
   }
 
   /** Accounts for what was routed (and the chunk's platform copies): the ticket waits for each write. */
