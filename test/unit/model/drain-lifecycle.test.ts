@@ -40,6 +40,9 @@ describe('drain lifecycle', () => {
     expect(to(drain('paused', { pauseReason: 'manual' }), 'paused_by_quota')).toBeUndefined();
     expect(to(drain('paused', { pauseReason: 'quota', verifiedFor: ENDPOINT }), 'quota_reset')).toBe('degraded');
     expect(to(drain('paused', { pauseReason: 'manual', verifiedFor: ENDPOINT }), 'quota_reset')).toBeUndefined();
+    // The reset is a resume: a drain whose proof belongs to a previous endpoint waits for verification again.
+    expect(to(drain('paused', { pauseReason: 'quota', verifiedFor: 'https://old.example.com/in' }), 'quota_reset')).toBe('pending_verification');
+    expect(to(drain('paused', { pauseReason: 'quota' }), 'quota_reset')).toBe('pending_verification');
   });
 
   it('moves between healthy and degraded on attempt streaks only, never touching a paused or unverified drain', () => {
