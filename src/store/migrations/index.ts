@@ -8,6 +8,7 @@ import * as m007 from './007-backlog-by-resource.js';
 import * as m008 from './008-drain-config-version.js';
 import * as m009 from './009-agent-logs-org-key.js';
 import * as m010 from './010-idempotency-keys.js';
+import * as m011 from './011-rate-limits-unlogged.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -21,4 +22,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '008-drain-config-version', sql: m008.sql },
   { id: '009-agent-logs-org-key', sql: m009.sql },
   { id: '010-idempotency-keys', sql: m010.sql },
+  { id: '011-rate-limits-unlogged', sql: m011.sql },
 ];
