@@ -157,9 +157,6 @@ export async function authorizeOrgScopes(store: Store, p: Principal, orgId: stri
   return granted === 'deprecated' ? { deprecatedScope: rule.deprecated! } : {};
 }
 
-export async function authorizeOrg(store: Store, p: Principal, orgId: string, requiredScope: string): Promise<void> {
-  await authorizeOrgScopes(store, p, orgId, { required: requiredScope });
-}
 
 /**
  * Agent-scoped routes: an agent the credential cannot see (private without a

@@ -10,8 +10,6 @@ import { KernelErrors } from './kernel/error-registry.js';
 
 export { reasonPhrase };
 
-/** Spec 01's body (kernel/error-shapes.ts renders every family's). */
-export const errorBody = (e: AppError): Record<string, unknown> => renderError(e, 'conventions');
 
 /** `details`: extra fields beside the spec's fixed message (spec 01 part 9.1: new fields are additive), such as a `hint`. */
 export const unauthorized = (message: 'No token provided' | 'Invalid or expired token', code?: 'SESSION_REVOKED', details?: Record<string, unknown>): AppError =>

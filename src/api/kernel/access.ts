@@ -143,8 +143,9 @@ async function establish(deps: AccessKernelDeps, access: Exclude<Access, { resou
   return granted;
 }
 
+/** A deprecated scope is accepted until the deployment's sunset (DEPRECATED_SCOPES_SUNSET), the same for every route. */
 const withSunset = (rule: ScopeRule, deps: AccessKernelDeps): ScopeRule =>
-  rule.deprecated !== undefined && rule.sunset === undefined ? { ...rule, sunset: deps.deprecatedScopesSunset } : rule;
+  rule.deprecated !== undefined ? { ...rule, sunset: deps.deprecatedScopesSunset } : rule;
 
 /**
  * Marks an answer deprecated. `scope`: the deprecated scope that authorized it (adds Sunset and a

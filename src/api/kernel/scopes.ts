@@ -47,9 +47,6 @@ export function isCatalogued(scope: string): boolean {
   return false;
 }
 
-export function catalogued(): readonly CataloguedScope[] {
-  return [...catalogue.values()];
-}
 
 /** Spec 01 part 5.3: sensitive whatever family owns them. */
 defineScopes('platform', {

@@ -1,13 +1,12 @@
 /** List, create, read, update (PATCH) and delete (spec 01 part 4.1). */
 import type { FastifyInstance } from 'fastify';
-import { drainNotFound } from './errors.js';
+import { DrainErrors, drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { drainReadForm } from './read-form.js';
 import { auditDrain } from '../../../audit/drain-audit.js';
 import { parseDrainBody } from './validate.js';
 import { schemas } from './schemas.js';
-import { DrainErrors } from './errors.js';
 
 const nameTaken = (name: string) =>
   DrainErrors.DRAIN_NAME_TAKEN(`A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });

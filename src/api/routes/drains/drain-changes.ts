@@ -10,11 +10,10 @@ import type { DrainPatch } from '../../../store/drains-repo.js';
 import { generateSecret } from '../../../sign/standard-webhooks.js';
 import { isAllowedHost } from '../../../deliver/ssrf-guard.js';
 import type { Principal } from '../../auth.js';
-import { drainValidation } from './errors.js';
+import { DrainErrors, drainValidation } from './errors.js';
 import type { DrainDeps } from './context.js';
 import { last4 } from './read-form.js';
 import { checkDrainEndpoint, type DrainInput } from './validate.js';
-import { DrainErrors } from './errors.js';
 import { INITIAL_STATE, nextState } from '../../../model/drain-lifecycle.js';
 
 export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;

@@ -10,8 +10,7 @@ import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
 import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../../shape/scrub-rules.js';
 import { whsecProblem } from '../../../sign/standard-webhooks.js';
 import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
-import { drainValidation } from './errors.js';
-import { DrainErrors } from './errors.js';
+import { DrainErrors, drainValidation } from './errors.js';
 
 export const VENDOR_A_SITES = ['us1', 'us3', 'us5', 'eu1', 'ap1', 'gov'] as const;
 export const LIMITS = { headers: 10, redact: 32, scrubRules: 20, name: 64, secret: 256, headerValue: 4096, sources: 32, agents: 1000 } as const;

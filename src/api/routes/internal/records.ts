@@ -58,67 +58,65 @@ class SplitBody {
 
 export const ingestFamily = defineFamily<{ store: Store; sink: RecordSink }>({ name: 'ingest', register: registerRecordRoutes });
 
-function registerRecordRoutes(app: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
-  // Its own context, so that its parsers (which split rather than parse) serve this route only.
-  void app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-      try {
-        done(null, new SplitBody(splitJsonArray(body as string, MAX_INGEST_RECORDS)));
-      } catch (e) {
-        done(e as Error, undefined);
-      }
-    });
-    scope.addContentTypeParser('application/x-ndjson', { parseAs: 'string' }, (_req, body, done) => {
-      try {
-        done(null, new SplitBody(splitNdjson(body as string, MAX_INGEST_RECORDS)));
-      } catch (e) {
-        done(e as Error, undefined);
-      }
-    });
+function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
+  // The family's own context (registerFamily): its parsers, which split rather than parse, serve this route only.
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, new SplitBody(splitJsonArray(body as string, MAX_INGEST_RECORDS)));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
+  scope.addContentTypeParser('application/x-ndjson', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, new SplitBody(splitNdjson(body as string, MAX_INGEST_RECORDS)));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
 
-    scope.post('/internal/records', {
-      bodyLimit: MAX_INGEST_BODY_BYTES,
-      // The kernel checks the credential when the request arrives, before fastify reads the body:
-      // a request without the scope is refused unread.
-      config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } }, mediaTypes: ['application/x-ndjson', 'application/json'] },
-      schema: INGEST_SCHEMA,
-    }, async (req, reply) => {
-      const { principal } = grantedOf(req);
-      const split = req.body instanceof SplitBody ? req.body.items : undefined;
-      if (split === undefined || !Array.isArray(split)) {
-        throw KernelErrors.VALIDATION_FAILED('body must be NDJSON (application/x-ndjson) or a JSON array of records');
+  scope.post('/internal/records', {
+    bodyLimit: MAX_INGEST_BODY_BYTES,
+    // The kernel checks the credential when the request arrives, before fastify reads the body:
+    // a request without the scope is refused unread.
+    config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } }, mediaTypes: ['application/x-ndjson', 'application/json'] },
+    schema: INGEST_SCHEMA,
+  }, async (req, reply) => {
+    const { principal } = grantedOf(req);
+    const split = req.body instanceof SplitBody ? req.body.items : undefined;
+    if (split === undefined || !Array.isArray(split)) {
+      throw KernelErrors.VALIDATION_FAILED('body must be NDJSON (application/x-ndjson) or a JSON array of records');
+    }
+    const accepted: { orgId: string; agentId: string; payload: string; index: number }[] = [];
+    const rejected: { index: number; errors: string[] }[] = [];
+    split.forEach((item, index) => {
+      if (item.kind === 'invalid') return void rejected.push({ index, errors: ['not valid JSON'] });
+      if (item.kind === 'too_deep') return void rejected.push({ index, errors: [`${item.field} nests deeper than ${MAX_FIELD_DEPTH} levels`] });
+      // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
+      const valid = validateRecord(item.value);
+      if (!valid.ok) return void rejected.push({ index, errors: [valid.reason] });
+      const payload = JSON.stringify(item.value);
+      // The worker's own decoder on the text it will read: what it would dead-letter (too large,
+      // holding NUL) is refused here instead of accepted.
+      const v = decodeRecord(payload);
+      if (!v.ok) return void rejected.push({ index, errors: [v.reason] });
+      if (v.record.orgId !== principal.keyOrgId) {
+        return void rejected.push({ index, errors: ["orgId is not the credential's organization"] });
       }
-      const accepted: { orgId: string; agentId: string; payload: string; index: number }[] = [];
-      const rejected: { index: number; errors: string[] }[] = [];
-      split.forEach((item, index) => {
-        if (item.kind === 'invalid') return void rejected.push({ index, errors: ['not valid JSON'] });
-        if (item.kind === 'too_deep') return void rejected.push({ index, errors: [`${item.field} nests deeper than ${MAX_FIELD_DEPTH} levels`] });
-        // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
-        const valid = validateRecord(item.value);
-        if (!valid.ok) return void rejected.push({ index, errors: [valid.reason] });
-        const payload = JSON.stringify(item.value);
-        // The worker's own decoder on the text it will read: what it would dead-letter (too large,
-        // holding NUL) is refused here instead of accepted.
-        const v = decodeRecord(payload);
-        if (!v.ok) return void rejected.push({ index, errors: [v.reason] });
-        if (v.record.orgId !== principal.keyOrgId) {
-          return void rejected.push({ index, errors: ["orgId is not the credential's organization"] });
-        }
-        accepted.push({ orgId: v.record.orgId, agentId: v.record.agentId, payload, index });
-      });
-      // An agent the store knows belongs to its organization: a record naming another organization's
-      // agent would show in that agent's log reads. Agents the store does not know are accepted: the
-      // store holds the agents it was seeded with, not every agent a platform runs.
-      const foreign = new Set(await deps.store.auth.agentsOfOtherOrgs(principal.keyOrgId ?? '', [...new Set(accepted.map((a) => a.agentId))]));
-      const kept = foreign.size === 0 ? accepted : accepted.filter((a) => {
-        if (!foreign.has(a.agentId)) return true;
-        rejected.push({ index: a.index, errors: ["agentId is an agent of another organization"] });
-        return false;
-      });
-      rejected.sort((a, b) => a.index - b.index);
-      await deps.sink.write(kept.map((a) => ({ orgId: a.orgId, payload: a.payload })));
-      return reply.status(202).send({ accepted: kept.length, rejected });
+      accepted.push({ orgId: v.record.orgId, agentId: v.record.agentId, payload, index });
     });
+    // An agent the store knows belongs to its organization: a record naming another organization's
+    // agent would show in that agent's log reads. Agents the store does not know are accepted: the
+    // store holds the agents it was seeded with, not every agent a platform runs.
+    const foreign = new Set(await deps.store.auth.agentsOfOtherOrgs(principal.keyOrgId ?? '', [...new Set(accepted.map((a) => a.agentId))]));
+    const kept = foreign.size === 0 ? accepted : accepted.filter((a) => {
+      if (!foreign.has(a.agentId)) return true;
+      rejected.push({ index: a.index, errors: ["agentId is an agent of another organization"] });
+      return false;
+    });
+    rejected.sort((a, b) => a.index - b.index);
+    await deps.sink.write(kept.map((a) => ({ orgId: a.orgId, payload: a.payload })));
+    return reply.status(202).send({ accepted: kept.length, rejected });
   });
 }

@@ -44,7 +44,7 @@ export function agentLogsAccess(deps: LogDeps): Access {
   const bucket = logsBucket(deps.config);
   return {
     resource: 'agent',
-    scope: { required: READ_SCOPE, deprecated: DEPRECATED_SCOPE.agentLogs, sunset: deps.config.deprecatedScopesSunset },
+    scope: { required: READ_SCOPE, deprecated: DEPRECATED_SCOPE.agentLogs },
     limit: { per: 'credential', bucket: () => bucket },
   };
 }
@@ -54,7 +54,7 @@ export function orgLogsAccess(deps: LogDeps): Access {
   const bucket = logsBucket(deps.config);
   return {
     resource: 'org',
-    scope: { required: READ_SCOPE, deprecated: DEPRECATED_SCOPE.orgLogs, sunset: deps.config.deprecatedScopesSunset },
+    scope: { required: READ_SCOPE, deprecated: DEPRECATED_SCOPE.orgLogs },
     limit: { per: 'credential', bucket: () => bucket },
   };
 }
