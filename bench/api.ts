@@ -40,7 +40,7 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./api-load.ts', import.meta.url));
 const KEY = 'lk_acme_manage';
 const ORG = 'org_acme';
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
-/** The standard plan's drain limit (src/api/routes/drains/drain-changes.ts MAX_DRAINS). */
+/** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
 const TARGET_GET_RATIO = 0.4;
 const TARGET_FIXED_RATE_P99_MS = 10;
@@ -250,7 +250,7 @@ const targets = [
 ];
 for (const t of targets) console.log(`${t.met ? 'MET    ' : 'NOT MET'} ${t.target}: ${f(t.measured)}`);
 
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+mkdirSync(new URL('./results', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/api.json', import.meta.url), JSON.stringify({
   when: new Date().toISOString(),
   commit,

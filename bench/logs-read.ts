@@ -128,7 +128,7 @@ try {
   };
   console.log(`export: ${lines} lines, ${(bytes / 1e6).toFixed(0)} MB in ${exportSeconds.toFixed(1)} s (${Math.round(lines / exportSeconds)} rows/s); process RSS ${(rssBefore / 1e6).toFixed(0)} MB before, peak ${(peakRss / 1e6).toFixed(0)} MB (client and server in one process)`);
 
-  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  mkdirSync(new URL('./results', import.meta.url), { recursive: true });
   writeFileSync(new URL('./results/logs-read.json', import.meta.url), JSON.stringify({
     when: new Date().toISOString(),
     machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { Bench } from 'tinybench';
 import { ulid } from 'ulid';
 import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
-import { decodeRecord } from '../src/source/record.js';
+import { decodeRecord } from '../src/model/record.js';
 import { compileSelector } from '../src/select/selector.js';
 import { shapeRecord } from '../src/shape/delivered-record.js';
 import { compileScrubber } from '../src/shape/scrubber.js';
@@ -220,7 +220,7 @@ console.table(Object.entries(comparisons).map(([k, v]) => ({ comparison: k, 'rat
 batcher.flushAll();
 await accountant.stop();
 await store.close();
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+mkdirSync(new URL('./results', import.meta.url), { recursive: true });
 const out = {
   when: new Date().toISOString(),
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },

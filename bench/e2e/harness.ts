@@ -17,7 +17,7 @@ import { startMockBroker, type MockBroker } from '../../test/helpers/broker.js';
 import { loadConfig } from '../../src/config/config.js';
 import { run } from '../../src/commands/run.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
-import type { AgentRecord } from '../../src/source/record.js';
+import type { AgentRecord } from '../../src/model/record.js';
 import type { SyntheticOptions } from '../../src/produce/synthetic.js';
 import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
 import { CLK_TCK, statCpuSeconds, statFields, threadCpuSeconds, threadCpuSpent } from './proc-stat.js';
@@ -38,8 +38,8 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
  * the same code.
  */
 const CLI = process.env.BENCH_CLI ?? fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-const RUNNERS = fileURLToPath(new URL('./runners/', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RUNNERS = fileURLToPath(new URL('./runners', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Moves the main thread's profile (thread id 0 in Node's default name) out of `dir` to `to`; drops the rest. */
 function keepMainThreadProfile(dir: string, to: string): void {
   const main = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));

@@ -68,7 +68,7 @@ try {
     others: run.f,
     samples,
   };
-  mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
+  mkdirSync(new URL('../results', import.meta.url), { recursive: true });
   writeFileSync(new URL('../results/e2e-paused.json', import.meta.url), JSON.stringify(out, null, 2) + '\n');
   console.log(JSON.stringify({ ...out, samples: undefined }));
 } finally {

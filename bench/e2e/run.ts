@@ -235,7 +235,7 @@ try {
   })));
   const code = { commit: execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim(), cli: process.env.BENCH_CLI ?? 'dist/cli.js' };
   const out = { when: new Date().toISOString(), machine: { ...machine(), loadAverage1mAtStart: loadAtStart }, command: 'npm run bench:e2e', code, ...results };
-  mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
+  mkdirSync(new URL('../results', import.meta.url), { recursive: true });
   if (ONLY === undefined) writeFileSync(new URL('../results/e2e.json', import.meta.url), JSON.stringify(out, null, 2) + '\n');
   else console.log(JSON.stringify(out, null, 2));
   const r = results.ratios as Record<string, number | null>;

@@ -358,7 +358,7 @@ const result = {
   backlogSeries,
   timeline,
 };
-mkdirSync(new URL('../results/', import.meta.url).pathname, { recursive: true });
+mkdirSync(new URL('../results', import.meta.url).pathname, { recursive: true });
 writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
 
 for (const r of reports) log(describeLedger(r));

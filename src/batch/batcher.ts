@@ -4,7 +4,7 @@
  * (bytes of record JSON, before compression) or has been open
  * BATCH_LINGER_MS. A batch never holds two resources.
  */
-import type { AgentRecord } from '../source/record.js';
+import type { AgentRecord } from '../model/record.js';
 import type { Ticket } from '../source/offset-tracker.js';
 import type { BatchEntry } from '../encode/encoder.js';
 import type { DrainPlan } from '../pipeline/drain-plans.js';

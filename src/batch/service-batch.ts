@@ -5,7 +5,7 @@
  */
 import { ulid } from 'ulid';
 import type { DrainPlan } from '../pipeline/drain-plans.js';
-import type { AgentRecord } from '../source/record.js';
+import type { AgentRecord } from '../model/record.js';
 import { shapeRecord } from '../shape/delivered-record.js';
 import { buildResource } from './resource.js';
 import type { ReadyBatch } from './batcher.js';

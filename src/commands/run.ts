@@ -16,7 +16,7 @@ import { createServer, type Server } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
-import type { RecordSink } from '../api/routes/internal/records.js';
+import type { RecordSink } from '../modules/ingest/records.js';
 import { dayOf } from '../store/backlog-repo.js';
 
 export type Role = 'start' | 'serve' | 'worker';

@@ -9,7 +9,7 @@
 import { setMaxListeners } from 'node:events';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
-import { checkConnectTarget, createGuardedLookup, type ConnectTargetCheck } from './ssrf-guard.js';
+import { checkConnectTarget, createGuardedLookup, type ConnectTargetCheck } from '../security/ssrf-guard.js';
 
 export interface TransportOptions {
   allowHosts: readonly string[];

@@ -8,6 +8,8 @@ export type DrainState = (typeof DRAIN_STATES)[number];
 
 export const SEVERITIES = ['debug', 'info', 'warn', 'error'] as const;
 export type Severity = (typeof SEVERITIES)[number];
+/** OpenTelemetry severity numbers of the four levels. */
+export const SEVERITY_NUMBER: Record<Severity, number> = { debug: 5, info: 9, warn: 13, error: 17 };
 
 export const ENVIRONMENTS = ['production', 'sandbox'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];

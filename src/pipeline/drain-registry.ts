@@ -17,7 +17,7 @@
  */
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
-import { degradationFor, type Degradation, type Quota, type Usage } from '../select/quota-ladder.js';
+import { degradationFor, type Degradation, type Quota, type Usage } from '../model/quota-ladder.js';
 import { dayOf } from '../store/backlog-repo.js';
 import { auditDrain } from '../audit/drain-audit.js';
 import { compilePlan, type DrainPlan } from './drain-plans.js';

@@ -7,7 +7,7 @@
  * JSON (shape-groups.ts); selection, sampling, the quota ladder, parking and
  * tickets stay per drain.
  */
-import { decodeRecord } from '../source/record.js';
+import { decodeRecord } from '../model/record.js';
 import { dayOfTime, type LogCopy } from '../store/logs-repo.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
@@ -15,13 +15,13 @@ import type { SourceChunk } from '../source/source.js';
 import { shapeRecord, type DeliveredRecord } from '../shape/delivered-record.js';
 import { INLINE_SCRUB_WORK, scrubbedTextLength } from '../shape/scrubber.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
-import type { AgentRecord } from '../source/record.js';
+import type { AgentRecord } from '../model/record.js';
 import type { Ticket } from '../source/offset-tracker.js';
 import type { Batcher } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
 import type { DrainPlan } from './drain-plans.js';
 import type { DrainRegistry } from './drain-registry.js';
-import { admits } from '../select/quota-ladder.js';
+import { admits } from '../model/quota-ladder.js';
 import { droppedEntry } from '../deliver/deliverer.js';
 import type { ParkingSet } from './parking.js';
 import { buildResource, resourceKey } from '../batch/resource.js';

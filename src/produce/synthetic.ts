@@ -3,7 +3,7 @@
  * tests and benchmarks: deterministic from a seed, with a size mix and a
  * share of messages carrying scrubbable secrets.
  */
-import type { AgentRecord } from '../source/record.js';
+import type { AgentRecord } from '../model/record.js';
 
 export interface SyntheticOptions {
   orgs: readonly { orgId: string; agents: readonly { id: string; name: string; version?: string }[] }[];

@@ -4,7 +4,7 @@
  * listed, before anything is written.
  */
 import { readFile } from 'node:fs/promises';
-import { LONE_SURROGATE } from '../source/record.js';
+import { LONE_SURROGATE } from '../model/record.js';
 
 export interface SeedFile {
   orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];

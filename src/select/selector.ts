@@ -4,7 +4,7 @@
  * of debug records by execution.
  */
 import { CONTENT_SOURCES, SEVERITIES, type Selectors, type Severity } from '../model/drain.js';
-import type { AgentRecord } from '../source/record.js';
+import type { AgentRecord } from '../model/record.js';
 
 const RANK: Record<Severity, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 

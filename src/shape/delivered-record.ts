@@ -3,8 +3,10 @@
  * 2.3): eventName, the severity pair, observed time, flat attributes, and the
  * withheld-content rule. Redaction drops attribute keys before encoding.
  */
-import { CONTENT_SOURCES, type Severity } from '../model/drain.js';
-import type { AgentRecord } from '../source/record.js';
+import { CONTENT_SOURCES, SEVERITY_NUMBER, type Severity } from '../model/drain.js';
+
+export { SEVERITY_NUMBER };
+import type { AgentRecord } from '../model/record.js';
 
 export type AttributeValue = string | number | boolean;
 
@@ -21,7 +23,6 @@ export interface DeliveredRecord {
   attributes: Record<string, AttributeValue>;
 }
 
-export const SEVERITY_NUMBER: Record<Severity, number> = { debug: 5, info: 9, warn: 13, error: 17 };
 export const SEVERITY_TEXT: Record<Severity, DeliveredRecord['severityText']> = {
   debug: 'DEBUG',
   info: 'INFO',

@@ -20,7 +20,7 @@
 import RE2 from 're2';
 import type { ScrubRule } from '../model/drain.js';
 import type { DeliveredRecord } from './delivered-record.js';
-import { scrubRuleCost } from './scrub-rules.js';
+import { scrubRuleCost } from '../model/scrub-rules.js';
 
 export const SCRUBBED = '[scrubbed]';
 

@@ -4,7 +4,7 @@
  * page queries of the log read routes.
  */
 import type { Sql } from './sql.js';
-import type { AgentRecord } from '../source/record.js';
+import type { AgentRecord } from '../model/record.js';
 import { BytePieces } from './byte-pieces.js';
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
 /** Records for tests: CONTRACT part 3 records built field by field, and a helper to post them. */
-import type { AgentRecord } from '../../src/source/record.js';
+import type { AgentRecord } from '../../src/model/record.js';
 import type { TestApp } from './app.js';
 
 let n = 0;

@@ -25,7 +25,7 @@ import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter, type L
 import { buildResource, resourceKey } from '../../../src/batch/resource.js';
 import { SEVERITY_NUMBER, SEVERITY_TEXT } from '../../../src/shape/delivered-record.js';
 import { scrubBuiltin } from '../../../src/shape/builtin-scrub.js';
-import type { AgentRecord } from '../../../src/source/record.js';
+import type { AgentRecord } from '../../../src/model/record.js';
 import { Gate, requiredEnv, startRunner } from './runner-kit.js';
 
 const gzip = process.env.PEER_GZIP === '1';

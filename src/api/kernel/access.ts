@@ -11,9 +11,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
-import { authenticate, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal, type ScopeRule } from '../auth.js';
-import { insufficientScope, notProjected } from '../errors.js';
-import type { Bucket, RateLimiter } from '../rate-limit.js';
+import { authenticate, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal, type ScopeRule } from './auth.js';
+import { insufficientScope, notProjected } from './errors.js';
+import type { Bucket, RateLimiter } from './rate-limit.js';
 import { isCatalogued } from './scopes.js';
 
 /** Ids in paths: anything else names no resource a credential can see. */

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { AppError } from '../../errors.js';
 import { KernelErrors } from './error-registry.js';
-import type { Principal } from '../auth.js';
+import type { Principal } from './auth.js';
 import type { IdempotencyOutcome, IdempotencyRepo } from '../../store/idempotency-repo.js';
 
 /**

@@ -27,7 +27,7 @@ import { applySeed } from '../../../src/store/seed-repo.js';
 import { SEED_FIXTURE } from '../../helpers/app.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
 import { record } from '../../helpers/records.js';
-import { LONE_SURROGATE } from '../../../src/source/record.js';
+import { LONE_SURROGATE } from '../../../src/model/record.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);

@@ -10,7 +10,7 @@ import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { parseBatch, startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
 import { ingest, record } from '../../helpers/records.js';
-import type { AgentRecord } from '../../../src/source/record.js';
+import type { AgentRecord } from '../../../src/model/record.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 

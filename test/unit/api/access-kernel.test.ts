@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { installAccess } from '../../../src/api/kernel/access.js';
-import { isPerson, requirePerson } from '../../../src/api/auth.js';
+import { isPerson, requirePerson } from '../../../src/api/kernel/auth.js';
 import type { Store } from '../../../src/store/store.js';
-import type { RateLimiter } from '../../../src/api/rate-limit.js';
+import type { RateLimiter } from '../../../src/api/kernel/rate-limit.js';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore } from '../../../src/store/store.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { KernelErrors } from '../../../src/api/kernel/error-registry.js';
 import { renderError } from '../../../src/api/kernel/error-shapes.js';
-import { createRateLimiter, type Bucket } from '../../../src/api/rate-limit.js';
+import { createRateLimiter, type Bucket } from '../../../src/api/kernel/rate-limit.js';
 
 describe('error shapes', () => {
   const invalid = KernelErrors.VALIDATION_FAILED('name must be 1-64 characters', { field: 'name', message: ['name must be 1-64 characters', 'name must not be empty'] });
@@ -26,7 +26,7 @@ describe('error shapes', () => {
 
   it('answers a route with the shape it declares', async () => {
     const app = Fastify();
-    const { installErrorHandler } = await import('../../../src/api/errors.js');
+    const { installErrorHandler } = await import('../../../src/api/kernel/errors.js');
     installErrorHandler(app);
     app.get('/phone', { config: { errorShape: 'telephony' } }, async () => {
       throw invalid;
@@ -51,7 +51,7 @@ describe('rate-limit 429 styles', () => {
   };
   async function answer(bucket: Bucket, times: number) {
     const app = Fastify();
-    const { installErrorHandler } = await import('../../../src/api/errors.js');
+    const { installErrorHandler } = await import('../../../src/api/kernel/errors.js');
     installErrorHandler(app);
     const limiter = createRateLimiter(store());
     app.get('/x', { config: { errorShape: bucket.style === 'named' ? 'workflows' : 'conventions' } }, async (_req, reply) => {

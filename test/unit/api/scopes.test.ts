@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scopesSatisfy, SENSITIVE_SCOPES } from '../../../src/api/auth.js';
+import { scopesSatisfy, SENSITIVE_SCOPES } from '../../../src/api/kernel/auth.js';
 // The families declare their scopes (logs:manage, logs:ingest) in the catalogue when they load.
 import '../../../src/api/server.js';
 

@@ -11,7 +11,7 @@ import {
   classifyAddress,
   createGuardedLookup,
   isAllowedHost,
-} from '../../../src/deliver/ssrf-guard.js';
+} from '../../../src/security/ssrf-guard.js';
 
 /** A resolver that never touches the network. Unknown names fail like NXDOMAIN. */
 function fakeResolver(table: Record<string, string[]>): (host: string) => Promise<string[]> {

@@ -20,7 +20,7 @@ import { whsecProblem } from '../../../src/sign/standard-webhooks.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { promqlNames, registrySeriesNames, unknownNames } from './promql-names.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 /** The operator's documentation: deployment, configuration, metrics, dashboard and alerts. */
 const OPERATIONS = 'docs/operations.md';

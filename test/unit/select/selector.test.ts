@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileSelector, sampledIn, SAMPLED_OUT, SELECTED, SKIP } from '../../../src/select/selector.js';
 import type { Selectors } from '../../../src/model/drain.js';
-import type { AgentRecord } from '../../../src/source/record.js';
+import type { AgentRecord } from '../../../src/model/record.js';
 
 const base: Selectors = { sources: null, minSeverity: 'info', agents: '*', environments: ['production'], includeContent: false };
 const rec = (p: Partial<AgentRecord> = {}): AgentRecord => ({

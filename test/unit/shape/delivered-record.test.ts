@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
-import type { AgentRecord } from '../../../src/source/record.js';
+import type { AgentRecord } from '../../../src/model/record.js';
 
 const rec: AgentRecord = {
   id: 'r1', orgId: 'o', agentId: 'a', agentName: 'bot', environment: 'production', source: 'mcp', event: 'error',

@@ -1,6 +1,6 @@
 /** The nested-quantifier rule of scrub patterns (spec 01 part 4.1): what it refuses, and what it must not. */
 import { describe, expect, it } from 'vitest';
-import { checkScrubPattern, hasNestedQuantifier } from '../../../src/shape/scrub-rules.js';
+import { checkScrubPattern, hasNestedQuantifier } from '../../../src/model/scrub-rules.js';
 
 describe('hasNestedQuantifier', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, MAX_RECORD_BYTES } from '../../../src/source/record.js';
+import { decodeRecord, MAX_RECORD_BYTES } from '../../../src/model/record.js';
 import { validateSourceRecord } from '../../helpers/receiver.js';
 
 const valid = {

@@ -5,12 +5,12 @@
  * matches, so a large selection costs no more than a small one.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LogQuery, LogsRepo } from '../../../store/logs-repo.js';
-import { encodeCursor } from '../../kernel/pagination.js';
+import type { LogQuery, LogsRepo } from '../../store/logs-repo.js';
+import { encodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry, type LogEntry } from './log-entry.js';
 import { parseListQuery } from './log-query.js';
 import { markDeprecated } from './context.js';
-import type { Config } from '../../../config/config.js';
+import type { Config } from '../../config/config.js';
 
 export const TOTAL_COUNT_CAP = 10_000;
 

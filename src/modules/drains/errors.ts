@@ -1,6 +1,6 @@
 /** The drain family's error codes (spec 01 part 7), defined once for the registry and docs/api.md. */
-import type { AppError } from '../../../errors.js';
-import { defineErrors } from '../../kernel/error-registry.js';
+import type { AppError } from '../../errors.js';
+import { defineErrors } from '../../api/kernel/error-registry.js';
 
 export const DrainErrors = defineErrors('drains', {
   DRAIN_VALIDATION_FAILED: { status: 400, fields: ['field', 'message'], when: 'a drain body breaks a field rule, or holds an unknown field' },

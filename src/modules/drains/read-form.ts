@@ -1,9 +1,9 @@
 /** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
-import type { Drain } from '../../../model/drain.js';
-import type { Store } from '../../../store/store.js';
-import { HOUR_MS } from '../../../store/health-repo.js';
-import { dayOf } from '../../../store/backlog-repo.js';
-import { degradationFor, type Quota } from '../../../select/quota-ladder.js';
+import type { Drain } from '../../model/drain.js';
+import type { Store } from '../../store/store.js';
+import { HOUR_MS } from '../../store/health-repo.js';
+import { dayOf } from '../../store/backlog-repo.js';
+import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);

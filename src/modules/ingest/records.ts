@@ -11,13 +11,13 @@
  * in records nor its depth is paid for before it is refused.
  */
 import type { FastifyInstance } from 'fastify';
-import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../../source/record.js';
-import type { Store } from '../../../store/store.js';
-import { grantedOf } from '../../kernel/access.js';
-import { defineFamily } from '../../kernel/family.js';
-import { defineScopes } from '../../kernel/scopes.js';
+import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../model/record.js';
+import type { Store } from '../../store/store.js';
+import { grantedOf } from '../../api/kernel/access.js';
+import { defineFamily } from '../../api/kernel/family.js';
+import { defineScopes } from '../../api/kernel/scopes.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
-import { KernelErrors } from '../../kernel/error-registry.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
 

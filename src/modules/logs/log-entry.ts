@@ -4,9 +4,8 @@
  * always present; optional ones are null (attributes: `{}`), so clients
  * need no existence checks.
  */
-import type { Severity } from '../../../model/drain.js';
-import { SEVERITY_NUMBER } from '../../../shape/delivered-record.js';
-import type { LogRow } from '../../../store/logs-repo.js';
+import { SEVERITY_NUMBER, type Severity } from '../../model/drain.js';
+import type { LogRow } from '../../store/logs-repo.js';
 
 export interface LogEntry {
   id: string;

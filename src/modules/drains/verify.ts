@@ -7,19 +7,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
-import type { Drain } from '../../../model/drain.js';
-import type { Store } from '../../../store/store.js';
-import type { Transport } from '../../../deliver/transport.js';
-import { classifyTransportError, transportErrorCodes } from '../../../deliver/outcome.js';
-import { signBatch, signingKey } from '../../../sign/standard-webhooks.js';
-import { DELIVERY_RETENTION_MS } from '../../../model/delivery.js';
-import { hashToken } from '../../../security/token-hash.js';
-import { scrubExcerpt } from '../../../shape/builtin-scrub.js';
-import { USER_AGENT } from '../../../deliver/deliverer.js';
-import type { Logger } from '../../../telemetry/logger.js';
-import type { Actor } from '../../../audit/drain-audit.js';
-import { auditDrain } from '../../../audit/drain-audit.js';
-import { nextState } from '../../../model/drain-lifecycle.js';
+import type { Drain } from '../../model/drain.js';
+import type { Store } from '../../store/store.js';
+import type { Transport } from '../../deliver/transport.js';
+import { classifyTransportError, transportErrorCodes } from '../../deliver/outcome.js';
+import { signBatch, signingKey } from '../../sign/standard-webhooks.js';
+import { DELIVERY_RETENTION_MS } from '../../model/delivery.js';
+import { hashToken } from '../../security/token-hash.js';
+import { scrubExcerpt } from '../../shape/builtin-scrub.js';
+import { USER_AGENT } from '../../deliver/deliverer.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { Actor } from '../../audit/drain-audit.js';
+import { auditDrain } from '../../audit/drain-audit.js';
+import { nextState } from '../../model/drain-lifecycle.js';
 
 export const VERIFY_TOKEN_TTL_MS = 10 * 60_000;
 

@@ -5,14 +5,14 @@
  * part 5.6 and the headers those earn) and the query it may run.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../../config/config.js';
-import type { Store } from '../../../store/store.js';
-import { hiddenAgents } from '../../auth.js';
-import { grantedOf, markDeprecated as markDeprecatedAnswer, type Access } from '../../kernel/access.js';
-import type { Bucket, RateLimiter } from '../../rate-limit.js';
-import { KernelErrors } from '../../kernel/error-registry.js';
-import { defineScopes } from '../../kernel/scopes.js';
-import type { LogQuery } from '../../../store/logs-repo.js';
+import type { Config } from '../../config/config.js';
+import type { Store } from '../../store/store.js';
+import { hiddenAgents } from '../../api/kernel/auth.js';
+import { grantedOf, markDeprecated as markDeprecatedAnswer, type Access } from '../../api/kernel/access.js';
+import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
+import { defineScopes } from '../../api/kernel/scopes.js';
+import type { LogQuery } from '../../store/logs-repo.js';
 
 export const READ_SCOPE = 'logs:read';
 

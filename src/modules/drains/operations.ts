@@ -1,18 +1,18 @@
 /** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
 import type { FastifyInstance } from 'fastify';
-import { isVerifiedForEndpoint } from '../../../model/drain.js';
-import { nextState } from '../../../model/drain-lifecycle.js';
-import { generateSecret } from '../../../sign/standard-webhooks.js';
-import { compilePlan } from '../../../pipeline/drain-plans.js';
-import { serviceBatch } from '../../../batch/service-batch.js';
+import { isVerifiedForEndpoint } from '../../model/drain.js';
+import { nextState } from '../../model/drain-lifecycle.js';
+import { generateSecret } from '../../security/webhook-secret.js';
+import { compilePlan } from '../../pipeline/drain-plans.js';
+import { serviceBatch } from '../../batch/service-batch.js';
 import { DrainErrors, drainNotFound, drainValidation } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
-import { auditDrain, recordAudit } from '../../../audit/drain-audit.js';
+import { auditDrain, recordAudit } from '../../audit/drain-audit.js';
 import { runVerification, startVerification } from './verify.js';
 import { schemas } from './schemas.js';
-import { KernelErrors } from '../../kernel/error-registry.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export const VERIFY_ATTEMPTS_PER_HOUR = 5;
 export const ROTATION_WINDOW_MS = 24 * 3_600_000;

@@ -9,9 +9,9 @@
  *             retryAfterSeconds, bucket, limit and windowSeconds (workflows)
  */
 import type { FastifyReply } from 'fastify';
-import type { AppError } from '../errors.js';
-import type { ErrorFactory } from './kernel/error-registry.js';
-import type { Store } from '../store/store.js';
+import type { AppError } from '../../errors.js';
+import type { ErrorFactory } from './error-registry.js';
+import type { Store } from '../../store/store.js';
 
 export interface Bucket {
   /** Suffix of the headers, e.g. `log-drains-read`. */

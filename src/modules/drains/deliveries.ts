@@ -1,10 +1,10 @@
 /** GET .../:drainId/deliveries: attempts of the last seven days, newest first (spec 01 part 4.2). */
 import type { FastifyInstance } from 'fastify';
-import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../../model/delivery.js';
+import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../model/delivery.js';
 import { drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from '../../kernel/pagination.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from '../../api/kernel/pagination.js';
 import { schemas } from './schemas.js';
-import { KernelErrors } from '../../kernel/error-registry.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): void {
   const access = drainAccess(deps);

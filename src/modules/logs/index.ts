@@ -8,7 +8,7 @@ import { agentLogsAccess, logQueryOf, orgLogsAccess, type LogDeps } from './cont
 import { answerLogList } from './list.js';
 import { answerDownload } from './download.js';
 import { schemas } from './schemas.js';
-import { defineFamily } from '../../kernel/family.js';
+import { defineFamily } from '../../api/kernel/family.js';
 
 type Query = { Querystring: Record<string, unknown> };
 

@@ -5,18 +5,18 @@
  * organization's rate-limit bucket), and the drain lookup.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Config } from '../../../config/config.js';
-import type { Store } from '../../../store/store.js';
-import type { Transport } from '../../../deliver/transport.js';
-import type { Deliverer } from '../../../deliver/deliverer.js';
-import type { Logger } from '../../../telemetry/logger.js';
-import type { Drain } from '../../../model/drain.js';
-import type { Principal } from '../../auth.js';
+import type { Config } from '../../config/config.js';
+import type { Store } from '../../store/store.js';
+import type { Transport } from '../../deliver/transport.js';
+import type { Deliverer } from '../../deliver/deliverer.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { Drain } from '../../model/drain.js';
+import type { Principal } from '../../api/kernel/auth.js';
 import { DrainErrors, drainNotFound } from './errors.js';
-import type { Bucket, RateLimiter } from '../../rate-limit.js';
-import { grantedOf, RESOURCE_ID, type Access } from '../../kernel/access.js';
-import { defineScopes } from '../../kernel/scopes.js';
-import type { Actor } from '../../../audit/drain-audit.js';
+import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
+import { grantedOf, RESOURCE_ID, type Access } from '../../api/kernel/access.js';
+import { defineScopes } from '../../api/kernel/scopes.js';
+import type { Actor } from '../../audit/drain-audit.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
 

@@ -4,9 +4,9 @@
  * keep the framework shape; nothing ever answers with a stack trace.
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
-import { reasonPhrase, renderError } from './kernel/error-shapes.js';
-import { KernelErrors } from './kernel/error-registry.js';
+import { AppError } from '../../errors.js';
+import { reasonPhrase, renderError } from './error-shapes.js';
+import { KernelErrors } from './error-registry.js';
 
 export { reasonPhrase };
 

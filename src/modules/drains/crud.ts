@@ -4,7 +4,7 @@ import { DrainErrors, drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { drainReadForm } from './read-form.js';
-import { auditDrain } from '../../../audit/drain-audit.js';
+import { auditDrain } from '../../audit/drain-audit.js';
 import { parseDrainBody } from './validate.js';
 import { schemas } from './schemas.js';
 

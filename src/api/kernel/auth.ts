@@ -9,10 +9,10 @@
  * the read scopes (docs/api.md, Authentication).
  */
 import type { FastifyRequest } from 'fastify';
-import { hashToken } from '../security/token-hash.js';
-import { isSensitiveScope } from './kernel/scopes.js';
-import { KernelErrors } from './kernel/error-registry.js';
-import type { Store } from '../store/store.js';
+import { hashToken } from '../../security/token-hash.js';
+import { isSensitiveScope } from './scopes.js';
+import { KernelErrors } from './error-registry.js';
+import type { Store } from '../../store/store.js';
 import { BEARER_HINT, insufficientScope, notProjected, unauthorized } from './errors.js';
 
 /** The sensitive scopes, as the scope catalogue knows them (kernel/scopes.ts). */

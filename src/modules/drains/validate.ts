@@ -5,11 +5,11 @@
  */
 import {
   DRAIN_TYPES, ENVIRONMENTS, SEVERITIES, type DrainType, type Environment, type ScrubRule, type Severity,
-} from '../../../model/drain.js';
-import { checkEndpoint } from '../../../deliver/ssrf-guard.js';
-import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../../shape/scrub-rules.js';
-import { whsecProblem } from '../../../sign/standard-webhooks.js';
-import { holdsText, LONE_SURROGATE } from '../../../source/record.js';
+} from '../../model/drain.js';
+import { checkEndpoint } from '../../security/ssrf-guard.js';
+import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../model/scrub-rules.js';
+import { whsecProblem } from '../../security/webhook-secret.js';
+import { holdsText, LONE_SURROGATE } from '../../model/record.js';
 import { DrainErrors, drainValidation } from './errors.js';
 
 export const VENDOR_A_SITES = ['us1', 'us3', 'us5', 'eu1', 'ap1', 'gov'] as const;

@@ -5,10 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { drainAccess, type DrainDeps, type OrgParams } from './context.js';
-import { RESOURCE_ID } from '../../kernel/access.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from '../../kernel/pagination.js';
+import { RESOURCE_ID } from '../../api/kernel/access.js';
+import { decodeCursor, encodeCursor, parseLimit, single } from '../../api/kernel/pagination.js';
 import { schemas } from './schemas.js';
-import { KernelErrors } from '../../kernel/error-registry.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export const AUDIT_ACTIONS = [
   'logs.drain.created', 'logs.drain.updated', 'logs.drain.deleted', 'logs.drain.paused', 'logs.drain.resumed',

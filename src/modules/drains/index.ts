@@ -1,7 +1,7 @@
 /** The drain route family: /admin/orgs/:orgId/log-drains and its operations. */
 import type { FastifyInstance } from 'fastify';
 import type { DrainDeps } from './context.js';
-import { defineFamily } from '../../kernel/family.js';
+import { defineFamily } from '../../api/kernel/family.js';
 import { registerCrudRoutes } from './crud.js';
 import { registerOperationRoutes } from './operations.js';
 import { registerDeliveryRoutes } from './deliveries.js';

@@ -5,7 +5,7 @@
  * holds the two in agreement.
  */
 import { isUtf8 } from 'node:buffer';
-import type { Environment, Severity } from '../model/drain.js';
+import type { Environment, Severity } from './drain.js';
 import { BOUNDED_STRING_FIELDS, RECORD_LIMITS, utf8Over } from './record-limits.js';
 
 export interface AgentRecord {

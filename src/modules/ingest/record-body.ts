@@ -6,9 +6,9 @@
  * millions of objects before anything can refuse it) costs one pass over its
  * characters, and counting stops at the record cap instead of after it.
  */
-import { AppError } from '../../../errors.js';
-import { RECORD_LIMITS } from '../../../source/record-limits.js';
-import { KernelErrors } from '../../kernel/error-registry.js';
+import { AppError } from '../../errors.js';
+import { RECORD_LIMITS } from '../../model/record-limits.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export type BodyItem =
   | { kind: 'value'; value: unknown }

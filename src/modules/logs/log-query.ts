@@ -2,7 +2,7 @@
  * The query parameters of the log read routes (spec 01 part 4.3), parsed
  * and validated in one place. Every refusal is a 400 naming the parameter.
  */
-import { badRequest, decodeCursor, parseLimit, single } from '../../kernel/pagination.js';
+import { badRequest, decodeCursor, parseLimit, single } from '../../api/kernel/pagination.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;

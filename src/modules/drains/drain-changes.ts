@@ -5,16 +5,16 @@
  * with acknowledgement, agents only of the organization.
  */
 import { ulid } from 'ulid';
-import type { Drain, DrainType } from '../../../model/drain.js';
-import type { DrainPatch } from '../../../store/drains-repo.js';
-import { generateSecret } from '../../../sign/standard-webhooks.js';
-import { isAllowedHost } from '../../../deliver/ssrf-guard.js';
-import type { Principal } from '../../auth.js';
+import type { Drain, DrainType } from '../../model/drain.js';
+import type { DrainPatch } from '../../store/drains-repo.js';
+import { generateSecret } from '../../security/webhook-secret.js';
+import { isAllowedHost } from '../../security/ssrf-guard.js';
+import type { Principal } from '../../api/kernel/auth.js';
 import { DrainErrors, drainValidation } from './errors.js';
 import type { DrainDeps } from './context.js';
 import { last4 } from './read-form.js';
 import { checkDrainEndpoint, type DrainInput } from './validate.js';
-import { INITIAL_STATE, nextState } from '../../../model/drain-lifecycle.js';
+import { INITIAL_STATE, nextState } from '../../model/drain-lifecycle.js';
 
 export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;
 

@@ -12,7 +12,7 @@
  * Records the ladder drops are accounted in `dropped` delivery records with
  * the reason `quota`.
  */
-import type { Severity } from '../model/drain.js';
+import type { Severity } from './drain.js';
 
 export type Degradation = 'none' | 'drop_debug' | 'drop_info' | 'paused';
 

@@ -7,8 +7,8 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { LogQuery, LogsRepo } from '../../../store/logs-repo.js';
-import { decodeCursor, single } from '../../kernel/pagination.js';
+import type { LogQuery, LogsRepo } from '../../store/logs-repo.js';
+import { decodeCursor, single } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseSelection } from './log-query.js';
 
