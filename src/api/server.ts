@@ -19,6 +19,7 @@ import { ingestFamily, type RecordSink } from '../modules/ingest/records.js';
 import { logsFamily } from '../modules/logs/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
+import { installSchemas } from './kernel/schema.js';
 
 export interface ApiOptions {
   config: Config;
@@ -57,10 +58,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const route = req.routeOptions.url ?? 'unmatched';
     opts.metrics.httpRequest(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
-  // Route schemas document; the route code validates (answering the spec's codes per rule) and
-  // serialises, so neither the schema validator nor the response serialiser may alter a request or answer.
-  app.setValidatorCompiler(() => () => true);
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Requests are checked against their route's schema, answers serialised through theirs (kernel/schema.ts).
+  installSchemas(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

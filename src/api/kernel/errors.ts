@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import { reasonPhrase, renderError } from './error-shapes.js';
 import { KernelErrors } from './error-registry.js';
+import { SchemaValidationError, validationFailure } from './schema.js';
 
 export { reasonPhrase };
 
@@ -43,7 +44,10 @@ declare module 'fastify' {
 }
 
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((e: FastifyError | AppError, req, reply) => {
+  app.setErrorHandler((thrown: FastifyError | AppError | SchemaValidationError, req, reply) => {
+    const config = req.routeOptions.config;
+    // A request that broke its route's schema answers in the family's words and shape (schema.ts).
+    const e = thrown instanceof SchemaValidationError ? validationFailure(thrown.issues, config?.errorShape, config?.validationError) : thrown;
     if (e instanceof AppError) {
       const body = renderError(e, req.routeOptions.config?.errorShape);
       // 401s carry the spec's message; only a revoked session adds a code.

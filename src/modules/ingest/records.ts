@@ -15,6 +15,7 @@ import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../model/recor
 import type { Store } from '../../store/store.js';
 import { grantedOf } from '../../api/kernel/access.js';
 import { defineFamily } from '../../api/kernel/family.js';
+import { documentOnlySchemas } from '../../api/kernel/schema.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
@@ -59,6 +60,7 @@ class SplitBody {
 export const ingestFamily = defineFamily<{ store: Store; sink: RecordSink }>({ name: 'ingest', register: registerRecordRoutes });
 
 function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
+  documentOnlySchemas(scope);
   // The family's own context (registerFamily): its parsers, which split rather than parse, serve this route only.
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {

@@ -9,12 +9,14 @@ import { answerLogList } from './list.js';
 import { answerDownload } from './download.js';
 import { schemas } from './schemas.js';
 import { defineFamily } from '../../api/kernel/family.js';
+import { documentOnlySchemas } from '../../api/kernel/schema.js';
 
 type Query = { Querystring: Record<string, unknown> };
 
 export const logsFamily = defineFamily<LogDeps>({ name: 'logs', register: registerLogRoutes });
 
 function registerLogRoutes(app: FastifyInstance, deps: LogDeps): void {
+  documentOnlySchemas(app);
   const agent = agentLogsAccess(deps);
   const org = orgLogsAccess(deps);
 

@@ -1,0 +1,147 @@
+/**
+ * Route schemas are the source of truth for a request's shape: JSON Schema
+ * (built with TypeBox in the families), compiled once by Ajv, enforced by
+ * fastify before the handler runs; response schemas are compiled into the
+ * serializer, so a field a schema does not name never goes out. What a schema
+ * cannot say (a scrub pattern that compiles, an endpoint that is public, an
+ * agent of the organization, a plan's limit) stays in the family's service.
+ *
+ * A failed check becomes one AppError for the error handler to render in the
+ * family's shape (error-shapes.ts): by default `400 VALIDATION_FAILED` with
+ * the failed rules, or what the route's `validationError` makes of them (the
+ * drain family's own `DRAIN_VALIDATION_FAILED`, for example).
+ */
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { AppError } from '../../errors.js';
+import { KernelErrors } from './error-registry.js';
+import type { ErrorShape } from './error-shapes.js';
+
+/** The part of the request a rule was about, as fastify names it. */
+export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
+
+/** One failed rule: where (`input.day`, `headers.0.name`; the parameter's name for a query), which keyword, and in words. */
+export interface SchemaIssue {
+  part: RequestPart;
+  path: string;
+  constraint: string;
+  message: string;
+}
+
+/** Turns a request's failed rules (in schema order, at least one) into the error a route answers. */
+export type ValidationErrorMapper = (issues: readonly SchemaIssue[]) => AppError;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's own answer to a schema failure; the kernel's VALIDATION_FAILED when not given. */
+    validationError?: ValidationErrorMapper;
+  }
+}
+
+/**
+ * A schema annotation: the rule in the words the API answers with, used instead of Ajv's for any
+ * keyword failing on that schema node (`Type.String({ maxLength: 64, 'x-rule': 'name must be ...' })`).
+ */
+export const RULE = 'x-rule';
+
+// ajv-formats is CommonJS: its default export arrives as the module object under Node's ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+function compiler(options: Options): Ajv {
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, verbose: true, strict: false, ...options });
+  addFormats(ajv);
+  ajv.addKeyword({ keyword: RULE, schemaType: 'string' });
+  return ajv;
+}
+
+/**
+ * Turns validation and response serialization on for every route of `app`. Bodies are checked as
+ * sent (a "5" is not 5); query strings and path parameters arrive as text and are coerced to the
+ * schema's types (`?limit=20`), arrays from repeated parameters.
+ */
+export function installSchemas(app: FastifyInstance): void {
+  const body = compiler({ coerceTypes: false });
+  const text = compiler({ coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object));
+  app.setSchemaErrorFormatter((errors, dataVar) => new SchemaValidationError(issuesOf(errors as ErrorObject[], dataVar as RequestPart)));
+}
+
+/** What fastify's validation step throws; the error handler turns it into the route's AppError. */
+export class SchemaValidationError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly issues: readonly SchemaIssue[]) {
+    super(issues.map((i) => i.message).join('; '));
+  }
+}
+
+/** The AppError a route answers for `issues`: its own mapper's, or the kernel's VALIDATION_FAILED. */
+export function validationFailure(issues: readonly SchemaIssue[], shape: ErrorShape | undefined, mapper?: ValidationErrorMapper): AppError {
+  if (mapper) return mapper(issues);
+  const rules = issues.map((i) => i.message);
+  const first = issues[0]!;
+  return KernelErrors.VALIDATION_FAILED(rules.join('; '), {
+    field: first.path,
+    message: rules,
+    ...(shape === 'workflows' ? { details: issues.map(({ path, constraint, message }) => ({ path, constraint, message })) } : {}),
+  });
+}
+
+/** Ajv's errors as issues: one per failed rule, the noise of combinators (`anyOf`, `if`) left out. */
+export function issuesOf(errors: readonly ErrorObject[], part: RequestPart): SchemaIssue[] {
+  const issues: SchemaIssue[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    const path = pathOf(e);
+    const rule = (e.parentSchema as Record<string, unknown> | undefined)?.[RULE];
+    const message = typeof rule === 'string' ? rule : `${path || part} ${describe(e)}`;
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push({ part, path: path || part, constraint: e.keyword, message });
+  }
+  // A failure of a combinator alone (every branch failed without a leaf of its own).
+  if (issues.length === 0 && errors.length > 0) {
+    const e = errors[0]!;
+    issues.push({ part, path: pathOf(e) || part, constraint: e.keyword, message: `${pathOf(e) || part} ${describe(e)}` });
+  }
+  return issues;
+}
+
+/** `/headers/0/name` as `headers.0.name`; a missing or unknown property names itself. */
+function pathOf(e: ErrorObject): string {
+  const segments = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const params = e.params as Record<string, unknown>;
+  if (e.keyword === 'required' && typeof params.missingProperty === 'string') segments.push(params.missingProperty);
+  if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') segments.push(params.additionalProperty);
+  return segments.join('.');
+}
+
+function describe(e: ErrorObject): string {
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'type':
+      return `must be ${params.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(params.type)) ? 'n' : ''} ${String(params.type)}`}`;
+    default:
+      return e.message ?? `breaks the ${e.keyword} rule`;
+  }
+}
+
+/** A route schema's type in the families (fastify's, re-exported so families need not know it). */
+export type RouteSchema = FastifySchema;
+
+/**
+ * For a family whose schemas only document its routes while its handlers still check and serialise
+ * by hand: validation and serialization off in that family's context alone.
+ */
+export function documentOnlySchemas(scope: FastifyInstance): void {
+  scope.setValidatorCompiler(() => () => true);
+  scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
+}
