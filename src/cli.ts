@@ -8,6 +8,7 @@ import { loadConfig, ConfigError } from './config/config.js';
 import { applyHeapGrowing } from './config/heap-growth.js';
 import { createLogger } from './telemetry/logger.js';
 import { run, stopOnSignals, type Role } from './commands/run.js';
+import { familyMigrations } from './modules/index.js';
 import { openStore } from './store/store.js';
 import { readSeedFile, SeedError } from './seed/seed-file.js';
 import { applySeed } from './store/seed-repo.js';
@@ -59,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
       const file = rest[0];
       if (!file) throw new SeedError(['usage: logdrain seed FILE']);
       const seed = await readSeedFile(file);
-      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });
       try {
         await applySeed(store.sql, seed);
       } finally {
@@ -71,7 +72,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'migrate': {
-      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });
       await store.close();
       process.stdout.write('migrations applied\n');
       return 0;

@@ -11,12 +11,11 @@ import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './kernel/errors.js';
 import swagger from '@fastify/swagger';
-import { drainsFamily } from '../modules/drains/index.js';
 import { createRateLimiter } from './kernel/rate-limit.js';
 import { createAccountant } from '../account/accountant.js';
 import { createDeliverer } from '../deliver/deliverer.js';
-import { ingestFamily, type RecordSink } from '../modules/ingest/records.js';
-import { logsFamily } from '../modules/logs/index.js';
+import type { RecordSink } from '../modules/ingest/records.js';
+import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
@@ -99,10 +98,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     deliverer.abandonRetries();
     await accountant.stop();
   });
-  // The route families, one line each.
-  await registerFamily(app, drainsFamily, { ...opts, deliverer, limiter });
-  await registerFamily(app, logsFamily, { config: opts.config, store: opts.store, limiter });
-  await registerFamily(app, ingestFamily, { store: opts.store, sink: opts.sink });
+  // The route families (src/modules/index.ts).
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, transport: opts.transport, deliverer };
+  for (const family of families) await registerFamily(app, family, deps);
   return app;
 }
 

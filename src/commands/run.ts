@@ -4,6 +4,7 @@
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
 import type { Config } from '../config/config.js';
+import { familyMigrations } from '../modules/index.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
 import { applySeed } from '../store/seed-repo.js';
@@ -47,7 +48,7 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
       })
     : await bindHttpServer(config.host, config.port, config.requestTimeoutMs);
   try {
-    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey });
+    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });
   } catch (e) {
     await bound.close();
     throw e;

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openSql, type Sql } from './sql.js';
-import { migrate } from './migrate.js';
+import { migrate, type Migration } from './migrate.js';
 import { createDrainsRepo } from './drains-repo.js';
 import { createDeliveriesRepo } from './deliveries-repo.js';
 import { createHealthRepo } from './health-repo.js';
@@ -27,12 +27,14 @@ export interface StoreOptions {
   maxConnections?: number;
   /** How a unit of work writes an audit entry (unit-of-work.ts); tests replace it to make that write fail. */
   auditWriter?: AuditWriter | undefined;
+  /** The route modules' own tables (src/modules/index.ts), applied after the store kernel's. */
+  migrations?: readonly Migration[];
 }
 
 export async function openStore(options: StoreOptions) {
   const sql = await openSql(options);
   try {
-    await migrate(sql);
+    await migrate(sql, options.migrations);
     const secretBox = createSecretBox(options.encryptionKey ?? (await storedKey(sql)));
     return composeStore(sql, secretBox, options.auditWriter ?? insertAudit);
   } catch (e) {

@@ -1,19 +1,28 @@
 /**
  * A route family is one encapsulated fastify plugin on the kernel: its routes
  * with their access declarations and schemas, its scopes and error codes
- * (declared when its module loads), its services and repositories. The API
- * registers each family in one line (server.ts); a family never imports
- * another (.dependency-cruiser.cjs).
+ * (declared when its module loads), its services, repositories and tables.
+ * Adding one is a folder under src/modules/ and a line in
+ * src/modules/index.ts; a family never imports another
+ * (.dependency-cruiser.cjs).
  */
 import type { FastifyInstance } from 'fastify';
+import type { Migration } from '../../store/migrate.js';
 
 export interface Family<Deps> {
-  /** The family's name: its folder, its scopes' and errors' owner. */
+  /** The family's name: its folder, its scopes', errors' and migrations' owner. */
   readonly name: string;
+  /** Its own tables, applied when the store opens, after the store kernel's; ids `<name>/<nnn>-<what>`. */
+  readonly migrations?: readonly Migration[];
   register(app: FastifyInstance, deps: Deps): void | Promise<void>;
 }
 
-export const defineFamily = <Deps>(family: Family<Deps>): Family<Deps> => family;
+export const defineFamily = <Deps>(family: Family<Deps>): Family<Deps> => {
+  for (const m of family.migrations ?? []) {
+    if (!m.id.startsWith(`${family.name}/`)) throw new Error(`migration ${m.id} of ${family.name} must be named ${family.name}/<nnn>-<what>`);
+  }
+  return family;
+};
 
 /** Registers a family in a context of its own: its hooks and parsers stay its own. */
 export async function registerFamily<Deps>(app: FastifyInstance, family: Family<Deps>, deps: Deps): Promise<void> {

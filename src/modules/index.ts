@@ -1,0 +1,22 @@
+/**
+ * The route families the API serves, one line each: a new family is a folder
+ * beside this file and a line here. The API registers them in this order
+ * (src/api/server.ts); their tables are applied when the store opens.
+ */
+import type { Family } from '../api/kernel/family.js';
+import type { Migration } from '../store/migrate.js';
+import type { PlatformDeps } from './platform-deps.js';
+import { drainsFamily } from './drains/index.js';
+import { logsFamily } from './logs/index.js';
+import { ingestFamily } from './ingest/records.js';
+
+export const families: readonly Family<PlatformDeps>[] = [
+  drainsFamily,
+  logsFamily,
+  ingestFamily,
+];
+
+/** Every family's migrations, for openStore. */
+export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.migrations ?? []);
+
+export type { PlatformDeps };
