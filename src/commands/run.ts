@@ -11,7 +11,6 @@ import { applySeed } from '../store/seed-repo.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
-import { createTransport } from '../deliver/transport.js';
 import { buildApi, httpLimits } from '../api/server.js';
 import { createServer, type Server } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -118,16 +117,19 @@ async function runOn(
     worker = await startWorkerWithGauges();
   } else {
     if (role === 'start') worker = await startWorkerWithGauges();
-    const transport = createTransport({ allowHosts: config.endpointAllowHosts, extraCaCerts: config.extraCaCerts, timeoutMs: config.deliveryTimeoutMs });
     if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
     const sink: RecordSink = kafkaSink ?? { write: (records) => store.queue.enqueue(records) };
     const running = worker;
-    const app = await buildApi({ config, store, transport, logger, metrics, sink, server: bound.server!, ...(running ? { ready: () => running.ready() } : {}) });
+    // The API sends nothing itself: its verify and test routes enqueue probes for a worker, this
+    // process's in `start`, another process's behind `serve` (src/deliver/probes.ts).
+    const app = await buildApi({
+      config, store, logger, metrics, sink, server: bound.server!,
+      ...(running ? { worker: { consumer: () => running.source.ready(), accounting: () => running.accountingHealthy() } } : {}),
+    });
     await app.ready();
     closeListener = async () => {
       await app.close();
       await bound.close();
-      await transport.close().catch(() => {});
     };
   }
   if (worker) hooks.setWorker(worker);

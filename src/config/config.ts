@@ -70,6 +70,10 @@ export interface Config {
   readonly deprecatedScopesSunset: Date;
   /** How often the backlog pump looks for parked records to deliver or expire. */
   readonly backlogPollMs: number;
+  /** How often a worker looks for enqueued probes (verify, test) when no notification woke it. */
+  readonly probePollMs: number;
+  /** How long a worker's claim on a probe holds without renewal: a dead worker's probe is retaken after it. */
+  readonly probeLeaseMs: number;
   /** Failed attempts of a live batch before its records are parked in the backlog. */
   readonly parkAfterAttempts: number;
   /** Upper bound on records taken from the source but not yet accounted for. */
@@ -228,6 +232,8 @@ export function loadConfig(env: Env = process.env): Config {
     metricsDrainLabels: bool('METRICS_DRAIN_LABELS', false),
     deprecatedScopesSunset,
     backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
+    probePollMs: int('PROBE_POLL_MS', 1000, 10, 600_000),
+    probeLeaseMs: int('PROBE_LEASE_MS', 30_000, 100, 3_600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),

@@ -6,8 +6,6 @@ import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
-import type { Transport } from '../deliver/transport.js';
-import type { Deliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from './ingest/records.js';
 
 export interface PlatformDeps {
@@ -17,6 +15,4 @@ export interface PlatformDeps {
   limiter: RateLimiter;
   /** Where accepted records go: the embedded queue or the Kafka topic. */
   sink: RecordSink;
-  transport: Transport;
-  deliverer: Deliverer;
 }

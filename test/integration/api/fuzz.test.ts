@@ -19,7 +19,6 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
-import { createTransport, type Transport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
@@ -239,7 +238,6 @@ function checkAnswer(what: string, method: string, res: LightMyRequestResponse):
 describe('REST fuzzing: every route, hostile paths, queries, bodies and credentials', () => {
   let app: FastifyInstance;
   let store: Store;
-  let transport: Transport;
   let receiver: HttpsReceiver;
   let routes: Route[];
   // Real ids, the first one of the credentials' own organization (deep runs use it most: another org's ids answer 403 early).
@@ -254,8 +252,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     });
     store = await openStore({ dataDir: 'memory://' });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
-    transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 1000 });
-    app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
+    app = await buildApi({ config, store, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
     await app.ready();
     const doc = (await app.inject({ method: 'GET', url: '/docs/openapi.json' })).json() as OpenApiDoc;
     routes = routesOf(doc);
@@ -269,7 +266,6 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
   });
   afterAll(async () => {
     await app?.close();
-    await transport?.close();
     await store?.close();
     await receiver?.close();
   });

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
-import { createTransport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
@@ -38,7 +37,6 @@ describe('OpenAPI document', () => {
     store = await openStore({ dataDir: 'memory://' });
     app = await buildApi({
       config, store, logger: silentLogger(), metrics: createMetrics('api'),
-      transport: createTransport({ allowHosts: [], timeoutMs: 1000 }),
       sink: { write: async () => {} },
     });
     await app.ready();
