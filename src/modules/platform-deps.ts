@@ -9,6 +9,7 @@ import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { Transport } from '../deliver/transport.js';
 import type { Deliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from './ingest/records.js';
+import type { Carrier } from '../vendors/carrier/port.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -19,4 +20,6 @@ export interface PlatformDeps {
   sink: RecordSink;
   transport: Transport;
   deliverer: Deliverer;
+  /** The carrier port (src/vendors/carrier/), its adapter chosen from configuration. */
+  carrier: Carrier;
 }
