@@ -27,6 +27,7 @@ create table telephony_trunk_acl (
   ip text not null,
   description text,
   created_at bigint not null,
+  seq bigserial not null,
   primary key (trunk_id, ip)
 );
 

@@ -81,7 +81,7 @@ export function trunksRepo(sql: Sql) {
       if (trunks.length === 0) return [];
       const ids = trunks.map((t) => t.id);
       const acl = await sql.query<{ trunk_id: string; ip: string; description: string | null; created_at: number | string }>(
-        'select trunk_id, ip, description, created_at from telephony_trunk_acl where trunk_id = any($1::text[]) order by created_at, ip',
+        'select trunk_id, ip, description, created_at from telephony_trunk_acl where trunk_id = any($1::text[]) order by seq',
         [ids],
       );
       const users = await sql.query<{ trunk_id: string; username: string }>(
@@ -108,7 +108,7 @@ export function trunksRepo(sql: Sql) {
 
     async acl(trunkId: string): Promise<AclEntry[]> {
       const rows = await sql.query<{ ip: string; description: string | null; created_at: number | string }>(
-        'select ip, description, created_at from telephony_trunk_acl where trunk_id = $1 order by created_at, ip',
+        'select ip, description, created_at from telephony_trunk_acl where trunk_id = $1 order by seq',
         [trunkId],
       );
       return rows.map((r) => ({ ip: r.ip, description: r.description, createdAt: Number(r.created_at) }));
