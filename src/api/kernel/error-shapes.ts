@@ -32,9 +32,9 @@ export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Rec
       return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
     case 'telephony': {
       // Spec 01's platform answers (access, vendor refusals, budgets) keep spec 01's shape on these
-      // routes too (contract telephony T2, T3); a missing scope on the organization says so in spec 02's words.
+      // routes too (contract telephony T2, T3); a missing scope says so in spec 02's words (part 7).
       if (PLATFORM_CODES.has(e.code)) {
-        const message = e.code === 'INSUFFICIENT_SCOPE' && e.details.resourceType === 'organization' ? 'Insufficient permissions for this organization' : e.message;
+        const message = e.code === 'INSUFFICIENT_SCOPE' ? 'Insufficient permissions for this organization' : e.message;
         return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, ...e.details, message };
       }
       const rules = e.details.message;
