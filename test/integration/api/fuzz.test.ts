@@ -24,6 +24,7 @@ import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
 import { applySeed } from '../../../src/store/seed-repo.js';
+import { familyMigrations, familySeeds } from '../../../src/modules/index.js';
 import { SEED_FIXTURE } from '../../helpers/app.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
 import { record } from '../../helpers/records.js';
@@ -252,8 +253,9 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       VENDOR_A_INTAKE_URL: `https://localhost:${receiver.port}/vendor-a/{site}`, VENDOR_B_HOSTS: 'localhost',
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000',
     });
-    store = await openStore({ dataDir: 'memory://' });
-    await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
+    // With the families' tables and seed arrays, as the started service opens its store.
+    store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });
+    await applySeed(store.sql, await readSeedFile(SEED_FIXTURE, familySeeds));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 1000 });
     app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
     await app.ready();
