@@ -244,7 +244,11 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
   let receiver: HttpsReceiver;
   let routes: Route[];
   // Real ids, the first one of the credentials' own organization (deep runs use it most: another org's ids answer 403 early).
-  const real: Record<string, string[]> = { orgId: ['org_acme', 'org_globex'], agentId: ['agt_support', 'agt_sales', 'agt_globex'], drainId: [] };
+  const real: Record<string, string[]> = {
+    orgId: ['org_acme', 'org_globex'], agentId: ['agt_support', 'agt_sales', 'agt_globex'], drainId: [],
+    // The telephony routes' parameters (unknown records: their lookups and rules still run).
+    trunkId: ['trk_fuzz'], ip: ['10.0.0.0%2F8'], username: ['fuzz-user'], msisdn: ['15550100000', '%2B15550100001'],
+  };
 
   beforeAll(async () => {
     receiver = await startReceiver();
