@@ -38,7 +38,11 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 const SEED_FILE = fileURLToPath(new URL('../test/fixtures/seed-acme.json', import.meta.url));
 const LOAD_SCRIPT = fileURLToPath(new URL('./api-load.ts', import.meta.url));
 const KEY = 'lk_acme_manage';
+/** Acme's admin acting through a legacy key: every telephony scope (CONTRACT part 6). */
+const TELEPHONY_KEY = 'lk_acme_legacy';
+const TRUNK_COUNT = 5;
 const ORG = 'org_acme';
+const TRUNKS = `/developer/orgs/${ORG}/sip-trunks`;
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
 /** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
@@ -62,6 +66,8 @@ interface Scenario {
   status: number;
   /** The error code the answer must carry (checked once before the load). */
   code?: string;
+  /** The credential, when not KEY. */
+  token?: string;
 }
 
 interface Measured extends LoadResult {
@@ -91,10 +97,10 @@ function load(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
-async function request(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function request(base: string, method: string, path: string, body?: unknown, token = KEY): Promise<{ status: number; json: any }> {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -151,6 +157,12 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       if (r.status !== 201) throw new Error(`${mode}: creating drain ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
     }
 
+    // SIP trunks for the trunk list (a trunk read form joins its ACL entries and digest users).
+    for (let i = 0; i < TRUNK_COUNT; i++) {
+      const r = await request(base, 'POST', TRUNKS, { acl: [`192.0.2.${i}/32`, '198.51.100.0/24'], enableDigestAuth: true }, TELEPHONY_KEY);
+      if (r.status !== 201) throw new Error(`${mode}: creating trunk ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
+    }
+
     const valid = { name: 'bench-over-limit', type: 'http', endpoint: 'https://localhost:9/over', format: 'ndjson', minSeverity: 'info', agents: ['agt_support'], environments: ['production'], headers: [{ name: 'X-Bench', value: 'yes' }] };
     const scenarios: Scenario[] = [
       { name: 'bare GET /bare (first)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
@@ -159,12 +171,14 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'create, valid body at the drain limit', method: 'POST', path: DRAINS, body: valid, auth: true, status: 422, code: 'DRAIN_LIMIT_REACHED' },
       { name: 'create, one invalid field (agent of another org)', method: 'POST', path: DRAINS, body: { ...valid, agents: ['agt_support', 'agt_globex'] }, auth: true, status: 422, code: 'DRAIN_AGENT_NOT_IN_ORG' },
       { name: 'GET of an unknown drain id (404)', method: 'GET', path: `${DRAINS}/drn_doesnotexist`, auth: true, status: 404, code: 'DRAIN_NOT_FOUND' },
+      { name: `SIP trunk list (${TRUNK_COUNT} trunks)`, method: 'GET', path: TRUNKS, auth: true, token: TELEPHONY_KEY, status: 200 },
+      { name: 'phone number search (carrier-b, 10 numbers)', method: 'GET', path: '/developer/phone-numbers/available?country=US&transport=carrier-b&features=voice', auth: true, status: 200 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
     // Each scenario's answer checked once before the load: its status and error code.
     for (const s of scenarios) {
-      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body);
+      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body, s.token);
       const got = (r.json as { code?: string } | undefined)?.code;
       if (r.status !== s.status || (s.code !== undefined && got !== s.code)) {
         throw new Error(`${mode} / ${s.name}: expected ${s.status}${s.code ? ` ${s.code}` : ''}, got ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
@@ -174,7 +188,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
     const specOf = (s: Scenario, overallRate?: number): LoadSpec => ({
       url: (s.bare ? bare.base : base) + s.path,
       method: s.method,
-      headers: { ...(s.auth ? { authorization: `Bearer ${KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...(s.auth ? { authorization: `Bearer ${s.token ?? KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(s.body !== undefined ? { body: JSON.stringify(s.body) } : {}),
       connections: CONNECTIONS,
       seconds: SECONDS,

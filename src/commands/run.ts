@@ -4,7 +4,7 @@
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
 import type { Config } from '../config/config.js';
-import { familyMigrations } from '../modules/index.js';
+import { familyMigrations, familySeeds } from '../modules/index.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
 import { applySeed } from '../store/seed-repo.js';
@@ -93,7 +93,7 @@ async function runOn(
   hooks: { setWorker(w: Worker): void; requestStop(): void },
 ): Promise<Running> {
   if (config.seedFile && role !== 'worker') {
-    await applySeed(store.sql, await readSeedFile(config.seedFile));
+    await applySeed(store.sql, await readSeedFile(config.seedFile, familySeeds));
     logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
   }
   const startWorkerWithGauges = async (): Promise<Worker> => {

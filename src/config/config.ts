@@ -85,6 +85,8 @@ export interface Config {
   readonly heapGrowingPercent: number;
   /** Region name put in `cloud.region` of each batch resource, when set. */
   readonly region: string | undefined;
+  /** The carrier adapter of the telephony routes (src/vendors/carrier/select.ts); `sandbox` in-process. */
+  readonly carrierAdapter: 'sandbox';
 }
 
 export class ConfigError extends Error {
@@ -126,6 +128,12 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const list = (name: string): string[] =>
     (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+
+  const carrierAdapter = (): 'sandbox' => {
+    const v = str('TELEPHONY_CARRIER', 'sandbox');
+    if (v !== 'sandbox') problems.push(`TELEPHONY_CARRIER must be sandbox (the only carrier adapter of this build), got ${JSON.stringify(v)}`);
+    return 'sandbox';
+  };
 
   const databaseUrl = optional('DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -238,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),
     region: optional('REGION'),
+    carrierAdapter: carrierAdapter(),
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');
   if (config.spill.belowRecords > config.batch.maxRecords) problems.push('BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');
