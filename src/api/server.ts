@@ -19,6 +19,7 @@ import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
+import { createVendors } from '../vendors/index.js';
 
 export interface ApiOptions {
   config: Config;
@@ -99,7 +100,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     await accountant.stop();
   });
   // The route families (src/modules/index.ts).
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, transport: opts.transport, deliverer };
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, transport: opts.transport, deliverer, vendors: createVendors(opts.config) };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

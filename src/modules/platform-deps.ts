@@ -9,6 +9,7 @@ import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { Transport } from '../deliver/transport.js';
 import type { Deliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from './ingest/records.js';
+import type { Vendors } from '../vendors/index.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -19,4 +20,6 @@ export interface PlatformDeps {
   sink: RecordSink;
   transport: Transport;
   deliverer: Deliverer;
+  /** The messaging and mail vendors' ports (src/vendors/). */
+  vendors: Vendors;
 }

@@ -15,6 +15,8 @@ export interface SeedFile {
     status: 'active' | 'suspended' | 'revoked' | 'expired';
   }[];
   sessions: { token: string; userId: string; revoked: boolean }[];
+  /** Past messages from end users to agents (channels contract C7). */
+  inboundMessages: { agentId: string; userId: string; channel: string; address: string; conversationId: string | null; messageId: string; receivedAt: string }[];
 }
 
 export class SeedError extends Error {
@@ -140,6 +142,17 @@ export function parseSeed(data: unknown): SeedFile {
       userId: str(s, `sessions[${i}]`, 'userId'),
       revoked: s.revoked === true,
     })),
+    inboundMessages: arr('inboundMessages').map((m, i) => {
+      const at = `inboundMessages[${i}]`;
+      const receivedAt = str(m, at, 'receivedAt');
+      if (receivedAt !== '' && (!/^\d{4}-\d{2}-\d{2}T/.test(receivedAt) || Number.isNaN(Date.parse(receivedAt)))) problems.push(`${at}.receivedAt must be an ISO 8601 date-time`);
+      const conversationId = m.conversationId === undefined || m.conversationId === null ? null : str(m, at, 'conversationId');
+      return {
+        agentId: str(m, at, 'agentId'), userId: str(m, at, 'userId'),
+        channel: oneOf(m, at, 'channel', ['chatapp', 'sms', 'email', 'webchat', 'workchat', 'socialdm', 'socialmsg'] as const, 'chatapp'),
+        address: str(m, at, 'address'), conversationId, messageId: str(m, at, 'messageId'), receivedAt,
+      };
+    }),
   };
   const orgIds = new Set(seed.orgs.map((o) => o.id));
   seed.agents.forEach((a, i) => {

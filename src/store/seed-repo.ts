@@ -48,5 +48,14 @@ export async function applySeed(sql: Sql, seed: SeedFile): Promise<void> {
         [hashToken(s.token), s.userId, s.revoked],
       );
     }
+    // The channels family's table (src/modules/channels/migrations.ts).
+    for (const m of seed.inboundMessages ?? []) {
+      await tx.query(
+        `insert into channel_inbound_messages (agent_id, user_id, channel, address, conversation_id, message_id, received_at) values ($1,$2,$3,$4,$5,$6,$7)
+         on conflict (agent_id, channel, message_id) do update set user_id = excluded.user_id, address = excluded.address,
+           conversation_id = excluded.conversation_id, received_at = excluded.received_at`,
+        [m.agentId, m.userId, m.channel, m.address, m.conversationId, m.messageId, m.receivedAt],
+      );
+    }
   });
 }
