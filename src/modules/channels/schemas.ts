@@ -7,6 +7,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { RULE } from '../../api/kernel/schema.js';
 import { DELIVERY_STATUSES, SEND_CHANNELS } from './model.js';
 
+/** One of `values`, one rule when it is not (a union of literals would fail once per branch). */
+const oneOf = <const T extends readonly string[]>(values: T, rule?: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(rule ? { [RULE]: rule } : {}) });
+
 const id = (what: string) => Type.String({ minLength: 1, maxLength: 256, [RULE]: `${what} must be a string of 1-256 characters` });
 const email = (what: string) => Type.String({ format: 'email', maxLength: 320, [RULE]: `${what} must be an email address` });
 
@@ -24,13 +28,13 @@ const channelIdentifier = Type.Optional(Type.String({ minLength: 1, maxLength: 1
 
 export const SendBody = Type.Object(
   {
-    channel: Type.Union(SEND_CHANNELS.map((c) => Type.Literal(c)), { [RULE]: `channel must be one of ${SEND_CHANNELS.join(', ')}` }),
+    channel: oneOf(SEND_CHANNELS, `channel must be one of ${SEND_CHANNELS.join(', ')}`),
     to: RecipientSchema,
     text: Type.String({ minLength: 1, maxLength: 65_536, [RULE]: 'text must be a string of 1-65536 characters' }),
     options: Type.Optional(Type.Object({
       channelIdentifier,
       chatapp: Type.Optional(Type.Object({
-        onClosedWindow: Type.Optional(Type.Union([Type.Literal('queue'), Type.Literal('fail')], { [RULE]: 'options.chatapp.onClosedWindow must be queue or fail' })),
+        onClosedWindow: Type.Optional(oneOf(['queue', 'fail'] as const, 'options.chatapp.onClosedWindow must be queue or fail')),
       }, { additionalProperties: false })),
     }, { additionalProperties: false })),
   },
@@ -128,8 +132,8 @@ export const DeliverySchema = Type.Object(
 
 export const DeliveriesQuery = Type.Object({
   userId: Type.Optional(id('userId')),
-  status: Type.Optional(Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)), { [RULE]: `status must be one of ${DELIVERY_STATUSES.join(', ')}` })),
-  channel: Type.Optional(Type.Union(SEND_CHANNELS.map((c) => Type.Literal(c)), { [RULE]: `channel must be one of ${SEND_CHANNELS.join(', ')}` })),
+  status: Type.Optional(oneOf(DELIVERY_STATUSES, `status must be one of ${DELIVERY_STATUSES.join(', ')}`)),
+  channel: Type.Optional(oneOf(SEND_CHANNELS, `channel must be one of ${SEND_CHANNELS.join(', ')}`)),
   since: Type.Optional(Type.String({ format: 'date-time', [RULE]: 'since must be an ISO 8601 date-time' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, [RULE]: 'limit must be an integer from 1 to 200' })),
 }, { additionalProperties: false });
