@@ -29,6 +29,22 @@ export function createGuardedFetcher(opts: { allowHosts: readonly string[]; extr
 
   return {
     async get(raw, { maxBytes, signal, maxRedirects = 5 }) {
+      // A signal of this call's own, tied to the caller's only while it runs: undici keeps listening
+      // to a request's signal, and an abort after the call would error a body nobody reads any more.
+      const own = new AbortController();
+      const onAbort = () => own.abort(signal.reason);
+      if (signal.aborted) return { ok: false, reason: 'timeout', message: 'the fetch took too long' };
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await fetchFollowing(raw, { maxBytes, signal: own.signal, maxRedirects });
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+      }
+    },
+    close: () => agent.close(),
+  };
+
+  async function fetchFollowing(raw: string, { maxBytes, signal, maxRedirects }: { maxBytes: number; signal: AbortSignal; maxRedirects: number }): Promise<GuardedFetchResult> {
       let current = raw;
       for (let hop = 0; hop <= maxRedirects; hop++) {
         let url: URL;
@@ -48,18 +64,18 @@ export function createGuardedFetcher(opts: { allowHosts: readonly string[]; extr
           return failure(e, signal);
         }
         if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location !== undefined) {
-          res.body.destroy();
+          discard(res.body);
           const location = Array.isArray(res.headers.location) ? res.headers.location[0]! : res.headers.location;
           current = new URL(location, url).toString();
           continue;
         }
         if (res.statusCode < 200 || res.statusCode >= 300) {
-          res.body.destroy();
+          discard(res.body);
           return { ok: false, reason: 'status', message: `the server answered ${res.statusCode}` };
         }
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > maxBytes) {
-          res.body.destroy();
+          discard(res.body);
           return { ok: false, reason: 'too_large', message: `the body is over ${maxBytes} bytes` };
         }
         const chunks: Buffer[] = [];
@@ -68,7 +84,7 @@ export function createGuardedFetcher(opts: { allowHosts: readonly string[]; extr
           for await (const chunk of res.body) {
             size += (chunk as Buffer).length;
             if (size > maxBytes) {
-              res.body.destroy();
+              discard(res.body);
               return { ok: false, reason: 'too_large', message: `the body is over ${maxBytes} bytes` };
             }
             chunks.push(chunk as Buffer);
@@ -80,9 +96,13 @@ export function createGuardedFetcher(opts: { allowHosts: readonly string[]; extr
         return { ok: true, body: Buffer.concat(chunks, size), contentType: Array.isArray(type) ? type[0] : type, url: url.toString() };
       }
       return { ok: false, reason: 'redirects', message: `more than ${maxRedirects} redirects` };
-    },
-    close: () => agent.close(),
-  };
+  }
+}
+
+/** Drops a response body unread; its later errors (an abort) have nobody to reach. */
+function discard(body: { on(event: 'error', fn: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 function failure(e: unknown, signal: AbortSignal): GuardedFetchResult {
