@@ -40,6 +40,10 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./api-load.ts', import.meta.url));
 const KEY = 'lk_acme_manage';
 const ORG = 'org_acme';
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
+/** The seed's admin session: a person holding every scope of the organization, channels:send included. */
+const SESSION = 'sess_ann';
+const CHANNELS_SEND = '/developer/agents/agt_support/channels/send';
+const CHANNELS_DELIVERIES = '/developer/agents/agt_support/channels/deliveries';
 /** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
 const TARGET_GET_RATIO = 0.4;
@@ -62,6 +66,8 @@ interface Scenario {
   status: number;
   /** The error code the answer must carry (checked once before the load). */
   code?: string;
+  /** The bearer token, when not the drain key (the channel routes need `channels:send`: the admin's session holds it). */
+  token?: string;
 }
 
 interface Measured extends LoadResult {
@@ -91,10 +97,10 @@ function load(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
-async function request(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function request(base: string, method: string, path: string, body?: unknown, token = KEY): Promise<{ status: number; json: any }> {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -159,12 +165,14 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'create, valid body at the drain limit', method: 'POST', path: DRAINS, body: valid, auth: true, status: 422, code: 'DRAIN_LIMIT_REACHED' },
       { name: 'create, one invalid field (agent of another org)', method: 'POST', path: DRAINS, body: { ...valid, agents: ['agt_support', 'agt_globex'] }, auth: true, status: 422, code: 'DRAIN_AGENT_NOT_IN_ORG' },
       { name: 'GET of an unknown drain id (404)', method: 'GET', path: `${DRAINS}/drn_doesnotexist`, auth: true, status: 404, code: 'DRAIN_NOT_FOUND' },
+      { name: 'channel send (sms, cold phone number, sandbox vendor)', method: 'POST', path: CHANNELS_SEND, body: { channel: 'sms', to: { phoneNumber: '+15550001234' }, text: 'bench' }, auth: true, token: SESSION, status: 200 },
+      { name: 'channel deliveries list (50 newest)', method: 'GET', path: CHANNELS_DELIVERIES, auth: true, token: SESSION, status: 200 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
     // Each scenario's answer checked once before the load: its status and error code.
     for (const s of scenarios) {
-      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body);
+      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body, s.token);
       const got = (r.json as { code?: string } | undefined)?.code;
       if (r.status !== s.status || (s.code !== undefined && got !== s.code)) {
         throw new Error(`${mode} / ${s.name}: expected ${s.status}${s.code ? ` ${s.code}` : ''}, got ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
@@ -174,7 +182,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
     const specOf = (s: Scenario, overallRate?: number): LoadSpec => ({
       url: (s.bare ? bare.base : base) + s.path,
       method: s.method,
-      headers: { ...(s.auth ? { authorization: `Bearer ${KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...(s.auth ? { authorization: `Bearer ${s.token ?? KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(s.body !== undefined ? { body: JSON.stringify(s.body) } : {}),
       connections: CONNECTIONS,
       seconds: SECONDS,
