@@ -19,6 +19,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
+// The API serves every family: their tables too.
+import { familyMigrations } from '../../../src/modules/index.js';
 import { createTransport, type Transport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
@@ -33,7 +35,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 
 /** Seeded credentials of org_acme (test/fixtures/seed-acme.json): an admin's legacy key and session, and scoped keys. */
-const CREDENTIALS = ['lk_acme_legacy', 'sess_ann', 'lk_acme_manage', 'lk_acme_ingest', 'lk_acme_wild'];
+const CREDENTIALS = ['lk_acme_legacy', 'sess_ann', 'lk_acme_manage', 'lk_acme_ingest', 'lk_acme_wild', 'lk_acme_receipts'];
 
 /** Routes that the OpenAPI document leaves out on purpose (operator endpoints and the document itself). */
 const UNDOCUMENTED: Route[] = [
@@ -243,7 +245,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
   let receiver: HttpsReceiver;
   let routes: Route[];
   // Real ids, the first one of the credentials' own organization (deep runs use it most: another org's ids answer 403 early).
-  const real: Record<string, string[]> = { orgId: ['org_acme', 'org_globex'], agentId: ['agt_support', 'agt_sales', 'agt_globex'], drainId: [] };
+  const real: Record<string, string[]> = { orgId: ['org_acme', 'org_globex'], agentId: ['agt_support', 'agt_sales', 'agt_globex'], drainId: [], deliveryId: ['dlv_missing'] };
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -252,7 +254,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       VENDOR_A_INTAKE_URL: `https://localhost:${receiver.port}/vendor-a/{site}`, VENDOR_B_HOSTS: 'localhost',
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000',
     });
-    store = await openStore({ dataDir: 'memory://' });
+    store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 1000 });
     app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
