@@ -16,7 +16,7 @@ import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
-import { selectCarrier } from '../vendors/carrier/select.js';
+import { createVendors } from '../vendors/index.js';
 
 export interface ApiOptions {
   config: Config;
@@ -96,7 +96,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   );
 
   // The route families (src/modules/index.ts).
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, carrier: selectCarrier(opts.config) };
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors: createVendors(opts.config) };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

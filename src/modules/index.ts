@@ -11,12 +11,14 @@ import { drainsFamily } from './drains/index.js';
 import { logsFamily } from './logs/index.js';
 import { ingestFamily } from './ingest/records.js';
 import { telephonyFamily } from './telephony/index.js';
+import { channelsFamily } from './channels/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
   logsFamily,
   ingestFamily,
   telephonyFamily,
+  channelsFamily,
 ];
 
 /** Every family's migrations, for openStore. */

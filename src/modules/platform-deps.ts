@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { RecordSink } from './ingest/records.js';
-import type { Carrier } from '../vendors/carrier/port.js';
+import type { Vendors } from '../vendors/index.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -16,6 +16,6 @@ export interface PlatformDeps {
   limiter: RateLimiter;
   /** Where accepted records go: the embedded queue or the Kafka topic. */
   sink: RecordSink;
-  /** The carrier port (src/vendors/carrier/), its adapter chosen from configuration. */
-  carrier: Carrier;
+  /** The vendors' ports (src/vendors/), their adapters chosen from configuration. */
+  vendors: Vendors;
 }
