@@ -19,6 +19,7 @@ import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
+import { operatorSchemas } from './operator-schemas.js';
 
 export interface ApiOptions {
   config: Config;
@@ -73,8 +74,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const open = { config: { access: { resource: 'public' as const } } };
   app.get('/docs/openapi.json', { schema: { hide: true }, ...open }, async () => app.swagger());
 
-  app.get('/healthz', open, async () => ({ status: 'ok' }));
-  app.get('/readyz', open, async (_req, reply) => {
+  app.get('/healthz', { ...open, schema: operatorSchemas.healthz }, async () => ({ status: 'ok' as const }));
+  app.get('/readyz', { ...open, schema: operatorSchemas.readyz }, async (_req, reply) => {
     const checks = {
       store: await opts.store.ping(),
       consumer: opts.ready ? opts.ready() : true,
@@ -84,7 +85,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const ready = checks.store && checks.consumer && checks.accounting && !shuttingDown;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
-  app.get('/metrics', open, async (_req, reply) =>
+  app.get('/metrics', { ...open, schema: operatorSchemas.metrics }, async (_req, reply) =>
     reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.scrape()),
   );
 
