@@ -2,7 +2,7 @@
  * The REST layer: fastify with the route families, the error shapes of spec
  * 01 part 7, and the operator endpoints (/healthz, /readyz, /metrics).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
@@ -35,6 +35,8 @@ export interface ApiOptions {
    * its requests over once ready, instead of listening itself.
    */
   server?: Server;
+  /** Told of every route as it is registered, before the kernel adds to it (the OpenAPI test lists them so). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
@@ -48,6 +50,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // A server bound before the store was opened (commands/run.ts) was made with httpLimits too.
     ...(bound ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => takeOver(bound, handler) } : {}),
   });
+  const listener = opts.onRoute;
+  if (listener) app.addHook('onRoute', (route) => listener(route));
   let shuttingDown = false;
   app.addHook('onClose', async () => {
     shuttingDown = true;
