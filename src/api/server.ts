@@ -18,7 +18,7 @@ import type { RecordSink } from '../modules/ingest/records.js';
 import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
-import { installSchemas } from './kernel/schema.js';
+import { documentedSchema, installSchemas } from './kernel/schema.js';
 import { operatorSchemas } from './operator-schemas.js';
 
 export interface ApiOptions {
@@ -71,6 +71,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    transform: ({ schema, url }) => ({ schema: documentedSchema(schema), url }),
   });
   // Every route below declares its access; the kernel enforces it (kernel/access.ts).
   const limiter = createRateLimiter(opts.store);

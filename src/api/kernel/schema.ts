@@ -180,3 +180,17 @@ function describe(e: ErrorObject): string {
 
 /** A route schema's type in the families (fastify's, re-exported so families need not know it). */
 export type RouteSchema = FastifySchema;
+
+/**
+ * A route schema as the OpenAPI 3.0 document shows it: a choice stated as `if`/`then`/`else` (for the
+ * serializer, which then tells the branches apart by the `if` alone instead of validating the value
+ * against each) shown as the `oneOf` of its branches, which 3.0 knows. A copy; the route keeps its own.
+ */
+export function documentedSchema<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(documentedSchema) as T;
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const { if: condition, then, else: otherwise, ...rest } = schema as Record<string, unknown>;
+  const copy = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, documentedSchema(v)]));
+  if (condition !== undefined && then !== undefined && otherwise !== undefined) copy.oneOf = [documentedSchema(then), documentedSchema(otherwise)];
+  return copy as T;
+}

@@ -130,6 +130,9 @@ describe('OpenAPI document', () => {
     const created = answer(operation('POST', '/admin/orgs/:orgId/log-drains'), '201')!;
     expect(created.additionalProperties).toBe(false);
     expect(created.properties).toHaveProperty('secret');
+    // rotate-secret answers the new secret, or (finalize=true) the drain without it.
+    const rotated = answer(operation('POST', `${drain}/rotate-secret`), '200') as { oneOf?: Schema[] };
+    expect(rotated.oneOf?.map((s) => [s.additionalProperties, 'secret' in (s.properties ?? {})])).toEqual([[false, true], [false, false]]);
   });
 
   it('documents the public routes without security and the others with the bearer token', () => {
