@@ -6,15 +6,8 @@
  * Every refusal is a 400 naming the parameter.
  */
 import { badRequest, decodeCursor } from '../../api/kernel/pagination.js';
-import type { DownloadQuery, ListQuery } from './schemas.js';
+import { MAX_LIMIT, MAX_PAGE_OFFSET, type DownloadQuery, type ListQuery } from './schemas.js';
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
-/**
- * Page numbers reach at most this many entries deep: an offset scan costs
- * what it skips, so deeper reads go through `cursor`, which costs nothing extra.
- */
-export const MAX_PAGE_OFFSET = 100_000;
 
 const RELATIVE_RE = /^(\d{1,7})([smhdw])$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

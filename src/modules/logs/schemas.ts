@@ -9,7 +9,15 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ENVIRONMENTS, SEVERITIES } from '../../model/drain.js';
 import { RULE } from '../../api/kernel/schema.js';
 import { CursorParam, errorResponses, LimitParam, Nullable } from '../../api/kernel/schema-types.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './log-query.js';
+
+/** How many entries a log read returns by default, and at most. */
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+/**
+ * Page numbers reach at most this many entries deep: an offset scan costs
+ * what it skips, so deeper reads go through `cursor`, which costs nothing extra.
+ */
+export const MAX_PAGE_OFFSET = 100_000;
 
 /** ISO 8601 (a date, or a date-time with a zone) or relative to now: the forms, not yet the calendar. */
 const INSTANT = '^(\\d{1,7}[smhdw]|\\d{4}-\\d{2}-\\d{2}|\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:?\\d{2}))$';
