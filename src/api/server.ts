@@ -2,7 +2,7 @@
  * The REST layer: fastify with the route families, the error shapes of spec
  * 01 part 7, and the operator endpoints (/healthz, /readyz, /metrics).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
@@ -15,7 +15,8 @@ import type { RecordSink } from '../modules/ingest/records.js';
 import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
-import { installSchemas } from './kernel/schema.js';
+import { documentedSchema, installSchemas } from './kernel/schema.js';
+import { operatorSchemas } from './operator-schemas.js';
 import { createVendors } from '../vendors/index.js';
 
 export interface ApiOptions {
@@ -35,6 +36,8 @@ export interface ApiOptions {
    * its requests over once ready, instead of listening itself.
    */
   server?: Server;
+  /** Told of every route as it is registered, before the kernel adds to it (the OpenAPI test lists them so). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export interface WorkerReadiness {
@@ -53,6 +56,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // A server bound before the store was opened (commands/run.ts) was made with httpLimits too.
     ...(bound ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => takeOver(bound, handler) } : {}),
   });
+  const listener = opts.onRoute;
+  if (listener) app.addHook('onRoute', (route) => listener(route));
   let shuttingDown = false;
   app.addHook('onClose', async () => {
     shuttingDown = true;
@@ -72,6 +77,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    transform: ({ schema, url }) => ({ schema: documentedSchema(schema), url }),
   });
   // Every route below declares its access; the kernel enforces it (kernel/access.ts).
   const limiter = createRateLimiter(opts.store);
@@ -79,8 +85,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const open = { config: { access: { resource: 'public' as const } } };
   app.get('/docs/openapi.json', { schema: { hide: true }, ...open }, async () => app.swagger());
 
-  app.get('/healthz', open, async () => ({ status: 'ok' }));
-  app.get('/readyz', open, async (_req, reply) => {
+  app.get('/healthz', { ...open, schema: operatorSchemas.healthz }, async () => ({ status: 'ok' as const }));
+  app.get('/readyz', { ...open, schema: operatorSchemas.readyz }, async (_req, reply) => {
     const worker = opts.worker;
     const checks = {
       store: await opts.store.ping(),
@@ -91,7 +97,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     const ready = checks.store && checks.consumer && checks.accounting !== false && !shuttingDown;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
-  app.get('/metrics', open, async (_req, reply) =>
+  app.get('/metrics', { ...open, schema: operatorSchemas.metrics }, async (_req, reply) =>
     reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.scrape()),
   );
 

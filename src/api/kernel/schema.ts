@@ -36,14 +36,29 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's own answer to a schema failure; the kernel's VALIDATION_FAILED when not given. */
     validationError?: ValidationErrorMapper;
+    /**
+     * Why this route's body is not checked by a schema: it takes none, or its own parser checks it
+     * (a body schema, when given, then only documents it). A non-public POST, PUT or PATCH without a
+     * body schema and without this reason cannot be registered.
+     */
+    bodyUnchecked?: string;
   }
 }
 
 /**
  * A schema annotation: the rule in the words the API answers with, used instead of Ajv's for any
  * keyword failing on that schema node (`Type.String({ maxLength: 64, 'x-rule': 'name must be ...' })`).
+ * Either one text for every keyword, or texts per keyword (`{ maxItems: '...', '*': '...' }`), where
+ * `null` names a null given where the node takes none and `*` any keyword not named. `{path}` in a
+ * text is the failing value's path (`headers.0.name`, or the part: `body`).
  */
 export const RULE = 'x-rule';
+
+/** The texts an `x-rule` annotation may hold. */
+export type RuleText = string | Partial<Record<string, string>>;
+
+/** Methods whose request carries a body, which a route then describes with a schema. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 // ajv-formats is CommonJS: its default export arrives as the module object under Node's ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -51,7 +66,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 function compiler(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, verbose: true, strict: false, ...options });
   addFormats(ajv);
-  ajv.addKeyword({ keyword: RULE, schemaType: 'string' });
+  ajv.addKeyword({ keyword: RULE, schemaType: ['string', 'object'] });
   return ajv;
 }
 
@@ -65,7 +80,28 @@ export function installSchemas(app: FastifyInstance): void {
   const text = compiler({ coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object));
   app.setSchemaErrorFormatter((errors, dataVar) => new SchemaValidationError(issuesOf(errors as ErrorObject[], dataVar as RequestPart)));
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+    const waived = route.config?.bodyUnchecked;
+    if (waived !== undefined) {
+      if (waived.trim() === '') throw new Error(`${methods.join(',')} ${route.url}: bodyUnchecked must say why`);
+      // A body schema beside the reason documents the body; the route's own parser checks it.
+      if (route.schema?.body !== undefined) {
+        route.validatorCompiler = ({ schema, httpPart }) => (httpPart === 'body' ? () => true : text.compile(schema as object));
+      }
+      return;
+    }
+    if (route.config?.access?.resource === 'public' || !methods.some((m) => BODY_METHODS.has(m))) return;
+    if (route.schema?.body === undefined) {
+      throw new Error(
+        `${methods.join(',')} ${route.url} takes a body but declares no body schema: give it one, or say why not in config.bodyUnchecked (src/api/kernel/schema.ts)`,
+      );
+    }
+  });
 }
+
+/** The `bodyUnchecked` reason of a route that takes no body (an action on the resource in its path). */
+export const NO_BODY = 'takes no body; one sent is ignored';
 
 /** What fastify's validation step throws; the error handler turns it into the route's AppError. */
 export class SchemaValidationError extends Error {
@@ -94,8 +130,7 @@ export function issuesOf(errors: readonly ErrorObject[], part: RequestPart): Sch
   for (const e of errors) {
     if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
     const path = pathOf(e);
-    const rule = (e.parentSchema as Record<string, unknown> | undefined)?.[RULE];
-    const message = typeof rule === 'string' ? rule : `${path || part} ${describe(e)}`;
+    const message = repeated(e, part) ? `${path || part} may be given once` : ruleOf(e, path || part) ?? `${path || part} ${describe(e)}`;
     const key = `${path}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -118,6 +153,18 @@ function pathOf(e: ErrorObject): string {
   return segments.join('.');
 }
 
+/** The schema node's own words for this failure (its `x-rule`), if it has them. */
+function ruleOf(e: ErrorObject, path: string): string | undefined {
+  const rule = (e.parentSchema as Record<string, unknown> | undefined)?.[RULE] as RuleText | undefined;
+  if (rule === undefined) return undefined;
+  const text = typeof rule === 'string' ? rule : (e.keyword === 'type' && e.data === null ? rule.null : undefined) ?? rule[e.keyword] ?? rule['*'];
+  return text?.replaceAll('{path}', path);
+}
+
+/** A query parameter repeated (?limit=1&limit=2): an array where the schema takes one value. */
+const repeated = (e: ErrorObject, part: RequestPart): boolean =>
+  e.keyword === 'type' && part !== 'body' && Array.isArray(e.data) && (e.params as { type?: unknown }).type !== 'array';
+
 function describe(e: ErrorObject): string {
   const params = e.params as Record<string, unknown>;
   switch (e.keyword) {
@@ -138,10 +185,15 @@ function describe(e: ErrorObject): string {
 export type RouteSchema = FastifySchema;
 
 /**
- * For a family whose schemas only document its routes while its handlers still check and serialise
- * by hand: validation and serialization off in that family's context alone.
+ * A route schema as the OpenAPI 3.0 document shows it: a choice stated as `if`/`then`/`else` (for the
+ * serializer, which then tells the branches apart by the `if` alone instead of validating the value
+ * against each) shown as the `oneOf` of its branches, which 3.0 knows. A copy; the route keeps its own.
  */
-export function documentOnlySchemas(scope: FastifyInstance): void {
-  scope.setValidatorCompiler(() => () => true);
-  scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
+export function documentedSchema<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(documentedSchema) as T;
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const { if: condition, then, else: otherwise, ...rest } = schema as Record<string, unknown>;
+  const copy = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, documentedSchema(v)]));
+  if (condition !== undefined && then !== undefined && otherwise !== undefined) copy.oneOf = [documentedSchema(then), documentedSchema(otherwise)];
+  return copy as T;
 }

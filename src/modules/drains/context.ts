@@ -15,6 +15,7 @@ import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import { grantedOf, RESOURCE_ID, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Actor } from '../../audit/drain-audit.js';
+import type { DrainParams } from './schemas.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
 
@@ -30,12 +31,7 @@ export interface DrainDeps {
   logger: Logger;
 }
 
-export interface OrgParams {
-  orgId: string;
-}
-export interface DrainParams extends OrgParams {
-  drainId: string;
-}
+export type { OrgParams, DrainParams } from './schemas.js';
 
 export const actorOf = (p: Principal): Actor => ({ type: 'user', id: p.userId });
 

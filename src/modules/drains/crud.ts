@@ -1,12 +1,13 @@
 /** List, create, read, update (PATCH) and delete (spec 01 part 4.1). */
 import type { FastifyInstance } from 'fastify';
 import { DrainErrors, drainNotFound } from './errors.js';
-import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
+import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { drainReadForm } from './read-form.js';
 import { auditDrain } from '../../audit/drain-audit.js';
-import { parseDrainBody } from './validate.js';
-import { schemas } from './schemas.js';
+import { checkDrainBody } from './validate.js';
+import { schemas, type DrainCreateBody, type DrainParams, type DrainPatchBody, type OrgParams } from './schemas.js';
+import { drainBodyError } from './validation-error.js';
 
 const nameTaken = (name: string) =>
   DrainErrors.DRAIN_NAME_TAKEN(`A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });
@@ -25,9 +26,9 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     };
   });
 
-  app.post<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.create, config: { access } }, async (req, reply) => {
+  app.post<{ Params: OrgParams; Body: DrainCreateBody }>(DRAINS_BASE, { schema: schemas.create, config: { access, validationError: drainBodyError } }, async (req, reply) => {
     const principal = principalOf(req);
-    const input = parseDrainBody(req.body, 'create');
+    const input = checkDrainBody(req.body);
     const { drain, secret } = await buildNewDrain(deps, req.params.orgId, principal, input);
     // The drain and its audit entry commit together.
     await store.unitOfWork(async (tx) => {
@@ -48,10 +49,10 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
     return drainReadForm(store, await loadDrain(store, req.params), deps.config.quota);
   });
 
-  app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access } }, async (req, reply) => {
+  app.patch<{ Params: DrainParams; Body: DrainPatchBody }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access, validationError: drainBodyError } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
-    const input = parseDrainBody(req.body, 'patch');
+    const input = checkDrainBody(req.body);
     const { patch, changed } = await buildDrainPatch(deps, drain, input);
     if (changed.length === 0) return drainReadForm(store, drain, deps.config.quota);
     const updated = await store.unitOfWork(async (tx) => {

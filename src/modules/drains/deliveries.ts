@@ -1,22 +1,16 @@
 /** GET .../:drainId/deliveries: attempts of the last seven days, newest first (spec 01 part 4.2). */
 import type { FastifyInstance } from 'fastify';
-import { DELIVERY_KINDS, type DeliveryKind, type DeliveryRecord } from '../../model/delivery.js';
-import { drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
-import { decodeCursor, encodeCursor, parseLimit, single } from '../../api/kernel/pagination.js';
-import { schemas } from './schemas.js';
-import { KernelErrors } from '../../api/kernel/error-registry.js';
+import type { DeliveryKind, DeliveryRecord } from '../../model/delivery.js';
+import { drainAccess, DRAINS_BASE, loadDrain, type DrainDeps } from './context.js';
+import { decodeCursor, encodeCursor } from '../../api/kernel/pagination.js';
+import { schemas, type DeliveriesQuery, type DeliveryRead, type DrainParams } from './schemas.js';
 
 export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): void {
   const access = drainAccess(deps);
-  app.get<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/deliveries`, { schema: schemas.deliveries, config: { access } }, async (req, reply) => {
+  app.get<{ Params: DrainParams; Querystring: DeliveriesQuery }>(`${DRAINS_BASE}/:drainId/deliveries`, { schema: schemas.deliveries, config: { access } }, async (req) => {
     const drain = await loadDrain(deps.store, req.params);
-    const kind = single(req.query, 'kind');
-    if (kind !== undefined && !DELIVERY_KINDS.includes(kind as DeliveryKind)) {
-      const message = `kind must be one of ${DELIVERY_KINDS.join(', ')}`;
-      throw KernelErrors.VALIDATION_FAILED(message, { field: 'kind', message: [message] });
-    }
-    const limit = parseLimit(single(req.query, 'limit'), 20, 100);
-    const cursor = single(req.query, 'cursor');
+    const { kind, cursor } = req.query;
+    const limit = Number(req.query.limit);
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const rows = await deps.store.deliveries.page(drain.id, {
       kind: kind as DeliveryKind | undefined,
@@ -29,7 +23,7 @@ export function registerDeliveryRoutes(app: FastifyInstance, deps: DrainDeps): v
   });
 }
 
-export function deliveryReadForm(d: DeliveryRecord): Record<string, unknown> {
+export function deliveryReadForm(d: DeliveryRecord): DeliveryRead {
   return {
     id: d.id,
     orgId: d.orgId,

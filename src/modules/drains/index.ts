@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DrainDeps } from './context.js';
 import { defineFamily } from '../../api/kernel/family.js';
-import { documentOnlySchemas } from '../../api/kernel/schema.js';
 import { registerCrudRoutes } from './crud.js';
 import { registerOperationRoutes } from './operations.js';
 import { registerDeliveryRoutes } from './deliveries.js';
@@ -11,7 +10,6 @@ import { registerAuditRoutes } from './audit-route.js';
 export const drainsFamily = defineFamily<DrainDeps>({
   name: 'drains',
   register(app: FastifyInstance, deps: DrainDeps) {
-    documentOnlySchemas(app);
     registerCrudRoutes(app, deps);
     registerOperationRoutes(app, deps);
     registerDeliveryRoutes(app, deps);

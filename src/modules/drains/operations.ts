@@ -10,8 +10,10 @@ import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { enqueueTest, enqueueVerification } from './verify.js';
-import { schemas } from './schemas.js';
+import { schemas, type PauseBody, type RotateQuery } from './schemas.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
+import { pauseBodyError } from './validation-error.js';
+import { NO_BODY } from '../../api/kernel/schema.js';
 
 export const VERIFY_ATTEMPTS_PER_HOUR = 5;
 export const ROTATION_WINDOW_MS = 24 * 3_600_000;
@@ -21,7 +23,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
   const { store } = deps;
   const access = drainAccess(deps);
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/verify`, { schema: schemas.verify, config: { access } }, async (req, reply) => {
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/verify`, { schema: schemas.verify, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const now = new Date();
@@ -36,7 +38,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return reply.status(202).send({ verificationId: started.verificationId, expiresAt: started.expiresAt.toISOString() });
   });
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test, config: { access } }, async (req, reply) => {
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     // Spec 01 part 1: delivery begins only once the destination's ownership is verified; a test
@@ -56,20 +58,13 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return reply.status(202).send({ batchId, enqueuedAt });
   });
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/pause`, { schema: schemas.pause, config: { access } }, async (req, reply) => {
+  app.post<{ Params: DrainParams; Body: PauseBody | undefined }>(`${DRAINS_BASE}/:drainId/pause`, { schema: schemas.pause, config: { access, validationError: pauseBodyError } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
-    const body = req.body;
-    let reason: string | undefined;
-    if (body !== undefined && body !== null) {
-      if (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).some((k) => k !== 'reason')) {
-        throw drainValidation('body', ['body is optional: {reason: string}']);
-      }
-      const r = (body as { reason?: unknown }).reason;
-      if (r !== undefined && (typeof r !== 'string' || r.length > 256 || holdsUnstorableText(r))) {
-        throw drainValidation('reason', ['reason is a string of at most 256 characters, without NUL or unpaired surrogates']);
-      }
-      reason = r as string | undefined;
+    const reason = req.body?.reason;
+    // What the schema cannot say: text Postgres can hold.
+    if (reason !== undefined && holdsUnstorableText(reason)) {
+      throw drainValidation('reason', ['reason is a string of at most 256 characters, without NUL or unpaired surrogates']);
     }
     const updated = await store.unitOfWork(async (tx) => {
       const move = nextState(drain, 'paused_manually')!;
@@ -81,7 +76,7 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return drainReadForm(store, updated, deps.config.quota);
   });
 
-  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume, config: { access } }, async (req, reply) => {
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     // Never straight to healthy: it must prove itself again. A drain whose endpoint was never
@@ -97,13 +92,10 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     return drainReadForm(store, updated, deps.config.quota);
   });
 
-  app.post<{ Params: DrainParams; Querystring: Record<string, unknown> }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate, config: { access } }, async (req, reply) => {
+  app.post<{ Params: DrainParams; Querystring: RotateQuery }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const raw = req.query.finalize;
-    if (raw !== undefined && raw !== 'true' && raw !== 'false') {
-      throw KernelErrors.VALIDATION_FAILED('finalize must be true or false', { field: 'finalize', message: ['finalize must be true or false'] });
-    }
     if (drain.type !== 'http' || !drain.secret) {
       throw DrainErrors.DRAIN_NOT_SIGNED(`${drain.type} drains are not signed; they authenticate with configured headers.`);
     }

@@ -4,6 +4,7 @@ import type { Store } from '../../store/store.js';
 import { HOUR_MS } from '../../store/health-repo.js';
 import { dayOf } from '../../store/backlog-repo.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
+import type { DrainRead } from './schemas.js';
 
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -11,7 +12,7 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 /** `last4` of a header value: its last four characters, or '' when shorter than 8. */
 export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
 
-export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<Record<string, unknown>> {
+export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<DrainRead> {
   const [facts, backlog, used] = await Promise.all([
     store.health.facts(d.id, nowMs),
     store.backlog.sizeOf(d.id),
@@ -19,7 +20,7 @@ export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs 
   ]);
   const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
   const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
-  const health: Record<string, unknown> = {
+  const health: DrainRead['health'] = {
     lastSuccessAt: iso(facts.lastSuccessAt),
     lastFailureAt: iso(facts.lastFailureAt),
     lastStatusCode: facts.lastStatusCode,
@@ -33,7 +34,7 @@ export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs 
     pauseReason: d.pauseReason,
     hourly: facts.hourly,
   };
-  const read: Record<string, unknown> = {
+  const read: DrainRead = {
     id: d.id,
     orgId: d.orgId,
     name: d.name,

@@ -15,7 +15,8 @@ import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../model/recor
 import type { Store } from '../../store/store.js';
 import { grantedOf } from '../../api/kernel/access.js';
 import { defineFamily } from '../../api/kernel/family.js';
-import { documentOnlySchemas } from '../../api/kernel/schema.js';
+import { errorResponses } from '../../api/kernel/schema-types.js';
+import { Type, type Static } from '@sinclair/typebox';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
@@ -33,24 +34,36 @@ export interface RecordSink {
   write(records: readonly { orgId: string; payload: string }[]): Promise<void>;
 }
 
-const error = { type: 'object', description: 'Error (spec 01 part 7.1)', properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, code: { type: 'string' }, message: {} } } as const;
+/** Where each record's rules live: the agent record's schema, checked record by record. */
+const RECORD_SCHEMA = 'schemas/agent-record.schema.json';
 
-/** For the OpenAPI document: the body is split and checked record by record here, not by the schema. */
+const IngestBody = Type.Array(
+  Type.Object({}, { additionalProperties: true, description: `An agent record (${RECORD_SCHEMA}) of the key's organization` }),
+  {
+    maxItems: MAX_INGEST_RECORDS,
+    description: `A JSON array of records, or NDJSON (application/x-ndjson): one record a line. At most ${MAX_INGEST_RECORDS} records and ${MAX_INGEST_BODY_BYTES} bytes.`,
+  },
+);
+
+const IngestAnswer = Type.Object(
+  {
+    accepted: Type.Integer(),
+    rejected: Type.Array(
+      Type.Object({ index: Type.Integer({ description: "the record's place in the body, from 0" }), errors: Type.Array(Type.String()) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type IngestAnswer = Static<typeof IngestAnswer>;
+
 const INGEST_SCHEMA = {
   tags: ['ingest'],
   summary: 'Accept agent execution records (the embedded queue, or the Kafka topic when configured)',
-  description: `Body: NDJSON (application/x-ndjson, one record a line) or a JSON array, at most ${MAX_INGEST_RECORDS} records and ${MAX_INGEST_BODY_BYTES} bytes. Each record follows schemas/agent-record.schema.json and belongs to the key's organization; the others are listed in rejected with their index.`,
-  response: {
-    202: {
-      type: 'object',
-      properties: {
-        accepted: { type: 'integer' },
-        rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, errors: { type: 'array', items: { type: 'string' } } } } },
-      },
-    },
-    400: error, 401: error, 403: error, 413: error, 415: error,
-  },
-} as const;
+  description: `Each record follows ${RECORD_SCHEMA} and belongs to the key's organization; the others are listed in rejected with their index, and the rest accepted.`,
+  consumes: ['application/x-ndjson', 'application/json'],
+  body: IngestBody,
+  response: { 202: IngestAnswer, ...errorResponses(400, 401, 403, 413, 415) },
+};
 
 /** What the content-type parsers hand the route: the records, split but not yet validated. */
 class SplitBody {
@@ -60,7 +73,6 @@ class SplitBody {
 export const ingestFamily = defineFamily<{ store: Store; sink: RecordSink }>({ name: 'ingest', register: registerRecordRoutes });
 
 function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
-  documentOnlySchemas(scope);
   // The family's own context (registerFamily): its parsers, which split rather than parse, serve this route only.
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -82,7 +94,13 @@ function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink
     bodyLimit: MAX_INGEST_BODY_BYTES,
     // The kernel checks the credential when the request arrives, before fastify reads the body:
     // a request without the scope is refused unread.
-    config: { access: { resource: 'key-org', scope: { required: INGEST_SCOPE } }, mediaTypes: ['application/x-ndjson', 'application/json'] },
+    config: {
+      access: { resource: 'key-org', scope: { required: INGEST_SCOPE } },
+      mediaTypes: ['application/x-ndjson', 'application/json'],
+      // A body is accepted in part: each record is checked on its own and a refusal names its index,
+      // where a schema would refuse the body whole (and have it parsed whole first).
+      bodyUnchecked: `split by its own parser and checked record by record against ${RECORD_SCHEMA}`,
+    },
     schema: INGEST_SCHEMA,
   }, async (req, reply) => {
     const { principal } = grantedOf(req);
@@ -91,7 +109,7 @@ function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink
       throw KernelErrors.VALIDATION_FAILED('body must be NDJSON (application/x-ndjson) or a JSON array of records');
     }
     const accepted: { orgId: string; agentId: string; payload: string; index: number }[] = [];
-    const rejected: { index: number; errors: string[] }[] = [];
+    const rejected: IngestAnswer['rejected'] = [];
     split.forEach((item, index) => {
       if (item.kind === 'invalid') return void rejected.push({ index, errors: ['not valid JSON'] });
       if (item.kind === 'too_deep') return void rejected.push({ index, errors: [`${item.field} nests deeper than ${MAX_FIELD_DEPTH} levels`] });

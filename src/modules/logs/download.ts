@@ -8,9 +8,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { LogQuery, LogsRepo } from '../../store/logs-repo.js';
-import { decodeCursor, single } from '../../api/kernel/pagination.js';
+import { decodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseSelection } from './log-query.js';
+import type { DownloadQuery } from './schemas.js';
 
 /** Rows fetched per query: large enough to amortise a round trip, small enough to stream. */
 export const DOWNLOAD_PAGE = 1000;
@@ -29,9 +30,9 @@ async function* ndjsonPages(logs: LogsRepo, query: LogQuery, start: { at: Date; 
   }
 }
 
-export function answerDownload(logs: LogsRepo, query: Record<string, unknown>, reply: FastifyReply, scope: LogQuery): FastifyReply {
+export function answerDownload(logs: LogsRepo, query: DownloadQuery, reply: FastifyReply, scope: LogQuery): FastifyReply {
   const selection = parseSelection(query);
-  const cursor = single(query, 'cursor');
+  const { cursor } = query;
   const start = cursor === undefined ? undefined : decodeCursor(cursor);
   const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
   return reply

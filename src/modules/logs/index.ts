@@ -9,24 +9,21 @@ import { answerLogList } from './list.js';
 import { answerDownload } from './download.js';
 import { schemas } from './schemas.js';
 import { defineFamily } from '../../api/kernel/family.js';
-import { documentOnlySchemas } from '../../api/kernel/schema.js';
-
-type Query = { Querystring: Record<string, unknown> };
+import type { DownloadQuery, ListQuery } from './schemas.js';
 
 export const logsFamily = defineFamily<LogDeps>({ name: 'logs', register: registerLogRoutes });
 
 function registerLogRoutes(app: FastifyInstance, deps: LogDeps): void {
-  documentOnlySchemas(app);
   const agent = agentLogsAccess(deps);
   const org = orgLogsAccess(deps);
 
-  app.get<{ Params: { agentId: string } } & Query>('/developer/agents/:agentId/logs', { schema: schemas.agentLogs, config: { access: agent } }, async (req, reply) =>
+  app.get<{ Params: { agentId: string }; Querystring: ListQuery }>('/developer/agents/:agentId/logs', { schema: schemas.agentLogs, config: { access: agent } }, async (req, reply) =>
     answerLogList(deps, req, reply, await logQueryOf(deps, req)),
   );
-  app.get<{ Params: { orgId: string } } & Query>('/admin/orgs/:orgId/logs', { schema: schemas.orgLogs, config: { access: org } }, async (req, reply) =>
+  app.get<{ Params: { orgId: string }; Querystring: ListQuery }>('/admin/orgs/:orgId/logs', { schema: schemas.orgLogs, config: { access: org } }, async (req, reply) =>
     answerLogList(deps, req, reply, await logQueryOf(deps, req)),
   );
-  app.get<{ Params: { orgId: string } } & Query>('/admin/orgs/:orgId/logs/download', { schema: schemas.orgDownload, config: { access: org } }, async (req, reply) =>
+  app.get<{ Params: { orgId: string }; Querystring: DownloadQuery }>('/admin/orgs/:orgId/logs/download', { schema: schemas.orgDownload, config: { access: org } }, async (req, reply) =>
     answerDownload(deps.store.logs, req.query, reply, await logQueryOf(deps, req)),
   );
 }

@@ -7,38 +7,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LogQuery, LogsRepo } from '../../store/logs-repo.js';
 import { encodeCursor } from '../../api/kernel/pagination.js';
-import { logEntry, type LogEntry } from './log-entry.js';
+import { logEntry } from './log-entry.js';
 import { parseListQuery } from './log-query.js';
+import type { ListQuery, LogList } from './schemas.js';
 import { markDeprecated } from './context.js';
 import type { Config } from '../../config/config.js';
 
 export const TOTAL_COUNT_CAP = 10_000;
 
-export interface Pagination {
-  /** Null when reading by cursor. */
-  currentPage: number | null;
-  totalPages: number;
-  totalCount: number;
-  limit: number;
-  hasNextPage: boolean;
-  hasPrevPage: boolean;
-  nextPage: number | null;
-  prevPage: number | null;
-  totalCountExact: boolean;
-}
-
-export interface LogListResult {
-  logs: LogEntry[];
-  nextCursor: string | null;
-  pagination: Pagination;
-}
-
 export async function answerLogList(
   deps: { config: Config; store: { logs: LogsRepo } },
-  req: FastifyRequest<{ Querystring: Record<string, unknown> }>,
+  req: FastifyRequest<{ Querystring: ListQuery }>,
   reply: FastifyReply,
   scope: LogQuery,
-): Promise<LogListResult> {
+): Promise<LogList> {
   const q = parseListQuery(req.query);
   const query: LogQuery = { ...scope, source: q.source, environment: q.environment, since: q.since, until: q.until };
   const byCursor = q.after !== undefined;
@@ -74,12 +56,11 @@ export async function answerLogList(
 }
 
 /** The request's own URL with `page` replaced by `cursor`: where a deprecated page reader goes next. */
-function cursorForm(req: FastifyRequest<{ Querystring: Record<string, unknown> }>, cursor: string): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(req.query)) {
-    if (k === 'page' || k === 'cursor' || typeof v !== 'string') continue;
-    params.set(k, v);
-  }
+function cursorForm(req: FastifyRequest<{ Querystring: ListQuery }>, cursor: string): string {
+  // The parameters as sent (req.query holds the schema's defaults too).
+  const [path, search = ''] = req.url.split('?', 2) as [string, string?];
+  const params = new URLSearchParams(search);
+  params.delete('page');
   params.set('cursor', cursor);
-  return `${req.url.split('?')[0]}?${params.toString()}`;
+  return `${path}?${params.toString()}`;
 }

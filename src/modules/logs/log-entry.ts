@@ -6,27 +6,7 @@
  */
 import { SEVERITY_NUMBER, type Severity } from '../../model/drain.js';
 import type { LogRow } from '../../store/logs-repo.js';
-
-export interface LogEntry {
-  id: string;
-  /** RFC 3339 in UTC, millisecond precision. */
-  timestamp: string;
-  orgId: string;
-  agentId: string;
-  agentName: string;
-  agentVersion: string | null;
-  environment: string;
-  source: string;
-  /** `svc.<source>.<event>`, the name drains deliver. */
-  eventName: string;
-  severity: string;
-  severityNumber: number;
-  message: string | null;
-  executionId: string;
-  traceId: string | null;
-  spanId: string | null;
-  attributes: Record<string, unknown>;
-}
+import type { LogEntry } from './schemas.js';
 
 export function logEntry(r: LogRow): LogEntry {
   return {

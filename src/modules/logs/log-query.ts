@@ -1,19 +1,14 @@
 /**
- * The query parameters of the log read routes (spec 01 part 4.3), parsed
- * and validated in one place. Every refusal is a 400 naming the parameter.
+ * The query parameters of the log read routes (spec 01 part 4.3) once their
+ * schema (schemas.ts) has checked their forms: the rules a form cannot say
+ * (a date the calendar has, bounds in order and within what the store holds,
+ * a cursor this route wrote, a page not too deep), and what they select.
+ * Every refusal is a 400 naming the parameter.
  */
-import { badRequest, decodeCursor, parseLimit, single } from '../../api/kernel/pagination.js';
+import { badRequest, decodeCursor } from '../../api/kernel/pagination.js';
+import { MAX_LIMIT, MAX_PAGE_OFFSET, type DownloadQuery, type ListQuery } from './schemas.js';
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
-/**
- * Page numbers reach at most this many entries deep: an offset scan costs
- * what it skips, so deeper reads go through `cursor`, which costs nothing extra.
- */
-export const MAX_PAGE_OFFSET = 100_000;
 
-const SOURCE_RE = /^[a-z_-]{1,64}$/;
-const ENVIRONMENTS = new Set(['production', 'sandbox']);
 const RELATIVE_RE = /^(\d{1,7})([smhdw])$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
@@ -75,36 +70,23 @@ function parseInstantUnbounded(name: 'since' | 'until', raw: string, nowMs: numb
   throw badRequest(name, `${name} must be an ISO 8601 date or date-time with a zone, or relative such as 15m, 2h, 7d`);
 }
 
-export function parseSelection(query: Record<string, unknown>, nowMs = Date.now()): LogSelection {
-  const logSource = single(query, 'logSource');
-  if (logSource !== undefined && logSource !== 'all' && !SOURCE_RE.test(logSource)) {
-    throw badRequest('logSource', 'logSource must be a log source (lowercase letters, _ or -) or all');
-  }
-  const environment = single(query, 'environment');
-  if (environment !== undefined && !ENVIRONMENTS.has(environment)) {
-    throw badRequest('environment', 'environment must be production or sandbox');
-  }
-  const sinceRaw = single(query, 'since');
-  const untilRaw = single(query, 'until');
-  const since = sinceRaw === undefined ? undefined : parseInstant('since', sinceRaw, nowMs);
-  const until = untilRaw === undefined ? undefined : parseInstant('until', untilRaw, nowMs);
+export function parseSelection(query: DownloadQuery, nowMs = Date.now()): LogSelection {
+  const { logSource, environment } = query;
+  const since = query.since === undefined ? undefined : parseInstant('since', query.since, nowMs);
+  const until = query.until === undefined ? undefined : parseInstant('until', query.until, nowMs);
   if (since && until && since.getTime() > until.getTime()) throw badRequest('since', 'since must not be after until');
   return { source: logSource === 'all' ? undefined : logSource, environment, since, until };
 }
 
-export function parseListQuery(query: Record<string, unknown>, nowMs = Date.now()): LogListQuery {
+export function parseListQuery(query: ListQuery, nowMs = Date.now()): LogListQuery {
   const selection = parseSelection(query, nowMs);
-  const cursor = single(query, 'cursor');
-  const pageRaw = single(query, 'page');
+  const { cursor, page: pageRaw } = query;
   if (cursor !== undefined && pageRaw !== undefined) throw badRequest('cursor', 'cursor cannot be combined with page');
-  const limit = parseLimit(single(query, 'limit'), DEFAULT_LIMIT, MAX_LIMIT, true);
-  let page = 1;
-  if (pageRaw !== undefined) {
-    if (!/^\d{1,9}$/.test(pageRaw) || Number(pageRaw) < 1) throw badRequest('page', 'page must be an integer from 1');
-    page = Number(pageRaw);
-    if ((page - 1) * limit > MAX_PAGE_OFFSET) {
-      throw badRequest('page', `page reaches past ${MAX_PAGE_OFFSET} entries; continue with cursor (nextCursor)`);
-    }
+  // Above the most a page holds, a limit is taken as that most.
+  const limit = Math.min(Number(query.limit), MAX_LIMIT);
+  const page = pageRaw === undefined ? 1 : Number(pageRaw);
+  if ((page - 1) * limit > MAX_PAGE_OFFSET) {
+    throw badRequest('page', `page reaches past ${MAX_PAGE_OFFSET} entries; continue with cursor (nextCursor)`);
   }
   return {
     ...selection,

@@ -107,3 +107,61 @@ describe('schema kernel', () => {
     expect(res.body).not.toContain('s3cr3t');
   });
 });
+
+describe('body schemas', () => {
+  const attempt = async (register: (app: FastifyInstance) => void): Promise<void> => {
+    const app = Fastify();
+    installSchemas(app);
+    try {
+      register(app);
+      await app.ready();
+    } finally {
+      await app.close();
+    }
+  };
+  const guarded = { access: { resource: 'authenticated' as const } };
+
+  it('refuses to register a guarded route that takes a body without a body schema', async () => {
+    for (const method of ['post', 'put', 'patch'] as const) {
+      await expect(attempt((app) => app[method]('/things', { config: guarded }, async () => ({})))).rejects.toThrow(/declares no body schema/);
+    }
+  });
+
+  it('registers it with a body schema, or with the reason it has none; public routes and bodiless methods need neither', async () => {
+    await expect(attempt((app) => app.post('/things', { schema: { body: Body }, config: guarded }, async () => ({})))).resolves.toBeUndefined();
+    await expect(attempt((app) => app.post('/things', { config: { ...guarded, bodyUnchecked: 'takes no body' } }, async () => ({})))).resolves.toBeUndefined();
+    await expect(attempt((app) => app.post('/hook', { config: { access: { resource: 'public' } } }, async () => ({})))).resolves.toBeUndefined();
+    await expect(attempt((app) => app.get('/things', { config: guarded }, async () => ({})))).resolves.toBeUndefined();
+    await expect(attempt((app) => app.post('/things', { config: { ...guarded, bodyUnchecked: ' ' } }, async () => ({})))).rejects.toThrow(/must say why/);
+  });
+
+  it('leaves a body the route checks itself to its own parser: its schema only documents it', async () => {
+    const app = Fastify();
+    installErrorHandler(app);
+    installSchemas(app);
+    app.post('/split', { schema: { body: Type.Array(Type.Object({})) }, config: { ...guarded, bodyUnchecked: 'split record by record' } }, async (req) => ({ got: req.body }));
+    await app.ready();
+    const res = await app.inject({ method: 'POST', url: '/split', payload: { not: 'an array' } });
+    expect(res.statusCode).toBe(200);
+    await app.close();
+  });
+});
+
+describe('rule texts', () => {
+  it('picks a text per keyword, names a null given, and says a repeated query parameter may be given once', async () => {
+    const app = Fastify();
+    installErrorHandler(app);
+    installSchemas(app);
+    const Tags = Type.Array(Type.String(), { maxItems: 2, [RULE]: { null: '{path} must not be null', maxItems: '{path} holds at most 2 entries', '*': '{path} must be an array' } });
+    app.post('/tags', { schema: { body: Type.Object({ tags: Tags }) } }, async () => ({}));
+    app.get('/q', { schema: { querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^\\d+$', [RULE]: 'limit must be digits' })) }) } }, async () => ({}));
+    await app.ready();
+    const rules = async (payload: unknown) => (await app.inject({ method: 'POST', url: '/tags', payload: payload as object })).json().message;
+    expect(await rules({ tags: null })).toEqual(['tags must not be null']);
+    expect(await rules({ tags: ['a', 'b', 'c'] })).toEqual(['tags holds at most 2 entries']);
+    expect(await rules({ tags: 'a' })).toEqual(['tags must be an array']);
+    expect((await app.inject('/q?limit=x')).json()).toMatchObject({ field: 'limit', message: ['limit must be digits'] });
+    expect((await app.inject('/q?limit=1&limit=2')).json()).toMatchObject({ field: 'limit', message: ['limit may be given once'] });
+    await app.close();
+  });
+});

@@ -1,4 +1,5 @@
 /** The phone number routes (spec 02 part 4.2). */
+import { NO_BODY } from '../../../api/kernel/schema.js';
 import type { FastifyInstance } from 'fastify';
 import { SCOPES, actorOf, orgAccess, routeConfig, type TelephonyDeps } from '../context.js';
 import { fieldRule } from '../errors.js';
@@ -40,15 +41,15 @@ export function registerNumberRoutes(app: FastifyInstance, deps: TelephonyDeps):
     return { success: true };
   });
 
-  app.post<{ Params: NumberParams }>(`${item}/suspend`, { schema: schemas.suspend, config: routeConfig(orgAccess(SCOPES.write)) }, async (req, reply) => {
+  app.post<{ Params: NumberParams }>(`${item}/suspend`, { schema: schemas.suspend, config: { ...routeConfig(orgAccess(SCOPES.write)), bodyUnchecked: NO_BODY } }, async (req, reply) => {
     return reply.status(201).send(await numbers.suspend(actorOf(req), req.params.msisdn));
   });
 
-  app.post<{ Params: NumberParams }>(`${item}/reactivate`, { schema: schemas.reactivate, config: routeConfig(orgAccess(SCOPES.write)) }, async (req, reply) => {
+  app.post<{ Params: NumberParams }>(`${item}/reactivate`, { schema: schemas.reactivate, config: { ...routeConfig(orgAccess(SCOPES.write)), bodyUnchecked: NO_BODY } }, async (req, reply) => {
     return reply.status(201).send(await numbers.reactivate(actorOf(req), req.params.msisdn));
   });
 
-  app.post<{ Params: NumberParams }>(`${item}/configure-voice`, { schema: schemas.configureVoice, config: routeConfig(orgAccess(SCOPES.write)) }, async (req, reply) => {
+  app.post<{ Params: NumberParams }>(`${item}/configure-voice`, { schema: schemas.configureVoice, config: { ...routeConfig(orgAccess(SCOPES.write)), bodyUnchecked: NO_BODY } }, async (req, reply) => {
     await numbers.configureVoice(actorOf(req), req.params.msisdn);
     return reply.status(201).send({ success: true });
   });

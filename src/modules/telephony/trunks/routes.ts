@@ -1,4 +1,5 @@
 /** The SIP trunk routes (spec 02 part 4.1) under /developer/orgs/:orgId/sip-trunks. */
+import { NO_BODY } from '../../../api/kernel/schema.js';
 import type { FastifyInstance } from 'fastify';
 import { SCOPES, actorOf, orgAccess, routeConfig, type TelephonyDeps } from '../context.js';
 import { fieldRule } from '../errors.js';
@@ -56,12 +57,12 @@ export function registerTrunkRoutes(app: FastifyInstance, deps: TelephonyDeps): 
     return { success: true };
   });
 
-  app.post<{ Params: TrunkParams & { username: string } }>(`${item}/credentials/:username/rotate`, { schema: schemas.rotateUser, config: write }, async (req, reply) => {
+  app.post<{ Params: TrunkParams & { username: string } }>(`${item}/credentials/:username/rotate`, { schema: schemas.rotateUser, config: { ...write, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     return reply.status(201).send(await trunks.rotateUser(actorOf(req), req.params.trunkId, req.params.username));
   });
 
   // telephony:read on the organization here; telephony:write on the agent in the service (contract T2).
-  app.post<{ Params: TrunkParams & { agentId: string } }>(`${item}/agents/:agentId`, { schema: schemas.link, config: read }, async (req, reply) => {
+  app.post<{ Params: TrunkParams & { agentId: string } }>(`${item}/agents/:agentId`, { schema: schemas.link, config: { ...read, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     return reply.status(201).send(await trunks.linkAgent(actorOf(req), req.params.trunkId, req.params.agentId));
   });
 
