@@ -17,6 +17,7 @@ import { createDeliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from '../modules/ingest/records.js';
 import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
+import { createModelProvider } from '../vendors/model-provider/index.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
 
@@ -99,7 +100,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     await accountant.stop();
   });
   // The route families (src/modules/index.ts).
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, transport: opts.transport, deliverer };
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, transport: opts.transport, deliverer, modelProvider: createModelProvider(opts.config) };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -9,11 +9,13 @@ import type { PlatformDeps } from './platform-deps.js';
 import { drainsFamily } from './drains/index.js';
 import { logsFamily } from './logs/index.js';
 import { ingestFamily } from './ingest/records.js';
+import { personaFamily } from './persona/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
   logsFamily,
   ingestFamily,
+  personaFamily,
 ];
 
 /** Every family's migrations, for openStore. */

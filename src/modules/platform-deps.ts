@@ -9,6 +9,7 @@ import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { Transport } from '../deliver/transport.js';
 import type { Deliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from './ingest/records.js';
+import type { ModelProvider } from '../vendors/model-provider/port.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -19,4 +20,6 @@ export interface PlatformDeps {
   sink: RecordSink;
   transport: Transport;
   deliverer: Deliverer;
+  /** The model provider (MODEL_PROVIDER_*, else the in-process sandbox). */
+  modelProvider: ModelProvider;
 }

@@ -1,0 +1,36 @@
+/** The persona route family: an agent's persona versions, drafts, presets and enhance routes (spec 03 part 4.1). */
+import type { FastifyInstance } from 'fastify';
+import { defineFamily } from '../../api/kernel/family.js';
+import type { Config } from '../../config/config.js';
+import type { Store } from '../../store/store.js';
+import type { ModelProvider } from '../../vendors/model-provider/port.js';
+import { createGuardedFetcher } from '../../security/guarded-fetch.js';
+import { personaMigrations } from './migrations.js';
+import { BUILT_IN_PRESETS, seededPresets } from './presets.js';
+import { createPersonaRepo } from './repository.js';
+import { registerPersonaRoutes } from './routes.js';
+import { createPersonaService } from './service.js';
+
+export interface PersonaDeps {
+  config: Config;
+  store: Store;
+  modelProvider: ModelProvider;
+}
+
+/** A business website read for `enhance/website`: at most this much, this fast, this many redirects. */
+export const WEBSITE_FETCH = { maxBytes: 1_048_576, timeoutMs: 10_000, maxRedirects: 5 } as const;
+
+export const personaFamily = defineFamily<PersonaDeps>({
+  name: 'persona',
+  migrations: personaMigrations,
+  async register(app: FastifyInstance, deps: PersonaDeps) {
+    // The catalog: built-in presets first, then the seed file's (upserted by id, idempotent).
+    const repo = createPersonaRepo(deps.store.sql);
+    await repo.upsertPresets(BUILT_IN_PRESETS, 0);
+    await repo.upsertPresets(await seededPresets(deps.config.seedFile), BUILT_IN_PRESETS.length);
+    const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts, ...WEBSITE_FETCH });
+    app.addHook('onClose', () => fetcher.close());
+    const service = createPersonaService({ store: deps.store, provider: deps.modelProvider, fetcher });
+    registerPersonaRoutes(app, { service, deprecatedScopesSunset: deps.config.deprecatedScopesSunset });
+  },
+});
