@@ -57,7 +57,7 @@ export const PresetParams = Type.Object({ presetId: Type.String({ minLength: 1, 
 export type PresetParams = Static<typeof PresetParams>;
 
 export const VersionsQuery = Type.Object(
-  { status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('all')], { default: 'all', [RULE]: 'status must be one of draft, published, all' })) },
+  { status: Type.Optional(Type.Unsafe<'draft' | 'published' | 'all'>({ type: 'string', enum: ['draft', 'published', 'all'], default: 'all', [RULE]: 'status must be one of draft, published, all' })) },
   { additionalProperties: false },
 );
 export type VersionsQuery = Static<typeof VersionsQuery>;
