@@ -24,10 +24,22 @@ export const personaFamily = defineFamily<PersonaDeps>({
   name: 'persona',
   migrations: personaMigrations,
   async register(app: FastifyInstance, deps: PersonaDeps) {
-    // The catalog: built-in presets first, then the seed file's (upserted by id, idempotent).
+    // The catalog: built-in presets first, then the seed file's, upserted by id (idempotent) before
+    // the first persona request. The file is read and checked now: a bad one stops the API starting.
+    const seeded = await seededPresets(deps.config.seedFile);
     const repo = createPersonaRepo(deps.store.sql);
-    await repo.upsertPresets(BUILT_IN_PRESETS, 0);
-    await repo.upsertPresets(await seededPresets(deps.config.seedFile), BUILT_IN_PRESETS.length);
+    let catalog: Promise<void> | undefined;
+    const presetsReady = (): Promise<void> => {
+      catalog ??= (async () => {
+        await repo.upsertPresets(BUILT_IN_PRESETS, 0);
+        await repo.upsertPresets(seeded, BUILT_IN_PRESETS.length);
+      })().catch((e: unknown) => {
+        catalog = undefined;
+        throw e;
+      });
+      return catalog;
+    };
+    app.addHook('onRequest', async () => presetsReady());
     const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts, ...WEBSITE_FETCH });
     app.addHook('onClose', () => fetcher.close());
     const service = createPersonaService({ store: deps.store, provider: deps.modelProvider, fetcher });
