@@ -38,6 +38,12 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 const SEED_FILE = fileURLToPath(new URL('../test/fixtures/seed-acme.json', import.meta.url));
 const LOAD_SCRIPT = fileURLToPath(new URL('./api-load.ts', import.meta.url));
 const KEY = 'lk_acme_manage';
+/** The persona scenarios' credential: the organization admin's legacy key (drain keys hold no agents scope). */
+const PERSONA_KEY = 'lk_acme_legacy';
+const PERSONA_LISTED = '/developer/agents/agt_support/persona';
+const PERSONA_CREATED = '/developer/agents/agt_sales/persona';
+/** Versions the list scenario answers. */
+const PERSONA_VERSIONS = 20;
 const ORG = 'org_acme';
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
 /** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
@@ -62,6 +68,8 @@ interface Scenario {
   status: number;
   /** The error code the answer must carry (checked once before the load). */
   code?: string;
+  /** The bearer token, when not KEY. */
+  token?: string;
 }
 
 interface Measured extends LoadResult {
@@ -91,10 +99,10 @@ function load(spec: LoadSpec): Promise<LoadResult> {
   });
 }
 
-async function request(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function request(base: string, method: string, path: string, body?: unknown, token = KEY): Promise<{ status: number; json: any }> {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
@@ -151,6 +159,12 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       if (r.status !== 201) throw new Error(`${mode}: creating drain ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
     }
 
+    // An agent with persona versions to list; another one takes the created versions.
+    for (let i = 0; i < PERSONA_VERSIONS; i++) {
+      const r = await request(base, 'POST', `${PERSONA_LISTED}/version`, { persona: `Bench persona ${i}: answer briefly and kindly.` }, PERSONA_KEY);
+      if (r.status !== 201) throw new Error(`${mode}: creating persona version ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
+    }
+
     const valid = { name: 'bench-over-limit', type: 'http', endpoint: 'https://localhost:9/over', format: 'ndjson', minSeverity: 'info', agents: ['agt_support'], environments: ['production'], headers: [{ name: 'X-Bench', value: 'yes' }] };
     const scenarios: Scenario[] = [
       { name: 'bare GET /bare (first)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
@@ -159,12 +173,14 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'create, valid body at the drain limit', method: 'POST', path: DRAINS, body: valid, auth: true, status: 422, code: 'DRAIN_LIMIT_REACHED' },
       { name: 'create, one invalid field (agent of another org)', method: 'POST', path: DRAINS, body: { ...valid, agents: ['agt_support', 'agt_globex'] }, auth: true, status: 422, code: 'DRAIN_AGENT_NOT_IN_ORG' },
       { name: 'GET of an unknown drain id (404)', method: 'GET', path: `${DRAINS}/drn_doesnotexist`, auth: true, status: 404, code: 'DRAIN_NOT_FOUND' },
+      { name: `persona versions list (${PERSONA_VERSIONS} versions)`, method: 'GET', path: `${PERSONA_LISTED}/versions`, auth: true, token: PERSONA_KEY, status: 200 },
+      { name: 'persona version create', method: 'POST', path: `${PERSONA_CREATED}/version`, body: { persona: { base: 'You are the sales assistant.', voice: 'Warm.', text: 'Be brief.' } }, auth: true, token: PERSONA_KEY, status: 201 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
     // Each scenario's answer checked once before the load: its status and error code.
     for (const s of scenarios) {
-      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body);
+      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body, s.token);
       const got = (r.json as { code?: string } | undefined)?.code;
       if (r.status !== s.status || (s.code !== undefined && got !== s.code)) {
         throw new Error(`${mode} / ${s.name}: expected ${s.status}${s.code ? ` ${s.code}` : ''}, got ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
@@ -174,7 +190,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
     const specOf = (s: Scenario, overallRate?: number): LoadSpec => ({
       url: (s.bare ? bare.base : base) + s.path,
       method: s.method,
-      headers: { ...(s.auth ? { authorization: `Bearer ${KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...(s.auth ? { authorization: `Bearer ${s.token ?? KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(s.body !== undefined ? { body: JSON.stringify(s.body) } : {}),
       connections: CONNECTIONS,
       seconds: SECONDS,
