@@ -75,6 +75,17 @@ describe('persona routes', () => {
       expect((await audit(A)).at(-1)).toBe('persona.version.activated');
     });
 
+    it('records the agent version that was current; a new agent version leaves the served persona as it was', async () => {
+      const B = 'agt_p10';
+      await call('POST', B, '/persona/version', { persona: 'under agent version 1' });
+      // A promotion of the agent to another version (the store kernel's agents table).
+      await app.store.sql.query("update agents set version = '2' where id = $1", [B]);
+      const served = await call('GET', B, '/persona/version/1');
+      expect(served.body.version).toMatchObject({ isCurrent: true, agentVersion: '1', persona: 'under agent version 1' });
+      await call('POST', B, '/persona/version', { persona: 'under agent version 2' });
+      expect((await call('GET', B, '/persona/version/2')).body.version).toMatchObject({ isCurrent: true, agentVersion: '2' });
+    });
+
     it('answers 404 "Persona version <n> not found for agent <id>" for an unknown version, read or activated', async () => {
       for (const method of ['GET', 'POST']) {
         const res = await call(method, A, '/persona/version/99');
@@ -322,13 +333,14 @@ describe('persona routes', () => {
     it('POST enhance/website suggests from the agent\'s current persona and configuration, changing nothing', async () => {
       await call('POST', A, '/persona/preset/apply', { presetId: 'pre_receptionist' });
       await call('POST', A, '/persona/version', { persona: 'You are the front desk.' });
-      const before = await call('GET', A, '/persona/versions');
+      const before = (await call('GET', A, '/persona/versions')).body;
       const res = await call('POST', A, '/enhance/website', { websiteUrl: 'https://clinic.example/about' });
       expect(res.status).toBe(201);
       expect(Object.keys(res.body).sort()).toEqual(['suggestedConfig', 'suggestedPersona']);
       expect(res.body.suggestedPersona.startsWith('You are the front desk.')).toBe(true);
       expect(res.body.suggestedConfig).toMatchObject({ presetId: 'pre_receptionist', businessWebsite: 'https://clinic.example/about' });
-      expect(await call('GET', A, '/persona/versions')).toEqual(before);
+      expect((await call('GET', A, '/persona/versions')).body).toEqual(before);
+      expect(await app.store.sql.query("select action from audit_log where target_id = $1 and action like 'persona.%'", [A])).toHaveLength(2);
     });
 
     it('POST enhance/website refuses a websiteUrl that is missing or not an absolute http(s) URL', async () => {
