@@ -58,9 +58,12 @@ export function createGuardedFetcher(opts: GuardedFetcherOptions): GuardedFetche
           if (err.code === 'ERR_SSRF_BLOCKED') return { ok: false, reason: (e as Error).message };
           return { ok: false, reason: 'The website could not be reached.' };
         }
+        // The deadline may fire after the body was left (a redirect, the size bound): its abort then
+        // errors the body stream, which nobody reads any more.
+        res.body.on('error', () => {});
         const location = res.headers.location;
         if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
-          res.body.destroy();
+          await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
           try {
             url = new URL(Array.isArray(location) ? location[0]! : location, check.url).toString();
           } catch {
