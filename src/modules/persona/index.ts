@@ -5,6 +5,8 @@ import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
 import { createGuardedFetcher } from '../../security/guarded-fetch.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
+import { holdsText, LONE_SURROGATE } from '../../model/record.js';
 import { personaMigrations } from './migrations.js';
 import { BUILT_IN_PRESETS, seededPresets } from './presets.js';
 import { createPersonaRepo } from './repository.js';
@@ -16,6 +18,8 @@ export interface PersonaDeps {
   store: Store;
   modelProvider: ModelProvider;
 }
+
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
 
 /** A business website read for `enhance/website`: at most this much, this fast, this many redirects. */
 export const WEBSITE_FETCH = { maxBytes: 1_048_576, timeoutMs: 10_000, maxRedirects: 5 } as const;
@@ -40,6 +44,13 @@ export const personaFamily = defineFamily<PersonaDeps>({
       return catalog;
     };
     app.addHook('onRequest', async () => presetsReady());
+    // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused in any string of a body.
+    app.addHook('preHandler', async (req) => {
+      if (req.body !== undefined && holdsText(req.body, UNSTORABLE)) {
+        const rule = 'the body must not contain NUL characters or unpaired surrogates';
+        throw KernelErrors.VALIDATION_FAILED(rule, { field: 'body', message: [rule] });
+      }
+    });
     const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts, ...WEBSITE_FETCH });
     app.addHook('onClose', () => fetcher.close());
     const service = createPersonaService({ store: deps.store, provider: deps.modelProvider, fetcher });

@@ -6,6 +6,7 @@
  * happen before it, so a failed or refused call stores nothing.
  */
 import type { Store } from '../../store/store.js';
+import { RESOURCE_ID } from '../../api/kernel/access.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
 import { personaText, type InstructionExample, type Persona, type PersonaConfig } from '../../vendors/model-provider/port.js';
@@ -167,14 +168,14 @@ export function createPersonaService(deps: PersonaServiceDeps) {
     presets: (): Promise<Preset[]> => repo.presets(),
 
     async preset(id: string): Promise<Preset> {
-      const found = await repo.preset(id);
+      const found = RESOURCE_ID.test(id) ? await repo.preset(id) : undefined;
       if (!found) throw presetNotFound(id);
       return found;
     },
 
     /** Copies the preset's configuration into the agent's and names the preset; no version is made. */
     async applyPreset(actor: Actor, agentId: string, presetId: string): Promise<PersonaConfig> {
-      const preset = await repo.preset(presetId);
+      const preset = RESOURCE_ID.test(presetId) ? await repo.preset(presetId) : undefined;
       if (!preset) throw presetNotFound(presetId);
       return unit(async (tx, r) => {
         const { config } = await r.state(agentId);

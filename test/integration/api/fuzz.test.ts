@@ -19,6 +19,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
+// The API's families bring tables of their own.
+import { familyMigrations } from '../../../src/modules/index.js';
 import { createTransport, type Transport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
@@ -252,7 +254,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       VENDOR_A_INTAKE_URL: `https://localhost:${receiver.port}/vendor-a/{site}`, VENDOR_B_HOSTS: 'localhost',
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000',
     });
-    store = await openStore({ dataDir: 'memory://' });
+    store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 1000 });
     app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });

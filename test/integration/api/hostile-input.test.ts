@@ -11,6 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
+// The API's families bring tables of their own.
+import { familyMigrations } from '../../../src/modules/index.js';
 import { createTransport, type Transport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
@@ -42,7 +44,7 @@ describe('hostile input at the REST layer', () => {
     });
     // The store of the suite's mode: PGlite embedded, a fresh Postgres database in production mode.
     if (TEST_MODE === 'kafka-postgres') db = await createTestDatabase();
-    store = await openStore(db ? { databaseUrl: db.url, maxConnections: 4 } : { dataDir: 'memory://' });
+    store = await openStore({ ...(db ? { databaseUrl: db.url, maxConnections: 4 } : { dataDir: 'memory://' }), migrations: familyMigrations });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 2000 });
     app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });

@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
+// The API's families bring tables of their own.
+import { familyMigrations } from '../../../src/modules/index.js';
 import { createTransport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
@@ -35,7 +37,7 @@ describe('OpenAPI document', () => {
 
   beforeAll(async () => {
     const config = loadConfig({ DATA_DIR: 'memory://' });
-    store = await openStore({ dataDir: 'memory://' });
+    store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });
     app = await buildApi({
       config, store, logger: silentLogger(), metrics: createMetrics('api'),
       transport: createTransport({ allowHosts: [], timeoutMs: 1000 }),
