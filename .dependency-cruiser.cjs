@@ -1,7 +1,8 @@
 /**
  * Import boundaries, checked by `npm test` (test/unit/architecture/boundaries.test.ts):
- * the delivery engine never imports the REST layer; route families (src/modules/<family>/) never
- * import each other; the kernel imports no family.
+ * the delivery engine never imports the REST layer, nor the REST layer the engine (it enqueues
+ * probes for a worker instead of sending); route families (src/modules/<family>/) never import
+ * each other; the kernel imports no family.
  */
 const ENGINE = '^src/(source|pipeline|select|shape|batch|encode|sign|deliver|account)/|^src/worker\\.ts$';
 
@@ -13,6 +14,13 @@ module.exports = {
       severity: 'error',
       from: { path: ENGINE },
       to: { path: '^src/(api|modules|commands)/' },
+    },
+    {
+      name: 'modules-not-to-engine',
+      comment: 'The API builds no engine objects: what it needs sent (verify, test) it enqueues as a probe for a worker (src/deliver/probes.ts).',
+      severity: 'error',
+      from: { path: '^src/(modules|api)/' },
+      to: { path: ENGINE },
     },
     {
       name: 'store-not-to-api',

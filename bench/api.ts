@@ -38,6 +38,9 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 const SEED_FILE = fileURLToPath(new URL('../test/fixtures/seed-acme.json', import.meta.url));
 const LOAD_SCRIPT = fileURLToPath(new URL('./api-load.ts', import.meta.url));
 const KEY = 'lk_acme_manage';
+/** Acme's admin acting through a legacy key: every telephony scope (CONTRACT part 6). */
+const TELEPHONY_KEY = 'lk_acme_legacy';
+const TRUNK_COUNT = 5;
 /** The persona scenarios' credential: the organization admin's legacy key (drain keys hold no agents scope). */
 const PERSONA_KEY = 'lk_acme_legacy';
 const PERSONA_LISTED = '/developer/agents/agt_support/persona';
@@ -45,6 +48,7 @@ const PERSONA_CREATED = '/developer/agents/agt_sales/persona';
 /** Versions the list scenario answers. */
 const PERSONA_VERSIONS = 20;
 const ORG = 'org_acme';
+const TRUNKS = `/developer/orgs/${ORG}/sip-trunks`;
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
 /** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
@@ -68,7 +72,7 @@ interface Scenario {
   status: number;
   /** The error code the answer must carry (checked once before the load). */
   code?: string;
-  /** The bearer token, when not KEY. */
+  /** The credential, when not KEY. */
   token?: string;
 }
 
@@ -159,6 +163,11 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       if (r.status !== 201) throw new Error(`${mode}: creating drain ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
     }
 
+    // SIP trunks for the trunk list (a trunk read form joins its ACL entries and digest users).
+    for (let i = 0; i < TRUNK_COUNT; i++) {
+      const r = await request(base, 'POST', TRUNKS, { acl: [`192.0.2.${i}/32`, '198.51.100.0/24'], enableDigestAuth: true }, TELEPHONY_KEY);
+      if (r.status !== 201) throw new Error(`${mode}: creating trunk ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
+    }
     // An agent with persona versions to list; another one takes the created versions.
     for (let i = 0; i < PERSONA_VERSIONS; i++) {
       const r = await request(base, 'POST', `${PERSONA_LISTED}/version`, { persona: `Bench persona ${i}: answer briefly and kindly.` }, PERSONA_KEY);
@@ -173,6 +182,8 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'create, valid body at the drain limit', method: 'POST', path: DRAINS, body: valid, auth: true, status: 422, code: 'DRAIN_LIMIT_REACHED' },
       { name: 'create, one invalid field (agent of another org)', method: 'POST', path: DRAINS, body: { ...valid, agents: ['agt_support', 'agt_globex'] }, auth: true, status: 422, code: 'DRAIN_AGENT_NOT_IN_ORG' },
       { name: 'GET of an unknown drain id (404)', method: 'GET', path: `${DRAINS}/drn_doesnotexist`, auth: true, status: 404, code: 'DRAIN_NOT_FOUND' },
+      { name: `SIP trunk list (${TRUNK_COUNT} trunks)`, method: 'GET', path: TRUNKS, auth: true, token: TELEPHONY_KEY, status: 200 },
+      { name: 'phone number search (carrier-b, 10 numbers)', method: 'GET', path: '/developer/phone-numbers/available?country=US&transport=carrier-b&features=voice', auth: true, status: 200 },
       { name: `persona versions list (${PERSONA_VERSIONS} versions)`, method: 'GET', path: `${PERSONA_LISTED}/versions`, auth: true, token: PERSONA_KEY, status: 200 },
       { name: 'persona version create', method: 'POST', path: `${PERSONA_CREATED}/version`, body: { persona: { base: 'You are the sales assistant.', voice: 'Warm.', text: 'Be brief.' } }, auth: true, token: PERSONA_KEY, status: 201 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },

@@ -8,7 +8,7 @@ import { loadConfig, ConfigError } from './config/config.js';
 import { applyHeapGrowing } from './config/heap-growth.js';
 import { createLogger } from './telemetry/logger.js';
 import { run, stopOnSignals, type Role } from './commands/run.js';
-import { familyMigrations } from './modules/index.js';
+import { familyMigrations, familySeeds } from './modules/index.js';
 import { openStore } from './store/store.js';
 import { readSeedFile, SeedError } from './seed/seed-file.js';
 import { applySeed } from './store/seed-repo.js';
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
     case 'seed': {
       const file = rest[0];
       if (!file) throw new SeedError(['usage: logdrain seed FILE']);
-      const seed = await readSeedFile(file);
+      const seed = await readSeedFile(file, familySeeds);
       const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });
       try {
         await applySeed(store.sql, seed);

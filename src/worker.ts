@@ -29,11 +29,14 @@ import { parkUnsent } from './pipeline/spill-start.js';
 import { createBacklogPump } from './deliver/backlog-pump.js';
 import { createDrainHealth } from './account/drain-health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
+import { createProbeRunner } from './deliver/probes.js';
 import { createScrubPool } from './shape/scrub-pool.js';
 
 export interface Worker {
   readonly source: RecordSource;
   ready(): boolean;
+  /** Whether the accountant's writes succeed (a readiness check of the process running this worker). */
+  accountingHealthy(): boolean;
   stop(): Promise<void>;
 }
 
@@ -105,7 +108,13 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   // Know which drains have parked records before the first record is routed, so order holds.
   await pump.runOnce().catch(() => {});
   pump.start();
-  const heartbeat = createHeartbeat({ store, registry, deliverer, logger, owner, intervalMs: config.heartbeatIntervalMs, region: config.region });
+  // What the service sends on a drain's behalf (verify, test, heartbeat) goes through one runner.
+  const probes = createProbeRunner({
+    store, deliverer, transport, logger, owner, leaseMs: config.probeLeaseMs, pollMs: config.probePollMs,
+    listen: config.drainConfigListen, region: config.region,
+  });
+  await probes.start();
+  const heartbeat = createHeartbeat({ store, registry, probes, logger, owner, intervalMs: config.heartbeatIntervalMs });
 
   // Every chunk waits for plans that hold each drain change answered before its records were
   // accepted (drain-registry.ts): one version read per fetch, shared by concurrent partitions.
@@ -143,6 +152,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   return {
     source,
     ready: () => source.ready() && accountant.healthy(),
+    accountingHealthy: () => accountant.healthy(),
     stop() {
       stopping ??= (async () => {
         const deadline = Date.now() + config.shutdownTimeoutMs;
@@ -157,8 +167,11 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         })();
         batcher.flushAll();
         heartbeat.stop();
+        // No probe is claimed after this; those running finish with the deliverer's batches.
+        const probesStopped = probes.stop();
         await pump.stop();
         await source.stop(deadline, idle);
+        await probesStopped;
         await scrubPool.close();
         clearTimeout(abandonAt);
         clearInterval(sweep);

@@ -6,35 +6,41 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
-import type { Transport } from '../deliver/transport.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './kernel/errors.js';
 import swagger from '@fastify/swagger';
 import { createRateLimiter } from './kernel/rate-limit.js';
-import { createAccountant } from '../account/accountant.js';
-import { createDeliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from '../modules/ingest/records.js';
 import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { createModelProvider } from '../vendors/model-provider/index.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
+import { selectCarrier } from '../vendors/carrier/select.js';
 
 export interface ApiOptions {
   config: Config;
   store: Store;
-  transport: Transport;
   logger: Logger;
   metrics: Metrics;
   sink: RecordSink;
-  /** Extra readiness conditions (the worker's consumer in `start`). */
-  ready?: () => boolean;
+  /**
+   * The worker running in this process (`start`), whose readiness is the process's too: its
+   * consumer and its accounting. An API alone (`serve`) sends and accounts nothing, so it has no
+   * accounting to report.
+   */
+  worker?: WorkerReadiness;
   /**
    * A server already listening (bound before the store was opened, commands/run.ts): the API takes
    * its requests over once ready, instead of listening itself.
    */
   server?: Server;
+}
+
+export interface WorkerReadiness {
+  consumer(): boolean;
+  accounting(): boolean;
 }
 
 export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
@@ -76,31 +82,22 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
 
   app.get('/healthz', open, async () => ({ status: 'ok' }));
   app.get('/readyz', open, async (_req, reply) => {
+    const worker = opts.worker;
     const checks = {
       store: await opts.store.ping(),
-      consumer: opts.ready ? opts.ready() : true,
-      accounting: accountant.healthy(),
+      consumer: worker ? worker.consumer() : true,
+      ...(worker ? { accounting: worker.accounting() } : {}),
       shuttingDown,
     };
-    const ready = checks.store && checks.consumer && checks.accounting && !shuttingDown;
+    const ready = checks.store && checks.consumer && checks.accounting !== false && !shuttingDown;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
   });
   app.get('/metrics', open, async (_req, reply) =>
     reply.header('content-type', opts.metrics.registry.contentType).send(await opts.metrics.scrape()),
   );
 
-  // Test batches go through the same delivery path as the worker's, with their own accounting.
-  const accountant = createAccountant({ store: opts.store, logger: opts.logger });
-  const deliverer = createDeliverer({
-    transport: opts.transport, accountant, events: opts.metrics.events, logger: opts.logger,
-    retry: opts.config.retry, bufferHorizonMs: opts.config.bufferHorizonMs,
-  });
-  app.addHook('onClose', async () => {
-    deliverer.abandonRetries();
-    await accountant.stop();
-  });
   // The route families (src/modules/index.ts).
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, transport: opts.transport, deliverer, modelProvider: createModelProvider(opts.config) };
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, carrier: selectCarrier(opts.config), modelProvider: createModelProvider(opts.config) };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -11,8 +11,8 @@ import { buildResource } from './resource.js';
 import type { ReadyBatch } from './batcher.js';
 import { ShapedEntry } from '../encode/encoder.js';
 
-export function serviceBatch(plan: DrainPlan, kind: 'test' | 'heartbeat', region: string | undefined, now = new Date()): ReadyBatch {
-  const batchId = ulid();
+/** `batchId`: a test batch's is the one its route answered (src/deliver/probes.ts); otherwise a new one. */
+export function serviceBatch(plan: DrainPlan, kind: 'test' | 'heartbeat', region: string | undefined, now = new Date(), batchId = ulid()): ReadyBatch {
   const at = now.toISOString();
   const drain = plan.drain;
   const record: AgentRecord = {

@@ -4,14 +4,13 @@
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
 import type { Config } from '../config/config.js';
-import { familyMigrations } from '../modules/index.js';
+import { familyMigrations, familySeeds } from '../modules/index.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
 import { applySeed } from '../store/seed-repo.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
-import { createTransport } from '../deliver/transport.js';
 import { buildApi, httpLimits } from '../api/server.js';
 import { createServer, type Server } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -94,7 +93,7 @@ async function runOn(
   hooks: { setWorker(w: Worker): void; requestStop(): void },
 ): Promise<Running> {
   if (config.seedFile && role !== 'worker') {
-    await applySeed(store.sql, await readSeedFile(config.seedFile));
+    await applySeed(store.sql, await readSeedFile(config.seedFile, familySeeds));
     logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
   }
   const startWorkerWithGauges = async (): Promise<Worker> => {
@@ -118,16 +117,19 @@ async function runOn(
     worker = await startWorkerWithGauges();
   } else {
     if (role === 'start') worker = await startWorkerWithGauges();
-    const transport = createTransport({ allowHosts: config.endpointAllowHosts, extraCaCerts: config.extraCaCerts, timeoutMs: config.deliveryTimeoutMs });
     if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
     const sink: RecordSink = kafkaSink ?? { write: (records) => store.queue.enqueue(records) };
     const running = worker;
-    const app = await buildApi({ config, store, transport, logger, metrics, sink, server: bound.server!, ...(running ? { ready: () => running.ready() } : {}) });
+    // The API sends nothing itself: its verify and test routes enqueue probes for a worker, this
+    // process's in `start`, another process's behind `serve` (src/deliver/probes.ts).
+    const app = await buildApi({
+      config, store, logger, metrics, sink, server: bound.server!,
+      ...(running ? { worker: { consumer: () => running.source.ready(), accounting: () => running.accountingHealthy() } } : {}),
+    });
     await app.ready();
     closeListener = async () => {
       await app.close();
       await bound.close();
-      await transport.close().catch(() => {});
     };
   }
   if (worker) hooks.setWorker(worker);

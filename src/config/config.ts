@@ -74,6 +74,10 @@ export interface Config {
   readonly deprecatedScopesSunset: Date;
   /** How often the backlog pump looks for parked records to deliver or expire. */
   readonly backlogPollMs: number;
+  /** How often a worker looks for enqueued probes (verify, test) when no notification woke it. */
+  readonly probePollMs: number;
+  /** How long a worker's claim on a probe holds without renewal: a dead worker's probe is retaken after it. */
+  readonly probeLeaseMs: number;
   /** Failed attempts of a live batch before its records are parked in the backlog. */
   readonly parkAfterAttempts: number;
   /** Upper bound on records taken from the source but not yet accounted for. */
@@ -85,6 +89,8 @@ export interface Config {
   readonly heapGrowingPercent: number;
   /** Region name put in `cloud.region` of each batch resource, when set. */
   readonly region: string | undefined;
+  /** The carrier adapter of the telephony routes (src/vendors/carrier/select.ts); `sandbox` in-process. */
+  readonly carrierAdapter: 'sandbox';
 }
 
 export class ConfigError extends Error {
@@ -134,6 +140,12 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const list = (name: string): string[] =>
     (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+
+  const carrierAdapter = (): 'sandbox' => {
+    const v = str('TELEPHONY_CARRIER', 'sandbox');
+    if (v !== 'sandbox') problems.push(`TELEPHONY_CARRIER must be sandbox (the only carrier adapter of this build), got ${JSON.stringify(v)}`);
+    return 'sandbox';
+  };
 
   const databaseUrl = optional('DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -260,10 +272,13 @@ export function loadConfig(env: Env = process.env): Config {
     metricsDrainLabels: bool('METRICS_DRAIN_LABELS', false),
     deprecatedScopesSunset,
     backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
+    probePollMs: int('PROBE_POLL_MS', 1000, 10, 600_000),
+    probeLeaseMs: int('PROBE_LEASE_MS', 30_000, 100, 3_600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),
     region: optional('REGION'),
+    carrierAdapter: carrierAdapter(),
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');
   if (config.spill.belowRecords > config.batch.maxRecords) problems.push('BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');

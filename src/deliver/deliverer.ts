@@ -160,7 +160,8 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       if (result.body.length > 0) row.responseExcerpt = excerpt(result.body, Object.values(plan.headers));
     }
     if (outcome.status !== 'success' || outcome.errorClass) row.errorClass = outcome.errorClass;
-    opts.observer?.attempted(drain, outcome.status === 'success');
+    // A test batch is the customer's own check of the destination: it does not move the drain's state.
+    if (batch.kind !== 'test') opts.observer?.attempted(drain, outcome.status === 'success');
     if (opts.logger.isLevelEnabled('debug')) opts.logger.debug({ event: 'deliver.attempt', drainId: drain.id, batchId, kind: batch.kind, attempt: n, records: batch.entries.length, status: outcome.status, errorClass: row.errorClass, latencyMs: result.latencyMs }, 'delivery attempt');
     opts.events.batchSent({
       drainType: drain.type,

@@ -4,22 +4,21 @@
  * gets one `svc.drain.heartbeat` record, recorded as a `heartbeat`
  * delivery. It tells the customer the pipe is alive when their agents are
  * quiet, and gives the state machine an outcome to judge. A lease per drain
- * keeps one worker sending it.
+ * keeps one worker sending it. It is sent by the probe runner (probes.ts), as
+ * test batches and verification attempts are.
  */
 import type { Store } from '../store/store.js';
 import type { DrainRegistry } from '../pipeline/drain-registry.js';
 import type { Logger } from '../telemetry/logger.js';
-import { serviceBatch } from '../batch/service-batch.js';
-import type { Deliverer } from './deliverer.js';
+import type { ProbeRunner } from './probes.js';
 
 export function createHeartbeat(opts: {
   store: Store;
   registry: DrainRegistry;
-  deliverer: Deliverer;
+  probes: Pick<ProbeRunner, 'send'>;
   logger: Logger;
   intervalMs: number;
   owner: string;
-  region?: string | undefined;
 }): { stop(): void } {
   if (opts.intervalMs <= 0) return { stop() {} };
   const checkEveryMs = Math.max(1000, Math.min(60_000, opts.intervalMs / 5));
@@ -38,7 +37,7 @@ export function createHeartbeat(opts: {
         const last = await opts.store.deliveries.lastAttemptAt(plan.drain.id);
         if (last && Date.now() - last.getTime() < opts.intervalMs) continue;
         if (!(await opts.store.backlog.lease(`heartbeat:${plan.drain.id}`, opts.owner, opts.intervalMs))) continue;
-        await opts.deliverer.deliverOnce(serviceBatch(plan, 'heartbeat', opts.region), 1);
+        await opts.probes.send({ kind: 'heartbeat', plan });
       } catch (e) {
         opts.logger.warn({ event: 'heartbeat.failed', drainId: plan.drain.id, err: (e as Error).message }, 'heartbeat failed');
       }

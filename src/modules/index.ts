@@ -5,20 +5,26 @@
  */
 import type { Family } from '../api/kernel/family.js';
 import type { Migration } from '../store/migrate.js';
+import type { SeedSection } from '../seed/seed-file.js';
 import type { PlatformDeps } from './platform-deps.js';
 import { drainsFamily } from './drains/index.js';
 import { logsFamily } from './logs/index.js';
 import { ingestFamily } from './ingest/records.js';
+import { telephonyFamily } from './telephony/index.js';
 import { personaFamily } from './persona/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
   logsFamily,
   ingestFamily,
+  telephonyFamily,
   personaFamily,
 ];
 
 /** Every family's migrations, for openStore. */
 export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.migrations ?? []);
+
+/** Every family's seed array, for the seed loader (readSeedFile). */
+export const familySeeds: readonly SeedSection[] = families.flatMap((f) => (f.seed ? [f.seed] : []));
 
 export type { PlatformDeps };

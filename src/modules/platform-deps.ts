@@ -6,9 +6,8 @@ import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
-import type { Transport } from '../deliver/transport.js';
-import type { Deliverer } from '../deliver/deliverer.js';
 import type { RecordSink } from './ingest/records.js';
+import type { Carrier } from '../vendors/carrier/port.js';
 import type { ModelProvider } from '../vendors/model-provider/port.js';
 
 export interface PlatformDeps {
@@ -18,8 +17,8 @@ export interface PlatformDeps {
   limiter: RateLimiter;
   /** Where accepted records go: the embedded queue or the Kafka topic. */
   sink: RecordSink;
-  transport: Transport;
-  deliverer: Deliverer;
+  /** The carrier port (src/vendors/carrier/), its adapter chosen from configuration. */
+  carrier: Carrier;
   /** The model provider (MODEL_PROVIDER_*, else the in-process sandbox). */
   modelProvider: ModelProvider;
 }

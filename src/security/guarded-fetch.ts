@@ -1,109 +1,114 @@
 /**
- * A fetcher for pages at customer-supplied URLs (a business website to learn
- * from): public HTTPS only, every hop checked. Each URL, the first and every
- * redirect's target, passes the SSRF guard's creation-time check
- * (`checkEndpoint`: https, no credentials, a public address) before it is
- * asked for, and every connection is opened through the guarded lookup, so a
- * name that resolves to a private address by the time it is dialled is
- * refused too. The whole fetch (every hop) is bounded in time, the body read
- * is bounded in size (the rest is not read), and the redirects in number.
+ * The SSRF-safe fetcher for customer-supplied URLs (email attachments, and
+ * any other outbound GET of a URL a customer names): `https:` only, no
+ * credentials in the URL, no private, loopback, link-local or metadata
+ * address, checked before connecting (IP literals, blocked names) and at
+ * resolution (the guarded lookup: the socket connects to exactly the address
+ * it checked), again on every redirect hop; the body is streamed and cut off
+ * as soon as it passes the caller's byte budget; the caller's signal bounds
+ * the whole time. `allowHosts` exempts hosts for local testing (HTTPS is
+ * still required).
  */
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
-import { checkConnectTarget, checkEndpoint, createGuardedLookup, type Resolver } from './ssrf-guard.js';
+import { checkConnectTarget, createGuardedLookup, SSRF_BLOCKED } from './ssrf-guard.js';
 
-export interface GuardedFetcherOptions {
-  /** Hosts exempt from the address checks (local testing); HTTPS is still required. */
-  allowHosts: readonly string[];
-  /** A CA bundle trusted beside the system roots (NODE_EXTRA_CA_CERTS). */
-  extraCaCerts?: string | undefined;
-  timeoutMs: number;
-  maxBytes: number;
-  maxRedirects: number;
-  /** Resolves names for the first check (tests); the connect-time lookup always asks DNS. */
-  resolve?: Resolver;
-}
-
-export type FetchedPage =
-  | { ok: true; url: string; status: number; contentType: string; body: string; truncated: boolean }
-  | { ok: false; reason: string };
+export type GuardedFetchResult =
+  | { ok: true; body: Buffer; contentType: string | undefined; url: string }
+  | { ok: false; reason: 'invalid_url' | 'blocked' | 'too_large' | 'status' | 'timeout' | 'network' | 'redirects'; message: string };
 
 export interface GuardedFetcher {
-  fetchText(url: string): Promise<FetchedPage>;
+  /** GET `url`, following at most `maxRedirects` redirects, reading at most `maxBytes` bytes of body. */
+  get(url: string, opts: { maxBytes: number; signal: AbortSignal; maxRedirects?: number }): Promise<GuardedFetchResult>;
   close(): Promise<void>;
 }
 
-export function createGuardedFetcher(opts: GuardedFetcherOptions): GuardedFetcher {
+export function createGuardedFetcher(opts: { allowHosts: readonly string[]; extraCaCerts?: string | undefined }): GuardedFetcher {
   const secureContext = opts.extraCaCerts ? createSecureContext({ ca: [...rootCertificates, opts.extraCaCerts] }) : undefined;
-  const agent = new Agent({
-    connect: { ...(secureContext ? { secureContext } : {}), lookup: createGuardedLookup({ allowHosts: opts.allowHosts }) },
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-  });
+  const agent = new Agent({ connect: { ...(secureContext ? { secureContext } : {}), lookup: createGuardedLookup({ allowHosts: opts.allowHosts }) } });
+
   return {
-    async fetchText(first) {
-      const signal = AbortSignal.timeout(opts.timeoutMs);
-      let url = first;
-      for (let hop = 0; hop <= opts.maxRedirects; hop++) {
-        const check = await checkEndpoint(url, { allowHosts: opts.allowHosts, ...(opts.resolve ? { resolve: opts.resolve } : {}) });
-        if (!check.ok) return { ok: false, reason: hop === 0 ? check.reason : `A redirect led to a refused destination: ${check.reason}` };
-        const direct = checkConnectTarget(check.url.hostname, opts.allowHosts);
-        if (!direct.ok) return { ok: false, reason: direct.reason };
-        let res: Awaited<ReturnType<typeof request>>;
-        try {
-          res = await request(check.url, { method: 'GET', dispatcher: agent, signal, headers: { accept: 'text/html, text/plain;q=0.9, */*;q=0.1', 'user-agent': 'logdrain-persona/1' } });
-        } catch (e) {
-          const err = e as { name?: string; code?: string };
-          if (err.name === 'TimeoutError' || err.name === 'AbortError') return { ok: false, reason: `The website did not answer within ${opts.timeoutMs} ms.` };
-          if (err.code === 'ERR_SSRF_BLOCKED') return { ok: false, reason: (e as Error).message };
-          return { ok: false, reason: 'The website could not be reached.' };
-        }
-        // The deadline may fire after the body was left (a redirect, the size bound): its abort then
-        // errors the body stream, which nobody reads any more.
-        res.body.on('error', () => {});
-        const location = res.headers.location;
-        if (res.statusCode >= 300 && res.statusCode < 400 && location !== undefined) {
-          await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
-          try {
-            url = new URL(Array.isArray(location) ? location[0]! : location, check.url).toString();
-          } catch {
-            return { ok: false, reason: 'The website redirected to an invalid URL.' };
-          }
-          continue;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let truncated = false;
-        try {
-          for await (const chunk of res.body) {
-            const b = chunk as Buffer;
-            const room = opts.maxBytes - size;
-            chunks.push(b.length > room ? b.subarray(0, room) : b);
-            size += Math.min(b.length, room);
-            if (size >= opts.maxBytes) {
-              truncated = true;
-              res.body.destroy();
-              break;
-            }
-          }
-        } catch {
-          return { ok: false, reason: `The website's answer was not received within ${opts.timeoutMs} ms.` };
-        }
-        const type = res.headers['content-type'];
-        return { ok: true, url: check.url.toString(), status: res.statusCode, contentType: (Array.isArray(type) ? type[0] : type) ?? '', body: Buffer.concat(chunks).toString('utf8'), truncated };
+    async get(raw, { maxBytes, signal, maxRedirects = 5 }) {
+      // A signal of this call's own, tied to the caller's only while it runs: undici keeps listening
+      // to a request's signal, and an abort after the call would error a body nobody reads any more.
+      const own = new AbortController();
+      const onAbort = () => own.abort(signal.reason);
+      if (signal.aborted) return { ok: false, reason: 'timeout', message: 'the fetch took too long' };
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await fetchFollowing(raw, { maxBytes, signal: own.signal, maxRedirects });
+      } finally {
+        signal.removeEventListener('abort', onAbort);
       }
-      return { ok: false, reason: `The website redirected more than ${opts.maxRedirects} times.` };
     },
     close: () => agent.close(),
   };
+
+  async function fetchFollowing(raw: string, { maxBytes, signal, maxRedirects }: { maxBytes: number; signal: AbortSignal; maxRedirects: number }): Promise<GuardedFetchResult> {
+      let current = raw;
+      for (let hop = 0; hop <= maxRedirects; hop++) {
+        let url: URL;
+        try {
+          url = new URL(current);
+        } catch {
+          return { ok: false, reason: 'invalid_url', message: 'not a valid absolute URL' };
+        }
+        if (url.protocol !== 'https:') return { ok: false, reason: 'invalid_url', message: 'the URL must use https' };
+        if (url.username !== '' || url.password !== '') return { ok: false, reason: 'invalid_url', message: 'the URL must not carry a user name or password' };
+        const direct = checkConnectTarget(url.hostname, opts.allowHosts);
+        if (!direct.ok) return { ok: false, reason: 'blocked', message: direct.reason };
+        let res: Awaited<ReturnType<typeof request>>;
+        try {
+          res = await request(url, { method: 'GET', dispatcher: agent, signal });
+        } catch (e) {
+          return failure(e, signal);
+        }
+        if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location !== undefined) {
+          discard(res.body);
+          const location = Array.isArray(res.headers.location) ? res.headers.location[0]! : res.headers.location;
+          current = new URL(location, url).toString();
+          continue;
+        }
+        if (res.statusCode < 200 || res.statusCode >= 300) {
+          discard(res.body);
+          return { ok: false, reason: 'status', message: `the server answered ${res.statusCode}` };
+        }
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBytes) {
+          discard(res.body);
+          return { ok: false, reason: 'too_large', message: `the body is over ${maxBytes} bytes` };
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        try {
+          for await (const chunk of res.body) {
+            size += (chunk as Buffer).length;
+            if (size > maxBytes) {
+              discard(res.body);
+              return { ok: false, reason: 'too_large', message: `the body is over ${maxBytes} bytes` };
+            }
+            chunks.push(chunk as Buffer);
+          }
+        } catch (e) {
+          return failure(e, signal);
+        }
+        const type = res.headers['content-type'];
+        return { ok: true, body: Buffer.concat(chunks, size), contentType: Array.isArray(type) ? type[0] : type, url: url.toString() };
+      }
+      return { ok: false, reason: 'redirects', message: `more than ${maxRedirects} redirects` };
+  }
 }
 
-/** The readable text of an HTML page (scripts, styles and tags left out, entities of the common few decoded). */
-export function textOfHtml(html: string): string {
-  return html
-    .replace(/<(script|style|noscript)\b[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&nbsp;/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
-    .replace(/\s+/g, ' ')
-    .trim();
+/** Drops a response body unread; its later errors (an abort) have nobody to reach. */
+function discard(body: { on(event: 'error', fn: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+function failure(e: unknown, signal: AbortSignal): GuardedFetchResult {
+  if (signal.aborted) return { ok: false, reason: 'timeout', message: 'the fetch took too long' };
+  const err = e as { code?: string; cause?: { code?: string; message?: string }; message?: string };
+  const blocked = err.code === SSRF_BLOCKED ? err : err.cause?.code === SSRF_BLOCKED ? err.cause : undefined;
+  if (blocked) return { ok: false, reason: 'blocked', message: blocked.message ?? 'the destination is not public' };
+  return { ok: false, reason: 'network', message: 'the server could not be reached' };
 }

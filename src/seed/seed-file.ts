@@ -5,6 +5,22 @@
  */
 import { readFile } from 'node:fs/promises';
 import { LONE_SURROGATE } from '../model/record.js';
+import type { Sql } from '../store/sql.js';
+
+/**
+ * A top-level seed array a route family contributes (CONTRACT part 6: `phoneNumbers`, ...): the
+ * family checks its entries when the file is read and writes them when it is applied, in the
+ * seed's transaction, idempotently. Families declare theirs in `Family.seed`; the composition root
+ * hands the list to readSeedFile.
+ */
+export interface SeedSection {
+  /** The top-level key, e.g. `phoneNumbers`. */
+  readonly key: string;
+  /** Problems of the array (each naming `key[i].field`); `orgIds` are the file's organizations. */
+  check(raw: unknown, orgIds: ReadonlySet<string>): string[];
+  /** Upserts the checked entries on the seed's transaction. */
+  apply(tx: Sql, items: readonly unknown[]): Promise<void>;
+}
 
 export interface SeedFile {
   orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];
@@ -15,6 +31,8 @@ export interface SeedFile {
     status: 'active' | 'suspended' | 'revoked' | 'expired';
   }[];
   sessions: { token: string; userId: string; revoked: boolean }[];
+  /** The families' arrays present in the file, checked, in section order. */
+  sections?: { section: SeedSection; items: readonly unknown[] }[];
 }
 
 export class SeedError extends Error {
@@ -24,7 +42,7 @@ export class SeedError extends Error {
   }
 }
 
-export async function readSeedFile(path: string): Promise<SeedFile> {
+export async function readSeedFile(path: string, sections: readonly SeedSection[] = []): Promise<SeedFile> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -38,7 +56,7 @@ export async function readSeedFile(path: string): Promise<SeedFile> {
     throw new SeedError([`${path} is not valid JSON: ${(e as Error).message}`]);
   }
   try {
-    return parseSeed(data);
+    return parseSeed(data, sections);
   } catch (e) {
     // Each problem names the file too: `start` may read it far from where it was written.
     if (e instanceof SeedError) throw new SeedError(e.problems.map((p) => `${path}: ${p}`));
@@ -70,7 +88,7 @@ function unstorableFields(data: unknown): string[] {
 }
 const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
 
-export function parseSeed(data: unknown): SeedFile {
+export function parseSeed(data: unknown, sections: readonly SeedSection[] = []): SeedFile {
   const problems: string[] = [];
   const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!obj(data)) throw new SeedError(['the seed must be a JSON object']);
@@ -140,6 +158,7 @@ export function parseSeed(data: unknown): SeedFile {
       userId: str(s, `sessions[${i}]`, 'userId'),
       revoked: s.revoked === true,
     })),
+    sections: [],
   };
   const orgIds = new Set(seed.orgs.map((o) => o.id));
   seed.agents.forEach((a, i) => {
@@ -150,6 +169,13 @@ export function parseSeed(data: unknown): SeedFile {
       if (!orgIds.has(m.orgId)) problems.push(`users[${i}].memberships[${j}].orgId names no org of this file`);
     }),
   );
+  for (const section of sections) {
+    const raw = data[section.key];
+    if (raw === undefined) continue;
+    const found = section.check(raw, orgIds);
+    problems.push(...found);
+    if (found.length === 0 && Array.isArray(raw)) seed.sections!.push({ section, items: raw });
+  }
   if (problems.length > 0) throw new SeedError(problems);
   return seed;
 }

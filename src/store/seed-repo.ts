@@ -48,5 +48,7 @@ export async function applySeed(sql: Sql, seed: SeedFile): Promise<void> {
         [hashToken(s.token), s.userId, s.revoked],
       );
     }
+    // The families' own arrays (SeedSection), after the organizations they belong to.
+    for (const { section, items } of seed.sections ?? []) await section.apply(tx, items);
   });
 }

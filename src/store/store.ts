@@ -17,6 +17,7 @@ import { createRateLimitsRepo } from './rate-limits-repo.js';
 import { createBacklogRepo } from './backlog-repo.js';
 import { createLogsRepo } from './logs-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
+import { createProbesRepo } from './probes-repo.js';
 import { createUnitOfWork, insertAudit, type AuditWriter } from './unit-of-work.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
@@ -59,6 +60,7 @@ function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) 
     backlog: createBacklogRepo(sql),
     logs: createLogsRepo(sql),
     idempotency: createIdempotencyRepo(sql),
+    probes: createProbesRepo(sql),
     /** Runs `fn` in one transaction with repositories bound to it and `tx.audit` (unit-of-work.ts). */
     unitOfWork: createUnitOfWork(sql, auditWriter),
     async ping(): Promise<boolean> {

@@ -14,6 +14,7 @@ import { createAuditRepo, type AuditEntry } from './audit-repo.js';
 import { createDeliveriesRepo } from './deliveries-repo.js';
 import { createVerificationsRepo } from './verifications-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
+import { createProbesRepo } from './probes-repo.js';
 
 /** Writes one audit entry on the transaction's connection. A store option (StoreOptions.auditWriter) only to test failures. */
 export type AuditWriter = (tx: Sql, entry: AuditEntry) => Promise<void>;
@@ -31,6 +32,7 @@ export function bindUnitOfWork(tx: Sql, auditWriter: AuditWriter = insertAudit) 
     deliveries: createDeliveriesRepo(tx),
     verifications: createVerificationsRepo(tx),
     idempotency: createIdempotencyRepo(tx),
+    probes: createProbesRepo(tx),
     /** The audit log's reads, inside the transaction (writes go through `audit`). */
     auditLog: createAuditRepo(tx),
     /** Writes `entry` in this transaction; a failure rolls the whole unit back when it propagates. */

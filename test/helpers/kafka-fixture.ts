@@ -10,6 +10,9 @@ import { createTestDatabase, type TestDatabase } from './postgres.js';
 import { startReceiver, parseBatch, type HttpsReceiver } from './receiver.js';
 import { startApp, waitFor, type TestApp } from './app.js';
 import { syntheticRecords } from '../../src/produce/synthetic.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createTransport } from '../../src/deliver/transport.js';
+import { startProbeWorker } from './probe-worker.js';
 
 export interface KafkaFixture {
   broker: MockBroker;
@@ -55,8 +58,17 @@ export async function startKafkaFixture(opts: { partitions?: number; brokers?: n
     async createVerifiedDrain(orgId, token, body) {
       const created = await api.request('POST', `/admin/orgs/${orgId}/log-drains`, { token, body });
       if (created.status !== 201) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
-      await api.request('POST', `/admin/orgs/${orgId}/log-drains/${created.body.id}/verify`, { token });
-      await waitFor(async () => (await api.request('GET', `/admin/orgs/${orgId}/log-drains/${created.body.id}`, { token })).body.state === 'healthy', { what: 'verified drain' });
+      // The API only enqueues the verification: a worker sends it. The test's workers start later,
+      // so a probe runner stands in for the first worker for as long as the verification takes.
+      const transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 10_000 });
+      const prober = await startProbeWorker({ config: loadConfig({ PROBE_POLL_MS: '50' }), store: api.store, transport, owner: 'fixture-prober' });
+      try {
+        await api.request('POST', `/admin/orgs/${orgId}/log-drains/${created.body.id}/verify`, { token });
+        await waitFor(async () => (await api.request('GET', `/admin/orgs/${orgId}/log-drains/${created.body.id}`, { token })).body.state === 'healthy', { what: 'verified drain' });
+      } finally {
+        await prober.stop();
+        await transport.close();
+      }
       return created.body.id as string;
     },
     answerSlowly(ms) {

@@ -27,6 +27,9 @@ declare module 'fastify' {
   }
 }
 
+/** Codes spec 01 part 7 defines for every family, answered in its shape whatever the route's. */
+const PLATFORM_CODES = new Set(['INSUFFICIENT_SCOPE', 'RESOURCE_NOT_PROJECTED', 'APPROVAL_REQUIRES_HUMAN', 'VENDOR_REJECTED', 'RATE_LIMITED', 'UNAUTHORIZED', 'SESSION_REVOKED']);
+
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
 export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Record<string, unknown> {
@@ -34,6 +37,12 @@ export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Rec
     case 'conventions':
       return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
     case 'telephony': {
+      // Spec 01's platform answers (access, vendor refusals, budgets) keep spec 01's shape on these
+      // routes too (contract telephony T2, T3); a missing scope says so in spec 02's words (part 7).
+      if (PLATFORM_CODES.has(e.code)) {
+        const message = e.code === 'INSUFFICIENT_SCOPE' ? 'Insufficient permissions for this organization' : e.message;
+        return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, ...e.details, message };
+      }
       const rules = e.details.message;
       const message = e.code === 'VALIDATION_FAILED' ? (Array.isArray(rules) ? rules : [e.message]) : e.message;
       return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), message };

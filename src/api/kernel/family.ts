@@ -8,12 +8,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Migration } from '../../store/migrate.js';
+import type { SeedSection } from '../../seed/seed-file.js';
 
 export interface Family<Deps> {
   /** The family's name: its folder, its scopes', errors' and migrations' owner. */
   readonly name: string;
   /** Its own tables, applied when the store opens, after the store kernel's; ids `<name>/<nnn>-<what>`. */
   readonly migrations?: readonly Migration[];
+  /** Its own top-level seed array (CONTRACT part 6), checked and applied with the seed file. */
+  readonly seed?: SeedSection;
   register(app: FastifyInstance, deps: Deps): void | Promise<void>;
 }
 

@@ -7,8 +7,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
-import type { Transport } from '../../deliver/transport.js';
-import type { Deliverer } from '../../deliver/deliverer.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Drain } from '../../model/drain.js';
 import type { Principal } from '../../api/kernel/auth.js';
@@ -28,9 +26,6 @@ export const DRAINS_BASE = '/admin/orgs/:orgId/log-drains';
 export interface DrainDeps {
   config: Config;
   store: Store;
-  transport: Transport;
-  /** Sends test batches through the real delivery path. */
-  deliverer: Deliverer;
   limiter: RateLimiter;
   logger: Logger;
 }

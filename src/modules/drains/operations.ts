@@ -3,14 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
 import { nextState } from '../../model/drain-lifecycle.js';
 import { generateSecret } from '../../security/webhook-secret.js';
-import { compilePlan } from '../../pipeline/drain-plans.js';
-import { serviceBatch } from '../../batch/service-batch.js';
+import { ulid } from 'ulid';
 import { DrainErrors, drainNotFound, drainValidation } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
 import { holdsUnstorableText } from './validate.js';
-import { auditDrain, recordAudit } from '../../audit/drain-audit.js';
-import { runVerification, startVerification } from './verify.js';
+import { auditDrain } from '../../audit/drain-audit.js';
+import { enqueueTest, enqueueVerification } from './verify.js';
 import { schemas } from './schemas.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 
@@ -32,13 +31,8 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
       reply.header('Retry-After', String(retryAfter));
       throw DrainErrors.DRAIN_VERIFY_RATE_LIMITED(`At most ${VERIFY_ATTEMPTS_PER_HOUR} verification attempts per drain an hour.`, { retryAfterSeconds: retryAfter });
     }
-    const started = await startVerification(store, drain, now);
-    // The attempt runs after the answer; its outcome lands in `verification` and in deliveries.
-    setImmediate(() => {
-      runVerification({ ...deps, drain, verification: started, actor: actorOf(principal) }).catch((e) =>
-        deps.logger.error({ event: 'drain.verify_failed', drainId: drain.id, err: (e as Error).message }, 'verification crashed'),
-      );
-    });
+    // A worker sends the attempt (src/deliver/probes.ts); its outcome lands in `verification` and in deliveries.
+    const started = await store.unitOfWork((tx) => enqueueVerification(tx, store.secretBox, drain, actorOf(principal), now));
     return reply.status(202).send({ verificationId: started.verificationId, expiresAt: started.expiresAt.toISOString() });
   });
 
@@ -50,13 +44,15 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     if (!isVerifiedForEndpoint(drain)) {
       throw DrainErrors.DRAIN_NOT_VERIFIED('This drain\'s endpoint has not passed verification; verify it before sending a test batch.');
     }
-    const batch = serviceBatch(compilePlan(drain, store.secretBox), 'test', deps.config.region);
-    batch.stillCurrent = async () => (await store.drains.get(drain.orgId, drain.id))?.endpoint === drain.endpoint;
-    const enqueuedAt = new Date().toISOString();
-    // Through the real delivery path: encode, gzip, sign, POST, retry, account.
-    void deps.deliverer.submit(batch);
-    const batchId = batch.batchId!;
-    await recordAudit(store, actorOf(principal), 'logs.drain.test_sent', drain, { batchId });
+    // A worker sends it through the real delivery path (encode, gzip, sign, POST, retry, account)
+    // under this batch id; the probe and its audit entry commit together.
+    const batchId = ulid();
+    const now = new Date();
+    await store.unitOfWork(async (tx) => {
+      await enqueueTest(tx, drain, actorOf(principal), batchId, now);
+      await auditDrain(tx, actorOf(principal), 'logs.drain.test_sent', drain, { batchId });
+    });
+    const enqueuedAt = now.toISOString();
     return reply.status(202).send({ batchId, enqueuedAt });
   });
 

@@ -8,8 +8,7 @@ import { createGuardedFetcher } from '../../security/guarded-fetch.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { holdsText, LONE_SURROGATE } from '../../model/record.js';
 import { personaMigrations } from './migrations.js';
-import { BUILT_IN_PRESETS, seededPresets } from './presets.js';
-import { createPersonaRepo } from './repository.js';
+import { personaPresetsSeed } from './presets.js';
 import { registerPersonaRoutes } from './routes.js';
 import { createPersonaService } from './service.js';
 
@@ -21,29 +20,11 @@ export interface PersonaDeps {
 
 const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
 
-/** A business website read for `enhance/website`: at most this much, this fast, this many redirects. */
-export const WEBSITE_FETCH = { maxBytes: 1_048_576, timeoutMs: 10_000, maxRedirects: 5 } as const;
-
 export const personaFamily = defineFamily<PersonaDeps>({
   name: 'persona',
   migrations: personaMigrations,
-  async register(app: FastifyInstance, deps: PersonaDeps) {
-    // The catalog: built-in presets first, then the seed file's, upserted by id (idempotent) before
-    // the first persona request. The file is read and checked now: a bad one stops the API starting.
-    const seeded = await seededPresets(deps.config.seedFile);
-    const repo = createPersonaRepo(deps.store.sql);
-    let catalog: Promise<void> | undefined;
-    const presetsReady = (): Promise<void> => {
-      catalog ??= (async () => {
-        await repo.upsertPresets(BUILT_IN_PRESETS, 0);
-        await repo.upsertPresets(seeded, BUILT_IN_PRESETS.length);
-      })().catch((e: unknown) => {
-        catalog = undefined;
-        throw e;
-      });
-      return catalog;
-    };
-    app.addHook('onRequest', async () => presetsReady());
+  seed: personaPresetsSeed,
+  register(app: FastifyInstance, deps: PersonaDeps) {
     // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused in any string of a body.
     app.addHook('preHandler', async (req) => {
       if (req.body !== undefined && holdsText(req.body, UNSTORABLE)) {
@@ -51,7 +32,7 @@ export const personaFamily = defineFamily<PersonaDeps>({
         throw KernelErrors.VALIDATION_FAILED(rule, { field: 'body', message: [rule] });
       }
     });
-    const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts, ...WEBSITE_FETCH });
+    const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts });
     app.addHook('onClose', () => fetcher.close());
     const service = createPersonaService({ store: deps.store, provider: deps.modelProvider, fetcher });
     registerPersonaRoutes(app, { service, deprecatedScopesSunset: deps.config.deprecatedScopesSunset });

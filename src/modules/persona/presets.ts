@@ -1,12 +1,13 @@
 /**
  * The preset catalog (contract P14): the built-in presets, then the seed
- * file's optional top-level `personaPresets` array, upserted by id whenever
- * the API starts (a seeded preset may replace a built-in one of its id).
+ * file's optional top-level `personaPresets` array, upserted by id when the
+ * seed file is applied (a seeded preset replaces a built-in one of its id).
  */
-import { readFile } from 'node:fs/promises';
 import { Value } from '@sinclair/typebox/value';
 import { Config } from './schemas.js';
-import type { Preset } from './repository.js';
+import { createPersonaRepo, type Preset } from './repository.js';
+import type { SeedSection } from '../../seed/seed-file.js';
+import type { Sql } from '../../store/sql.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 
 export const BUILT_IN_PRESETS: readonly Preset[] = [
@@ -44,27 +45,40 @@ export const BUILT_IN_PRESETS: readonly Preset[] = [
   },
 ];
 
-/** The seed file's `personaPresets`, checked: every problem listed, nothing written when there is one. */
-export async function seededPresets(seedFile: string | undefined): Promise<Preset[]> {
-  if (seedFile === undefined) return [];
-  const data = JSON.parse(await readFile(seedFile, 'utf8')) as Record<string, unknown>;
-  const raw = data?.personaPresets;
-  if (raw === undefined) return [];
-  const problems: string[] = [];
-  if (!Array.isArray(raw)) throw new Error(`${seedFile}: personaPresets must be an array`);
-  const presets: Preset[] = [];
-  raw.forEach((p: unknown, i) => {
-    const at = `personaPresets[${i}]`;
-    if (typeof p !== 'object' || p === null || Array.isArray(p)) return problems.push(`${at} must be an object`);
-    const o = p as Record<string, unknown>;
-    if (typeof o.id !== 'string' || !RESOURCE_ID.test(o.id)) problems.push(`${at}.id must be 1-128 letters, digits, _ or -`);
-    if (typeof o.title !== 'string' || o.title === '') problems.push(`${at}.title must be a non-empty string`);
-    if (o.description !== undefined && typeof o.description !== 'string') problems.push(`${at}.description must be a string`);
-    const config = o.config ?? {};
-    if (!Value.Check(Config, config)) problems.push(`${at}.config: ${[...Value.Errors(Config, config)].slice(0, 3).map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
-    presets.push({ id: o.id as string, title: o.title as string, description: (o.description as string | undefined) ?? '', config: config as Preset['config'] });
-    return undefined;
-  });
-  if (problems.length > 0) throw new Error(`invalid seed file:\n  ${problems.map((p) => `${seedFile}: ${p}`).join('\n  ')}`);
-  return presets;
+/** The seed file's `personaPresets` (CONTRACT part 6): checked with the seed file, upserted by id on its transaction. */
+export const personaPresetsSeed: SeedSection = {
+  key: 'personaPresets',
+  check(raw: unknown): string[] {
+    if (!Array.isArray(raw)) return ['personaPresets must be an array'];
+    const problems: string[] = [];
+    raw.forEach((p: unknown, i) => {
+      const at = `personaPresets[${i}]`;
+      if (typeof p !== 'object' || p === null || Array.isArray(p)) return problems.push(`${at} must be an object`);
+      const o = p as Record<string, unknown>;
+      if (typeof o.id !== 'string' || !RESOURCE_ID.test(o.id)) problems.push(`${at}.id must be 1-128 letters, digits, _ or -`);
+      if (typeof o.title !== 'string' || o.title === '') problems.push(`${at}.title must be a non-empty string`);
+      if (o.description !== undefined && typeof o.description !== 'string') problems.push(`${at}.description must be a string`);
+      const config = o.config ?? {};
+      if (!Value.Check(Config, config)) {
+        problems.push(`${at}.config: ${[...Value.Errors(Config, config)].slice(0, 3).map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
+      }
+      return undefined;
+    });
+    return problems;
+  },
+  async apply(tx: Sql, items: readonly unknown[]): Promise<void> {
+    const presets = items.map((p) => {
+      const o = p as { id: string; title: string; description?: string; config?: Preset['config'] };
+      return { id: o.id, title: o.title, description: o.description ?? '', config: o.config ?? {} };
+    });
+    await createPersonaRepo(tx).upsertPresets(presets);
+  },
+};
+
+/** The catalog: the built-in presets (a seeded one of the same id in its place), then the other seeded ones in seed order. */
+export function catalog(seeded: readonly Preset[]): Preset[] {
+  const byId = new Map(seeded.map((p) => [p.id, p]));
+  const builtIn = BUILT_IN_PRESETS.map((b) => byId.get(b.id) ?? b);
+  const builtInIds = new Set(BUILT_IN_PRESETS.map((b) => b.id));
+  return [...builtIn, ...seeded.filter((p) => !builtInIds.has(p.id))];
 }

@@ -143,6 +143,7 @@ export function createPersonaRepo(sql: Sql) {
       );
     },
 
+    /** The seeded presets, in seed order. */
     async presets(): Promise<Preset[]> {
       return sql.query<Preset>('select id, title, description, config from persona_presets order by position, id');
     },
@@ -152,14 +153,14 @@ export function createPersonaRepo(sql: Sql) {
       return rows[0];
     },
 
-    /** Upserts presets by id (built-in and seeded), keeping the order given. */
-    async upsertPresets(presets: readonly Preset[], firstPosition: number): Promise<void> {
-      let position = firstPosition;
+    /** Upserts seeded presets by id; a preset new to the table goes after the ones there, an updated one keeps its place. */
+    async upsertPresets(presets: readonly Preset[]): Promise<void> {
       for (const p of presets) {
         await sql.query(
-          `insert into persona_presets (id, title, description, config, position) values ($1, $2, $3, $4::jsonb, $5)
-           on conflict (id) do update set title = excluded.title, description = excluded.description, config = excluded.config, position = excluded.position`,
-          [p.id, p.title, p.description, JSON.stringify(p.config), position++],
+          `insert into persona_presets (id, title, description, config, position)
+           values ($1, $2, $3, $4::jsonb, (select coalesce(max(position), 0) + 1 from persona_presets))
+           on conflict (id) do update set title = excluded.title, description = excluded.description, config = excluded.config`,
+          [p.id, p.title, p.description, JSON.stringify(p.config)],
         );
       }
     },

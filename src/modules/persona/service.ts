@@ -11,10 +11,11 @@ import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
 import { personaText, type InstructionExample, type Persona, type PersonaConfig } from '../../vendors/model-provider/port.js';
 import type { GuardedFetcher } from '../../security/guarded-fetch.js';
-import { textOfHtml } from '../../security/guarded-fetch.js';
+import { readWebsite } from './website.js';
 import { createPersonaRepo, isDraftConflict, type PersonaVersion, type Preset, type VersionStatus } from './repository.js';
 import { draftVersionNotFound, noDraft, PersonaErrors, presetNotFound, providerFailure, versionNotFound } from './errors.js';
 import { CONFIG_FIELDS, type DraftBody, type GenerateBody } from './schemas.js';
+import { BUILT_IN_PRESETS, catalog } from './presets.js';
 
 export interface PersonaServiceDeps {
   store: Store;
@@ -62,6 +63,9 @@ export function createPersonaService(deps: PersonaServiceDeps) {
     if (!r.ok) throw providerFailure(r.error);
     return r.value;
   };
+
+  /** A preset: the seeded one of the id, else the built-in one. */
+  const presetOf = async (id: string): Promise<Preset | undefined> => (await repo.preset(id)) ?? BUILT_IN_PRESETS.find((p) => p.id === id);
 
   /** Stores a new published version and makes it current (served from the agent's next message). */
   const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig, action: string): Promise<PersonaVersion> =>
@@ -165,17 +169,17 @@ export function createPersonaService(deps: PersonaServiceDeps) {
       });
     },
 
-    presets: (): Promise<Preset[]> => repo.presets(),
+    presets: async (): Promise<Preset[]> => catalog(await repo.presets()),
 
     async preset(id: string): Promise<Preset> {
-      const found = RESOURCE_ID.test(id) ? await repo.preset(id) : undefined;
+      const found = RESOURCE_ID.test(id) ? await presetOf(id) : undefined;
       if (!found) throw presetNotFound(id);
       return found;
     },
 
     /** Copies the preset's configuration into the agent's and names the preset; no version is made. */
     async applyPreset(actor: Actor, agentId: string, presetId: string): Promise<PersonaConfig> {
-      const preset = RESOURCE_ID.test(presetId) ? await repo.preset(presetId) : undefined;
+      const preset = RESOURCE_ID.test(presetId) ? await presetOf(presetId) : undefined;
       if (!preset) throw presetNotFound(presetId);
       return unit(async (tx, r) => {
         const { config } = await r.state(agentId);
@@ -195,10 +199,9 @@ export function createPersonaService(deps: PersonaServiceDeps) {
         case 'website': {
           let websiteText: string | undefined;
           if (deps.provider.readsWebsites) {
-            const page = await deps.fetcher.fetchText(req.websiteUrl);
-            if (!page.ok) throw PersonaErrors.WEBSITE_NOT_FETCHABLE(`The website could not be read: ${page.reason}`, { field: 'websiteUrl' });
-            if (page.status < 200 || page.status >= 300) throw PersonaErrors.WEBSITE_NOT_FETCHABLE(`The website answered status ${page.status}.`, { field: 'websiteUrl' });
-            websiteText = /html/i.test(page.contentType) ? textOfHtml(page.body) : page.body;
+            const page = await readWebsite(deps.fetcher, req.websiteUrl);
+            if (!page.ok) throw PersonaErrors.WEBSITE_NOT_FETCHABLE(`The website could not be read: ${page.reason.replace(/\.$/, '')}.`, { field: 'websiteUrl' });
+            websiteText = page.text;
           }
           return model(deps.provider.enhance({ kind: 'website', websiteUrl: req.websiteUrl, currentPersona, currentConfig, websiteText }));
         }

@@ -11,7 +11,6 @@ import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { insertAudit, type AuditWriter } from '../../../src/store/unit-of-work.js';
-import { createTransport, type Transport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
@@ -25,7 +24,6 @@ const M = { authorization: 'Bearer lk_acme_manage' };
 describe.each(['pglite', 'postgres'] as const)('drain mutations and their audit entries on %s', (kind) => {
   let app: FastifyInstance;
   let store: Store;
-  let transport: Transport;
   let db: TestDatabase | undefined;
   /** Actions whose audit write fails, as a broken audit table would. */
   const failing = new Set<string>();
@@ -42,13 +40,11 @@ describe.each(['pglite', 'postgres'] as const)('drain mutations and their audit 
     if (kind === 'postgres') db = await createTestDatabase();
     store = await openStore(db ? { databaseUrl: db.url, maxConnections: 4, auditWriter } : { dataDir: 'memory://', auditWriter });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
-    transport = createTransport({ allowHosts: ['localhost'], timeoutMs: 2000 });
-    app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
+    app = await buildApi({ config, store, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
     await app.ready();
   });
   afterAll(async () => {
     await app?.close();
-    await transport?.close();
     await store?.close();
     await db?.drop();
   });

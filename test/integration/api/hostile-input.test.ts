@@ -14,6 +14,7 @@ import { openStore, type Store } from '../../../src/store/store.js';
 // The API's families bring tables of their own.
 import { familyMigrations } from '../../../src/modules/index.js';
 import { createTransport, type Transport } from '../../../src/deliver/transport.js';
+import { startProbeWorker, type ProbeWorker } from '../../helpers/probe-worker.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
@@ -32,6 +33,8 @@ describe('hostile input at the REST layer', () => {
   let app: FastifyInstance;
   let store: Store;
   let transport: Transport;
+  /** Sends what the verify and test routes enqueue, as a worker beside the API does. */
+  let probeWorker: ProbeWorker;
   let receiver: HttpsReceiver;
   let db: TestDatabase | undefined;
 
@@ -47,11 +50,13 @@ describe('hostile input at the REST layer', () => {
     store = await openStore({ ...(db ? { databaseUrl: db.url, maxConnections: 4 } : { dataDir: 'memory://' }), migrations: familyMigrations });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 2000 });
-    app = await buildApi({ config, store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
+    probeWorker = await startProbeWorker({ config, store, transport });
+    app = await buildApi({ config, store, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: (r) => store.queue.enqueue(r) } });
     await app.ready();
   });
   afterAll(async () => {
     await app?.close();
+    await probeWorker?.stop();
     await transport?.close();
     await store?.close();
     await receiver?.close();
@@ -238,7 +243,7 @@ describe('hostile input at the REST layer', () => {
 
   it('answers a flood of refused requests from memory: no store write, no repeated key lookup', async () => {
     const limited = await buildApi({
-      config: loadConfig({ DATA_DIR: 'memory://', DRAIN_RATE_LIMIT_READ_PER_MIN: '2' }), store, transport, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: async () => {} },
+      config: loadConfig({ DATA_DIR: 'memory://', DRAIN_RATE_LIMIT_READ_PER_MIN: '2' }), store, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: async () => {} },
     });
     const hit = vi.spyOn(store.rateLimits, 'hit');
     const findKey = vi.spyOn(store.auth, 'findKey');

@@ -6,7 +6,6 @@ import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 // The API's families bring tables of their own.
 import { familyMigrations } from '../../../src/modules/index.js';
-import { createTransport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
@@ -40,7 +39,6 @@ describe('OpenAPI document', () => {
     store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });
     app = await buildApi({
       config, store, logger: silentLogger(), metrics: createMetrics('api'),
-      transport: createTransport({ allowHosts: [], timeoutMs: 1000 }),
       sink: { write: async () => {} },
     });
     await app.ready();

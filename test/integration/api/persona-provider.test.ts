@@ -198,7 +198,7 @@ describe('persona routes with a real (OpenAI-compatible) model provider', () => 
       const before = site.requests.length;
       const res = await call('POST', 'agt_p11', '/enhance/website', { websiteUrl: `${site.url}/moved` });
       expect(res.status).toBe(422);
-      expect(res.body.message).toContain('A redirect led to a refused destination');
+      expect(res.body.message).toBe('The website could not be read: Destination address 127.0.0.1 is a loopback address.');
       expect(site.requests.length).toBe(before + 1);
     });
 
@@ -209,7 +209,7 @@ describe('persona routes with a real (OpenAI-compatible) model provider', () => 
       });
       const res = await call('POST', 'agt_p11', '/enhance/website', { websiteUrl: `${site.url}/` });
       expect(res.status).toBe(422);
-      expect(res.body.message).toBe('The website answered status 500.');
+      expect(res.body.message).toBe('The website could not be read: the server answered 500.');
     });
   });
 });

@@ -12,7 +12,6 @@ import type { RateLimiter } from '../../../src/api/kernel/rate-limit.js';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore } from '../../../src/store/store.js';
-import { createTransport } from '../../../src/deliver/transport.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 
@@ -78,7 +77,7 @@ describe('access kernel', () => {
     const store = await openStore({ dataDir: 'memory://' });
     const app = await buildApi({
       config: loadConfig({ DATA_DIR: 'memory://' }), store, logger: silentLogger(), metrics: createMetrics('api'),
-      transport: createTransport({ allowHosts: [], timeoutMs: 1000 }), sink: { write: async () => {} },
+      sink: { write: async () => {} },
     });
     try {
       await app.ready();

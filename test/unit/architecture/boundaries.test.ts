@@ -22,7 +22,9 @@ describe('import boundaries', () => {
   const probes = join(REPO, 'src/modules/__probe_a__');
   const other = join(REPO, 'src/modules/__probe_b__');
   const engineProbe = join(REPO, 'src/deliver/__probe__.ts');
+  const kernelProbe = join(REPO, 'src/api/kernel/__probe__.ts');
   afterAll(() => {
+    rmSync(kernelProbe, { force: true });
     rmSync(probes, { recursive: true, force: true });
     rmSync(other, { recursive: true, force: true });
     rmSync(engineProbe, { force: true });
@@ -41,5 +43,25 @@ describe('import boundaries', () => {
     const found = cruise([probes, other, engineProbe]).map((v) => `${v.rule.name}: ${v.from}`);
     expect(found).toContain('families-apart: src/modules/__probe_a__/index.ts');
     expect(found).toContain('engine-not-to-api: src/deliver/__probe__.ts');
+  });
+
+  it('report a family or the API importing an engine stage, the worker or an engine type', () => {
+    mkdirSync(probes, { recursive: true });
+    writeFileSync(join(probes, 'engine.ts'), [
+      "import { createDeliverer } from '../../deliver/deliverer.js';",
+      "import type { Accountant } from '../../account/accountant.js';",
+      "import { startWorker } from '../../worker.js';",
+      'export const a = [createDeliverer, startWorker];',
+      'export type B = Accountant;',
+      '',
+    ].join('\n'));
+    writeFileSync(kernelProbe, "import { serviceBatch } from '../../batch/service-batch.js';\nexport const probe = serviceBatch;\n");
+    const found = cruise([join(probes, 'engine.ts'), kernelProbe]).filter((v) => v.rule.name === 'modules-not-to-engine').map((v) => `${v.from} -> ${v.to}`);
+    expect(found).toEqual(expect.arrayContaining([
+      'src/modules/__probe_a__/engine.ts -> src/deliver/deliverer.ts',
+      'src/modules/__probe_a__/engine.ts -> src/account/accountant.ts',
+      'src/modules/__probe_a__/engine.ts -> src/worker.ts',
+      'src/api/kernel/__probe__.ts -> src/batch/service-batch.ts',
+    ]));
   });
 });

@@ -1,0 +1,110 @@
+/**
+ * One ownership verification attempt (CONTRACT part 5), run by a worker's
+ * probe runner (probes.ts). For `http`: a POST carrying the single-use token
+ * in `X-Svc-Verify`; it passes when the destination answers 2xx with the
+ * token, trimmed, as its body. Vendor types pass on any 2xx from the intake.
+ * The outcome lands in the drain's `verification` and in a `verify` delivery
+ * record; success moves `pending_verification` to `healthy`.
+ */
+import { ulid } from 'ulid';
+import type { Drain } from '../model/drain.js';
+import type { Store } from '../store/store.js';
+import type { Transport } from './transport.js';
+import { classifyTransportError } from './outcome.js';
+import { signBatch, signingKey } from '../sign/standard-webhooks.js';
+import { DELIVERY_RETENTION_MS } from '../model/delivery.js';
+import { scrubExcerpt } from '../shape/builtin-scrub.js';
+import { USER_AGENT } from './deliverer.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Actor } from '../audit/drain-audit.js';
+import { auditDrain } from '../audit/drain-audit.js';
+import { nextState } from '../model/drain-lifecycle.js';
+import { failureReason } from './verify-reason.js';
+
+export interface VerificationToSend {
+  verificationId: string;
+  /** The token in plain text, opened from the probe just before the attempt. */
+  token: string;
+}
+
+/** Sends the attempt and records its outcome; true when the destination proved ownership. */
+export async function attemptVerification(deps: {
+  store: Store;
+  transport: Transport;
+  logger: Logger;
+  drain: Drain;
+  verification: VerificationToSend;
+  actor: Actor;
+}): Promise<boolean> {
+  const { store, transport, drain, verification } = deps;
+  // Single use: a token is spent by its one attempt, and not at all once expired.
+  if (!(await store.verifications.consume(verification.verificationId))) return false;
+  const body = Buffer.from(JSON.stringify({ type: 'svc.drain.verify', drainId: drain.id, verificationId: verification.verificationId }));
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-svc-verify': verification.token,
+  };
+  const headerValues: string[] = [verification.token];
+  for (const h of drain.headers) {
+    const value = store.secretBox.open(h.value);
+    headers[h.name.toLowerCase()] = value;
+    headerValues.push(value);
+  }
+  if (drain.type === 'http' && drain.secret) {
+    Object.assign(headers, signBatch([signingKey(store.secretBox.open(drain.secret))], verification.verificationId, body));
+  }
+  const startedAt = new Date();
+  const result = await transport.post({ url: drain.endpoint ?? '', headers, body });
+  let ok = false;
+  let statusCode: number | undefined;
+  let errorClass: string | undefined;
+  let excerpt: string | undefined;
+  if (result.kind === 'response') {
+    statusCode = result.statusCode;
+    const text = result.body.toString('utf8');
+    const is2xx = statusCode >= 200 && statusCode < 300;
+    ok = is2xx && (drain.type !== 'http' || text.trim() === verification.token);
+    if (!ok) errorClass = is2xx ? 'verify_mismatch' : statusCode >= 500 ? 'http_5xx' : statusCode >= 400 ? 'http_4xx' : 'http_3xx';
+    if (text.length > 0) excerpt = scrubExcerpt(text.slice(0, 1024), headerValues).slice(0, 1024);
+  } else {
+    errorClass = classifyTransportError(result.error);
+  }
+  let reason = ok ? undefined : failureReason(drain, errorClass ?? 'connect', statusCode, result.kind === 'error' ? result.error : undefined);
+  await store.deliveries.insertMany([{
+    id: ulid(), orgId: drain.orgId, drainId: drain.id, batchId: verification.verificationId, kind: 'verify', attempt: 1,
+    statusCode, latencyMs: result.latencyMs, ok, errorClass, responseExcerpt: excerpt, startedAt,
+    expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
+  }]);
+  const current = await store.drains.get(drain.orgId, drain.id);
+  if (!current) return false;
+  // The attempt proved the endpoint it went to: if the drain moved meanwhile, it proves nothing for it.
+  if (ok && current.endpoint !== drain.endpoint) {
+    ok = false;
+    errorClass = 'endpoint_changed';
+    reason = 'The drain\'s endpoint changed while this attempt was under way; verify the new endpoint.';
+  }
+  const outcome = {
+    attemptedAt: startedAt.toISOString(), outcome: ok ? 'ok' : 'failed', statusCode, latencyMs: result.latencyMs,
+    ...(ok && drain.endpoint !== null ? { endpoint: drain.endpoint } : {}),
+    ...(ok ? {} : { errorClass, reason }),
+  };
+  // A drain waiting for verification starts delivering; any other keeps its state (drain-lifecycle.ts).
+  const verified = ok ? nextState(current, 'verified') : undefined;
+  // The outcome and, on success, its audit entry commit together.
+  await store.unitOfWork(async (tx) => {
+    const updated = await tx.drains.update(
+      drain.orgId,
+      drain.id,
+      ok
+        ? { verification: outcome, verifiedAt: startedAt, ...(verified ? { state: verified.state } : {}) }
+        : { verification: outcome },
+      false,
+    );
+    if (ok && updated) {
+      await auditDrain(tx, deps.actor, 'logs.drain.verified', updated, { state: updated.state });
+    }
+  });
+  deps.logger.info({ event: 'drain.verified', drainId: drain.id, ok, statusCode, errorClass }, 'verification attempt finished');
+  return ok;
+}

@@ -1,0 +1,53 @@
+/**
+ * What every telephony route shares: its dependencies, its scopes (spec 02
+ * part 5; `telephony:provision` is one of the platform's sensitive scopes,
+ * kernel/scopes.ts), the access each route declares (contract telephony T2),
+ * and who acts.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Store } from '../../store/store.js';
+import type { Carrier } from '../../vendors/carrier/port.js';
+import type { Principal } from '../../api/kernel/auth.js';
+import { grantedOf, type Access } from '../../api/kernel/access.js';
+import { defineScopes } from '../../api/kernel/scopes.js';
+
+export const SCOPES = {
+  read: 'telephony:read',
+  write: 'telephony:write',
+  manage: 'telephony:manage',
+  /** Sensitive: granted by its exact name only (`telephony:*` never covers it). */
+  provision: 'telephony:provision',
+} as const;
+
+defineScopes('telephony', {
+  [SCOPES.read]: { description: 'list and inspect SIP trunks, their credentials, and phone numbers' },
+  [SCOPES.write]: { description: 'create trunks, ACL entries and digest users, rotate passwords, link agents; suspend, reactivate and configure numbers' },
+  [SCOPES.manage]: { description: 'delete trunks, ACL entries, digest users and agent links; release numbers' },
+});
+
+export interface TelephonyDeps {
+  store: Store;
+  carrier: Carrier;
+}
+
+/** The organization in the path, with `scope` (independent scopes: write and manage do not imply read). */
+export const orgAccess = (scope: string): Access => ({ resource: 'org', scope: { required: scope } });
+
+/** Every route of the family answers in spec 02 part 7's shape. */
+export const routeConfig = (access: Access) => ({ access, errorShape: 'telephony' as const });
+
+export interface Actor {
+  orgId: string;
+  principal: Principal;
+}
+
+export function actorOf(req: FastifyRequest): Actor {
+  const g = grantedOf(req);
+  return { orgId: g.orgId!, principal: g.principal };
+}
+
+/** The email of a user, when the store knows it. */
+export async function emailOf(store: Store, userId: string): Promise<string | undefined> {
+  const rows = await store.sql.query<{ email: string }>('select email from users where id = $1', [userId]);
+  return rows[0]?.email;
+}

@@ -1,0 +1,24 @@
+/**
+ * The telephony route family (spec 02): SIP trunks and phone numbers, on the
+ * carrier port (src/vendors/carrier/). Its tables are its own migrations; its
+ * seed array is `phoneNumbers` (contract telephony T1).
+ */
+import type { FastifyInstance } from 'fastify';
+import { defineFamily } from '../../api/kernel/family.js';
+import type { TelephonyDeps } from './context.js';
+import { telephonyMigrations } from './migrations.js';
+import { registerTrunkRoutes } from './trunks/routes.js';
+import { registerNumberRoutes } from './numbers/routes.js';
+import { phoneNumbersSeed } from './numbers/seed.js';
+
+export const telephonyFamily = defineFamily<TelephonyDeps>({
+  name: 'telephony',
+  migrations: telephonyMigrations,
+  seed: phoneNumbersSeed,
+  register(app: FastifyInstance, deps: TelephonyDeps) {
+    registerTrunkRoutes(app, deps);
+    registerNumberRoutes(app, deps);
+  },
+});
+
+export type { TelephonyDeps };

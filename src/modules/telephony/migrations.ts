@@ -1,0 +1,67 @@
+/** The telephony family's tables (applied by openStore after the store kernel's). */
+import type { Migration } from '../../store/migrate.js';
+
+export const telephonyMigrations: readonly Migration[] = [
+  {
+    id: 'telephony/001-trunks-and-numbers',
+    sql: `
+create table telephony_sip_trunks (
+  id text primary key,
+  org_id text not null,
+  domain text not null unique,
+  host text not null,
+  region text not null,
+  status text not null,
+  tls text not null,
+  srtp text not null,
+  digest_auth_enabled boolean not null,
+  default_agent_id text,
+  created_at bigint not null,
+  created_by text not null,
+  created_by_email text
+);
+create index telephony_sip_trunks_org on telephony_sip_trunks (org_id, created_at, id);
+
+create table telephony_trunk_acl (
+  trunk_id text not null references telephony_sip_trunks (id) on delete cascade,
+  ip text not null,
+  description text,
+  created_at bigint not null,
+  seq bigserial not null,
+  primary key (trunk_id, ip)
+);
+
+-- What a SIP registrar needs to check a digest response: HA1 per algorithm (RFC 7616), sealed.
+create table telephony_trunk_digest_users (
+  trunk_id text not null references telephony_sip_trunks (id) on delete cascade,
+  username text not null,
+  realm text not null,
+  ha1_md5 text not null,
+  ha1_sha256 text not null,
+  created_at bigint not null,
+  primary key (trunk_id, username)
+);
+
+create table telephony_phone_numbers (
+  id text primary key,
+  org_id text not null,
+  msisdn text not null,
+  country text not null,
+  type text not null,
+  capabilities jsonb not null,
+  purchased_by text,
+  purchased_by_email text,
+  status text not null,
+  transport text not null,
+  ten_dlc_campaign_id text,
+  tfn_registration_id text,
+  created_at bigint not null,
+  released_at bigint
+);
+-- A number belongs to at most one organization until it is released: two purchases of it race
+-- here, and exactly one insert wins.
+create unique index telephony_phone_numbers_owned on telephony_phone_numbers (msisdn) where status <> 'released';
+create index telephony_phone_numbers_org on telephony_phone_numbers (org_id, created_at, id);
+`,
+  },
+];
