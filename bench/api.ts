@@ -50,6 +50,10 @@ const PERSONA_VERSIONS = 20;
 const ORG = 'org_acme';
 const TRUNKS = `/developer/orgs/${ORG}/sip-trunks`;
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
+/** The seed's admin session: a person holding every scope of the organization, channels:send included. */
+const SESSION = 'sess_ann';
+const CHANNELS_SEND = '/developer/agents/agt_support/channels/send';
+const CHANNELS_DELIVERIES = '/developer/agents/agt_support/channels/deliveries';
 /** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
 const TARGET_GET_RATIO = 0.4;
@@ -72,7 +76,7 @@ interface Scenario {
   status: number;
   /** The error code the answer must carry (checked once before the load). */
   code?: string;
-  /** The credential, when not KEY. */
+  /** The bearer token, when not the drain key (the channel routes need `channels:send`: the admin's session holds it). */
   token?: string;
 }
 
@@ -184,6 +188,8 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'GET of an unknown drain id (404)', method: 'GET', path: `${DRAINS}/drn_doesnotexist`, auth: true, status: 404, code: 'DRAIN_NOT_FOUND' },
       { name: `SIP trunk list (${TRUNK_COUNT} trunks)`, method: 'GET', path: TRUNKS, auth: true, token: TELEPHONY_KEY, status: 200 },
       { name: 'phone number search (carrier-b, 10 numbers)', method: 'GET', path: '/developer/phone-numbers/available?country=US&transport=carrier-b&features=voice', auth: true, status: 200 },
+      { name: 'channel send (sms, cold phone number, sandbox vendor)', method: 'POST', path: CHANNELS_SEND, body: { channel: 'sms', to: { phoneNumber: '+15550001234' }, text: 'bench' }, auth: true, token: SESSION, status: 200 },
+      { name: 'channel deliveries list (50 newest)', method: 'GET', path: CHANNELS_DELIVERIES, auth: true, token: SESSION, status: 200 },
       { name: `persona versions list (${PERSONA_VERSIONS} versions)`, method: 'GET', path: `${PERSONA_LISTED}/versions`, auth: true, token: PERSONA_KEY, status: 200 },
       { name: 'persona version create', method: 'POST', path: `${PERSONA_CREATED}/version`, body: { persona: { base: 'You are the sales assistant.', voice: 'Warm.', text: 'Be brief.' } }, auth: true, token: PERSONA_KEY, status: 201 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },

@@ -14,10 +14,9 @@ import { createRateLimiter } from './kernel/rate-limit.js';
 import type { RecordSink } from '../modules/ingest/records.js';
 import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
-import { createModelProvider } from '../vendors/model-provider/index.js';
 import { installAccess } from './kernel/access.js';
 import { installSchemas } from './kernel/schema.js';
-import { selectCarrier } from '../vendors/carrier/select.js';
+import { createVendors } from '../vendors/index.js';
 
 export interface ApiOptions {
   config: Config;
@@ -97,7 +96,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   );
 
   // The route families (src/modules/index.ts).
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, carrier: selectCarrier(opts.config), modelProvider: createModelProvider(opts.config) };
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors: createVendors(opts.config) };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -91,6 +91,25 @@ export interface Config {
   readonly region: string | undefined;
   /** The carrier adapter of the telephony routes (src/vendors/carrier/select.ts); `sandbox` in-process. */
   readonly carrierAdapter: 'sandbox';
+  /** Channel sends (docs/api-channels.md): the mail adapter, attachment fetching, the status sweep, the sandbox receipts. */
+  readonly channels: ChannelsConfig;
+}
+
+export interface ChannelsConfig {
+  /** EMAIL_SMTP_URL: `smtp://` or `smtps://` (credentials in the URL) selects the SMTP adapter; unset, the sandbox. */
+  readonly smtpUrl: string | undefined;
+  /** EMAIL_FROM: the sender of every email. */
+  readonly emailFrom: string;
+  /** ATTACHMENT_FETCH_ALLOW_HOSTS: exempt from the private-address rule (local testing only; HTTPS still required). */
+  readonly attachmentAllowHosts: readonly string[];
+  /** The longest all of one email's attachments may take to fetch. */
+  readonly attachmentTimeoutMs: number;
+  /** A delivery queued for a closed chat-app window expires after this long without the end user writing. */
+  readonly queueExpiryMs: number;
+  /** How often the status sweep runs (0: never; tests call it themselves). */
+  readonly sweepIntervalMs: number;
+  /** The sandbox vendors' time between one receipt and the next (contract: within 2 seconds). */
+  readonly sandboxReceiptStepMs: number;
 }
 
 export class ConfigError extends Error {
@@ -219,6 +238,10 @@ export function loadConfig(env: Env = process.env): Config {
         maxOutputTokens: int('MODEL_PROVIDER_MAX_OUTPUT_TOKENS', 4096, 16, 128_000),
       }
     : undefined;
+  const smtpUrl = optional('EMAIL_SMTP_URL');
+  if (smtpUrl !== undefined && !/^smtps?:\/\/[^/]/.test(smtpUrl)) problems.push('EMAIL_SMTP_URL must be an smtp:// or smtps:// URL');
+  const emailFrom = str('EMAIL_FROM', 'no-reply@logdrain.invalid');
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(emailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(emailFrom)) problems.push('EMAIL_FROM must be an email address (optionally "Name <address>")');
 
   const config: Config = {
     host: str('HOST', '0.0.0.0'),
@@ -279,6 +302,15 @@ export function loadConfig(env: Env = process.env): Config {
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),
     region: optional('REGION'),
     carrierAdapter: carrierAdapter(),
+    channels: {
+      smtpUrl,
+      emailFrom,
+      attachmentAllowHosts: list('ATTACHMENT_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
+      attachmentTimeoutMs: int('ATTACHMENT_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
+      queueExpiryMs: int('CHANNEL_QUEUE_EXPIRY_MS', 7 * 86_400_000, 1000),
+      sweepIntervalMs: int('CHANNEL_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
+      sandboxReceiptStepMs: int('SANDBOX_RECEIPT_STEP_MS', 500, 1, 2000),
+    },
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');
   if (config.spill.belowRecords > config.batch.maxRecords) problems.push('BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');

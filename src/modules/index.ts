@@ -11,6 +11,7 @@ import { drainsFamily } from './drains/index.js';
 import { logsFamily } from './logs/index.js';
 import { ingestFamily } from './ingest/records.js';
 import { telephonyFamily } from './telephony/index.js';
+import { channelsFamily } from './channels/index.js';
 import { personaFamily } from './persona/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
@@ -18,6 +19,7 @@ export const families: readonly Family<PlatformDeps>[] = [
   logsFamily,
   ingestFamily,
   telephonyFamily,
+  channelsFamily,
   personaFamily,
 ];
 

@@ -7,8 +7,7 @@ import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { RecordSink } from './ingest/records.js';
-import type { Carrier } from '../vendors/carrier/port.js';
-import type { ModelProvider } from '../vendors/model-provider/port.js';
+import type { Vendors } from '../vendors/index.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -17,8 +16,6 @@ export interface PlatformDeps {
   limiter: RateLimiter;
   /** Where accepted records go: the embedded queue or the Kafka topic. */
   sink: RecordSink;
-  /** The carrier port (src/vendors/carrier/), its adapter chosen from configuration. */
-  carrier: Carrier;
-  /** The model provider (MODEL_PROVIDER_*, else the in-process sandbox). */
-  modelProvider: ModelProvider;
+  /** The vendors' ports (src/vendors/), their adapters chosen from configuration. */
+  vendors: Vendors;
 }

@@ -8,6 +8,10 @@
  *   workflows    spec 03 part 7: {statusCode, message, code, ...detail}, validation
  *                details[] entries {path, constraint, message}
  *   templates    spec 03 part 7: the envelope {code, message, ...fields}
+ *   framework    spec 01 part 7.1.1 (channel sends): a 400 or 404 is the framework's
+ *                {statusCode, error, message}, a validation failure's message the array
+ *                of the rules that failed; every other status (permission denials,
+ *                idempotency conflicts) keeps the conventions shape with its code
  *   persona      spec 03 part 7 over spec 01 part 7.1: the framework default
  *                {statusCode, error, message} for validation (every failed rule in
  *                the `message` array) and the family's codeless answers (its 404s);
@@ -18,7 +22,7 @@ import { STATUS_CODES } from 'node:http';
 import type { AppError } from '../../errors.js';
 import { definitionOf } from './error-registry.js';
 
-export type ErrorShape = 'conventions' | 'telephony' | 'workflows' | 'templates' | 'persona';
+export type ErrorShape = 'conventions' | 'telephony' | 'workflows' | 'templates' | 'framework' | 'persona';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -50,6 +54,11 @@ export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Rec
     case 'workflows': {
       const { message: _rules, ...detail } = e.details;
       return { statusCode: e.statusCode, message: e.message, code: e.code, ...detail };
+    }
+    case 'framework': {
+      if (e.statusCode !== 400 && e.statusCode !== 404) return renderError(e, 'conventions');
+      const rules = e.details.message;
+      return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), message: Array.isArray(rules) ? rules : e.message };
     }
     case 'templates': {
       const { message: _rules, ...fields } = e.details;

@@ -15,7 +15,8 @@ import { createPersonaService } from './service.js';
 export interface PersonaDeps {
   config: Config;
   store: Store;
-  modelProvider: ModelProvider;
+  /** The model-provider port (src/vendors/model-provider/), its adapter chosen from configuration. */
+  vendors: { modelProvider: ModelProvider };
 }
 
 const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
@@ -34,7 +35,7 @@ export const personaFamily = defineFamily<PersonaDeps>({
     });
     const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts });
     app.addHook('onClose', () => fetcher.close());
-    const service = createPersonaService({ store: deps.store, provider: deps.modelProvider, fetcher });
+    const service = createPersonaService({ store: deps.store, provider: deps.vendors.modelProvider, fetcher });
     registerPersonaRoutes(app, { service, deprecatedScopesSunset: deps.config.deprecatedScopesSunset });
   },
 });

@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Store } from '../../store/store.js';
-import type { Carrier } from '../../vendors/carrier/port.js';
+import type { Vendors } from '../../vendors/index.js';
 import type { Principal } from '../../api/kernel/auth.js';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
@@ -27,7 +27,7 @@ defineScopes('telephony', {
 
 export interface TelephonyDeps {
   store: Store;
-  carrier: Carrier;
+  vendors: Pick<Vendors, 'carrier'>;
 }
 
 /** The organization in the path, with `scope` (independent scopes: write and manage do not imply read). */

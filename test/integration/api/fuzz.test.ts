@@ -33,7 +33,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 
 /** Seeded credentials of org_acme (test/fixtures/seed-acme.json): an admin's legacy key and session, and scoped keys. */
-const CREDENTIALS = ['lk_acme_legacy', 'sess_ann', 'lk_acme_manage', 'lk_acme_ingest', 'lk_acme_wild'];
+const CREDENTIALS = ['lk_acme_legacy', 'sess_ann', 'lk_acme_manage', 'lk_acme_ingest', 'lk_acme_wild', 'lk_acme_receipts'];
 
 /** Routes that the OpenAPI document leaves out on purpose (operator endpoints and the document itself). */
 const UNDOCUMENTED: Route[] = [
@@ -245,7 +245,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
   const real: Record<string, string[]> = {
     orgId: ['org_acme', 'org_globex'], agentId: ['agt_support', 'agt_sales', 'agt_globex'], drainId: [],
     // The telephony routes' parameters (unknown records: their lookups and rules still run).
-    trunkId: ['trk_fuzz'], ip: ['10.0.0.0%2F8'], username: ['fuzz-user'], msisdn: ['15550100000', '%2B15550100001'],
+    trunkId: ['trk_fuzz'], ip: ['10.0.0.0%2F8'], username: ['fuzz-user'], msisdn: ['15550100000', '%2B15550100001'], deliveryId: ['dlv_missing'],
     // The persona routes' parameters: a version that may exist, one that does not; a built-in preset and an unknown one.
     version: ['1', '2', '99'], presetId: ['pre_customer_support', 'pre_nope'],
   };

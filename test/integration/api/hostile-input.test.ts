@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
-// The API's families bring tables of their own.
+// The API serves every family: their tables too.
 import { familyMigrations } from '../../../src/modules/index.js';
 import { createTransport, type Transport } from '../../../src/deliver/transport.js';
 import { startProbeWorker, type ProbeWorker } from '../../helpers/probe-worker.js';
@@ -47,7 +47,7 @@ describe('hostile input at the REST layer', () => {
     });
     // The store of the suite's mode: PGlite embedded, a fresh Postgres database in production mode.
     if (TEST_MODE === 'kafka-postgres') db = await createTestDatabase();
-    store = await openStore({ ...(db ? { databaseUrl: db.url, maxConnections: 4 } : { dataDir: 'memory://' }), migrations: familyMigrations });
+    store = await openStore(db ? { databaseUrl: db.url, maxConnections: 4, migrations: familyMigrations } : { dataDir: 'memory://', migrations: familyMigrations });
     await applySeed(store.sql, await readSeedFile(SEED_FIXTURE));
     transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: receiver.ca, timeoutMs: 2000 });
     probeWorker = await startProbeWorker({ config, store, transport });

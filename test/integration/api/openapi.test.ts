@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
-// The API's families bring tables of their own.
+// The API serves every family: their tables too.
 import { familyMigrations } from '../../../src/modules/index.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';

@@ -18,9 +18,21 @@ describe('error shapes', () => {
     });
     expect(renderError(invalid, 'telephony')).toEqual({ statusCode: 400, error: 'Bad Request', message: ['name must be 1-64 characters', 'name must not be empty'] });
     const notFound = KernelErrors.RESOURCE_NOT_PROJECTED('The agent a is not visible to this credential.', { resourceType: 'agent' });
-    expect(renderError(notFound, 'telephony')).toEqual({ statusCode: 403, error: 'Forbidden', message: 'The agent a is not visible to this credential.' });
+    // Spec 01's platform answers keep their code on the telephony routes (contract telephony T2, T3).
+    expect(renderError(notFound, 'telephony')).toEqual({
+      statusCode: 403, error: 'Forbidden', code: 'RESOURCE_NOT_PROJECTED', message: 'The agent a is not visible to this credential.', resourceType: 'agent',
+    });
+    expect(renderError(KernelErrors.INSUFFICIENT_SCOPE('This credential lacks the telephony:read scope.', { requiredScope: 'telephony:read' }), 'telephony')).toMatchObject({
+      statusCode: 403, code: 'INSUFFICIENT_SCOPE', message: 'Insufficient permissions for this organization',
+    });
     const withDetails = KernelErrors.VALIDATION_FAILED('input is invalid', { details: [{ path: '/input/a', constraint: 'type', message: 'must be a string' }] });
     expect(renderError(withDetails, 'workflows')).toEqual({ statusCode: 400, message: 'input is invalid', code: 'VALIDATION_FAILED', details: [{ path: '/input/a', constraint: 'type', message: 'must be a string' }] });
+    // Spec 01 part 7.1.1 (channel sends): 400 and 404 bare, the rules as the message; a denial keeps its code.
+    expect(renderError(invalid, 'framework')).toEqual({ statusCode: 400, error: 'Bad Request', message: ['name must be 1-64 characters', 'name must not be empty'] });
+    expect(renderError(KernelErrors.VALIDATION_FAILED('one rule', {}), 'framework')).toEqual({ statusCode: 400, error: 'Bad Request', message: 'one rule' });
+    expect(renderError(notFound, 'framework')).toEqual({
+      statusCode: 403, error: 'Forbidden', code: 'RESOURCE_NOT_PROJECTED', message: 'The agent a is not visible to this credential.', resourceType: 'agent',
+    });
     expect(renderError(KernelErrors.PAYLOAD_TOO_LARGE('too big', { field: 'body', max: 10 }), 'templates')).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'too big', field: 'body', max: 10 });
   });
 

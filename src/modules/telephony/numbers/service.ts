@@ -71,7 +71,8 @@ const audit = (tx: UnitOfWork, actor: Actor, action: string, n: PhoneNumberRow, 
   tx.audit({ orgId: actor.orgId, action: `telephony.number.${action}`, actor: { type: 'user', id: actor.principal.userId }, targetType: 'phone_number', targetId: n.id, details: { msisdn: n.msisdn, ...details } });
 
 export function createNumberService(deps: TelephonyDeps) {
-  const { store, carrier } = deps;
+  const { store } = deps;
+  const { carrier } = deps.vendors;
   const repo = numbersRepo(store.sql);
 
   /**

@@ -75,7 +75,8 @@ const audit = (tx: UnitOfWork, actor: Actor, action: string, trunkId: string, de
   tx.audit({ orgId: actor.orgId, action: `telephony.trunk.${action}`, actor: { type: 'user', id: actor.principal.userId }, targetType: 'sip_trunk', targetId: trunkId, details });
 
 export function createTrunkService(deps: TelephonyDeps) {
-  const { store, carrier } = deps;
+  const { store } = deps;
+  const { carrier } = deps.vendors;
   const repo = trunksRepo(store.sql);
 
   async function view(orgId: string, id: string): Promise<TrunkView> {

@@ -1,0 +1,34 @@
+/**
+ * What every channel route shares: its dependencies, its scopes and the
+ * access it declares (the agent in the path with `channels:send`; the
+ * receipt route: a typed key of the organization with `channels:receipts`).
+ */
+import type { Config } from '../../config/config.js';
+import type { Store } from '../../store/store.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { RateLimiter } from '../../api/kernel/rate-limit.js';
+import type { Access } from '../../api/kernel/access.js';
+import { defineScopes } from '../../api/kernel/scopes.js';
+import type { Vendors } from '../../vendors/index.js';
+
+export const SEND_SCOPE = 'channels:send';
+export const RECEIPTS_SCOPE = 'channels:receipts';
+
+defineScopes('channels', {
+  [SEND_SCOPE]: { description: 'every channel send and delivery read of the agent (spec 03 part 5; covered by channels:*, not by *:read)' },
+  [RECEIPTS_SCOPE]: { sensitive: true, description: "a messaging or mail vendor's callbacks (receipts, inbound messages) for the key's organization" },
+});
+
+export const CHANNELS_BASE = '/developer/agents/:agentId/channels';
+export const RECEIPTS_PATH = '/developer/channels/receipts';
+
+export interface ChannelDeps {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  limiter: RateLimiter;
+  vendors: Vendors;
+}
+
+export const sendAccess: Access = { resource: 'agent', scope: { required: SEND_SCOPE } };
+export const receiptsAccess: Access = { resource: 'key-org', scope: { required: RECEIPTS_SCOPE } };

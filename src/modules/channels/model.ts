@@ -1,0 +1,66 @@
+/**
+ * Delivery records (spec 03 part 2.3, contract C4) and the moves between
+ * their statuses (part 3): a send starts at `accepted` (or `queued` for a
+ * closed chat-app window); receipts move it forward through `sent`,
+ * `delivered`, `read`, or to `failed`; the sweep expires what waited too
+ * long. `failed` and `expired` are terminal, and a status never moves back
+ * (a late `sent` after `delivered` changes nothing).
+ */
+import type { VendorFailure } from '../../vendors/messaging/port.js';
+
+export const SEND_CHANNELS = ['chatapp', 'sms', 'email', 'webchat', 'workchat', 'socialdm', 'socialmsg'] as const;
+export type SendChannel = (typeof SEND_CHANNELS)[number];
+
+export const DELIVERY_STATUSES = ['queued', 'accepted', 'sent', 'delivered', 'read', 'failed', 'expired'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export type HistorySource = 'send' | 'callback' | 'sweep';
+export interface HistoryEntry {
+  status: DeliveryStatus;
+  at: string;
+  source: HistorySource;
+}
+
+export interface Failure extends VendorFailure {
+  provider: string;
+}
+
+export interface Recipient {
+  userId?: string;
+  phoneNumber?: string;
+  email?: string;
+  conversationId?: string;
+}
+
+export interface Delivery {
+  id: string;
+  orgId: string;
+  agentId: string;
+  channel: SendChannel;
+  channelIdentifier: string | null;
+  from: string;
+  to: Recipient;
+  userId: string | null;
+  address: string | null;
+  provider: string;
+  origin: string;
+  status: DeliveryStatus;
+  failure: Failure | null;
+  history: HistoryEntry[];
+  messageId: string | null;
+  template: string | null;
+  idempotencyKey: string | null;
+  cost: Record<string, unknown> | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const TERMINAL: ReadonlySet<DeliveryStatus> = new Set(['failed', 'expired']);
+const RANK: Record<Exclude<DeliveryStatus, 'failed' | 'expired'>, number> = { queued: 0, accepted: 1, sent: 2, delivered: 3, read: 4 };
+
+/** Whether a delivery at `from` may move to `to`: never out of a terminal status, never backwards. */
+export function canMove(from: DeliveryStatus, to: DeliveryStatus): boolean {
+  if (TERMINAL.has(from) || from === to) return false;
+  if (TERMINAL.has(to)) return true;
+  return RANK[to as keyof typeof RANK] > RANK[from as keyof typeof RANK];
+}

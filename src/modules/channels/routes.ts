@@ -1,0 +1,94 @@
+/** The channel routes of spec 03 part 4.2 and the vendors' receipt route. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { grantedOf } from '../../api/kernel/access.js';
+import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess } from './context.js';
+import { deliveryNotFound } from './errors.js';
+import type { Delivery } from './model.js';
+import type { ChannelService, SendContext } from './service.js';
+import {
+  AgentParams, DeliveriesQuery, DeliveryParams, DeliverySchema, EmailBody, errorResponses, ReactionBody, ReceiptBody, ReceiptResult,
+  SendBody, SendHeaders, SendResultSchema, TemplateBody,
+  type DeliveriesQueryT, type EmailBodyT, type ReactionBodyT, type ReceiptBodyT, type SendBodyT, type TemplateBodyT,
+} from './schemas.js';
+import { Type } from '@sinclair/typebox';
+import type { VendorFailure } from '../../vendors/messaging/port.js';
+
+const config = { access: sendAccess, errorShape: 'framework' as const };
+const sendSchema = (summary: string, body: object) => ({
+  tags: ['channels'], summary, params: AgentParams, headers: SendHeaders, body, response: { 200: SendResultSchema, ...errorResponses },
+});
+
+function contextOf(req: FastifyRequest): SendContext {
+  const { orgId, agentId } = grantedOf(req);
+  const key = req.headers['x-idempotency-key'];
+  return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined };
+}
+
+export function deliveryReadForm(d: Delivery): Record<string, unknown> {
+  return {
+    id: d.id, agentId: d.agentId, channel: d.channel, channelIdentifier: d.channelIdentifier, from: d.from, to: d.to,
+    userId: d.userId, address: d.address, provider: d.provider, origin: d.origin, status: d.status, failure: d.failure,
+    history: d.history, messageId: d.messageId, template: d.template, idempotencyKey: d.idempotencyKey,
+    ...(d.cost !== null ? { cost: d.cost } : {}), createdAt: d.createdAt.toISOString(), updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+export function registerChannelRoutes(app: FastifyInstance, service: ChannelService): void {
+  app.post<{ Params: { agentId: string }; Body: SendBodyT }>(`${CHANNELS_BASE}/send`, { schema: sendSchema('Send text on a channel', SendBody), config }, async (req) =>
+    service.send(contextOf(req), req.body),
+  );
+  app.post<{ Params: { agentId: string }; Body: TemplateBodyT }>(`${CHANNELS_BASE}/chatapp/template`, { schema: sendSchema('Send a chat-app template (opens a conversation outside the window)', TemplateBody), config }, async (req) =>
+    service.sendTemplate(contextOf(req), req.body),
+  );
+  app.post<{ Params: { agentId: string }; Body: ReactionBodyT }>(`${CHANNELS_BASE}/chatapp/reaction`, { schema: sendSchema('React to a chat-app message', ReactionBody), config }, async (req) =>
+    service.sendReaction(contextOf(req), req.body),
+  );
+  app.post<{ Params: { agentId: string }; Body: EmailBodyT }>(`${CHANNELS_BASE}/email/send`, { schema: sendSchema('Send an email', EmailBody), config }, async (req) =>
+    service.sendEmail(contextOf(req), req.body),
+  );
+
+  app.get<{ Params: { agentId: string }; Querystring: DeliveriesQueryT }>(`${CHANNELS_BASE}/deliveries`, {
+    schema: {
+      tags: ['channels'], summary: 'Delivery records of the agent, newest first', params: AgentParams, querystring: DeliveriesQuery,
+      response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(DeliverySchema) }, { additionalProperties: false }), ...errorResponses },
+    },
+    config,
+  }, async (req) => {
+    const { agentId } = grantedOf(req);
+    const q = req.query;
+    const rows = await service.repo.listDeliveries(agentId!, {
+      userId: q.userId, status: q.status, channel: q.channel, since: q.since === undefined ? undefined : new Date(q.since), limit: q.limit ?? 50,
+    });
+    return { success: true as const, data: rows.map(deliveryReadForm) };
+  });
+
+  app.get<{ Params: { agentId: string; deliveryId: string } }>(`${CHANNELS_BASE}/deliveries/:deliveryId`, {
+    schema: {
+      tags: ['channels'], summary: 'One delivery record', params: DeliveryParams,
+      response: { 200: Type.Object({ success: Type.Literal(true), data: DeliverySchema }, { additionalProperties: false }), ...errorResponses },
+    },
+    config,
+  }, async (req) => {
+    const { agentId } = grantedOf(req);
+    const d = await service.repo.getDelivery(agentId!, req.params.deliveryId);
+    if (!d) throw deliveryNotFound(req.params.deliveryId, req.params.agentId);
+    return { success: true as const, data: deliveryReadForm(d) };
+  });
+
+  // A vendor's callbacks: status receipts and end users' messages, once per vendor event id.
+  app.post<{ Body: ReceiptBodyT }>(RECEIPTS_PATH, {
+    schema: { tags: ['channels'], summary: "A messaging or mail vendor's callback (status receipt or inbound message)", body: ReceiptBody, response: { 200: ReceiptResult, ...errorResponses } },
+    config: { access: receiptsAccess, errorShape: 'framework' as const },
+  }, async (req) => {
+    const { orgId } = grantedOf(req);
+    const b = req.body;
+    if (b.type === 'status') {
+      const r = await service.applyReceipt({
+        provider: b.provider, eventId: b.eventId, messageId: b.messageId, status: b.status, at: b.at === undefined ? new Date() : new Date(b.at),
+        ...(b.failure ? { failure: { code: b.failure.code ?? null, title: b.failure.title, detail: b.failure.detail ?? null, href: b.failure.href ?? null, retryable: b.failure.retryable, owner: b.failure.owner, category: b.failure.category as VendorFailure['category'] } } : {}),
+      }, orgId);
+      return { eventId: b.eventId, ...r, flushed: [] };
+    }
+    return { eventId: b.eventId, ...(await service.recordInboundEvent(orgId!, b)) };
+  });
+}

@@ -1,0 +1,174 @@
+/**
+ * The channel routes' schemas (TypeBox): enforced before a handler runs, a
+ * failure answered `400` in the framework shape with every failed rule in
+ * `message`; answers serialised through the strict response schemas.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { RULE } from '../../api/kernel/schema.js';
+import { DELIVERY_STATUSES, SEND_CHANNELS } from './model.js';
+
+/** One of `values`, one rule when it is not (a union of literals would fail once per branch). */
+const oneOf = <const T extends readonly string[]>(values: T, rule?: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(rule ? { [RULE]: rule } : {}) });
+
+const id = (what: string) => Type.String({ minLength: 1, maxLength: 256, [RULE]: `${what} must be a string of 1-256 characters` });
+const email = (what: string) => Type.String({ format: 'email', maxLength: 320, [RULE]: `${what} must be an email address` });
+
+export const RecipientSchema = Type.Object(
+  {
+    userId: Type.Optional(id('to.userId')),
+    phoneNumber: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', [RULE]: 'to.phoneNumber must be an E.164 number (+ and 7-15 digits)' })),
+    email: Type.Optional(email('to.email')),
+    conversationId: Type.Optional(id('to.conversationId')),
+  },
+  { additionalProperties: false, minProperties: 1, maxProperties: 1, [RULE]: 'to must hold exactly one of userId, phoneNumber, email, conversationId' },
+);
+
+const channelIdentifier = Type.Optional(Type.String({ minLength: 1, maxLength: 128, [RULE]: 'channelIdentifier must be a string of 1-128 characters' }));
+
+export const SendBody = Type.Object(
+  {
+    channel: oneOf(SEND_CHANNELS, `channel must be one of ${SEND_CHANNELS.join(', ')}`),
+    to: RecipientSchema,
+    text: Type.String({ minLength: 1, maxLength: 65_536, [RULE]: 'text must be a string of 1-65536 characters' }),
+    options: Type.Optional(Type.Object({
+      channelIdentifier,
+      chatapp: Type.Optional(Type.Object({
+        onClosedWindow: Type.Optional(oneOf(['queue', 'fail'] as const, 'options.chatapp.onClosedWindow must be queue or fail')),
+      }, { additionalProperties: false })),
+    }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+
+export const TemplateBody = Type.Object(
+  {
+    to: RecipientSchema,
+    templateName: Type.String({ minLength: 1, maxLength: 512, [RULE]: 'templateName must be a string of 1-512 characters' }),
+    language: Type.Optional(Type.String({ pattern: '^[a-z]{2,3}(_[A-Z]{2})?$', [RULE]: 'language must be a language code such as en or en_US' })),
+    components: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 50 })),
+    text: Type.Optional(Type.String({ maxLength: 65_536 })),
+    channelIdentifier,
+  },
+  { additionalProperties: false },
+);
+
+export const ReactionBody = Type.Object(
+  {
+    to: RecipientSchema,
+    messageId: id('messageId'),
+    emoji: Type.String({ maxLength: 64, [RULE]: 'emoji must be a single emoji, or an empty string to remove the reaction' }),
+    channelIdentifier,
+  },
+  { additionalProperties: false },
+);
+
+const messageRef = (what: string) => Type.String({ minLength: 1, maxLength: 998, pattern: '^[^\\s<>]+@[^\\s<>]+$|^<[^\\s<>]+@[^\\s<>]+>$', [RULE]: `${what} must be a message id (angle brackets optional)` });
+
+export const EmailBody = Type.Object(
+  {
+    to: RecipientSchema,
+    text: Type.Optional(Type.String({ maxLength: 1_048_576 })),
+    html: Type.Optional(Type.String({ maxLength: 1_048_576 })),
+    richBody: Type.Optional(Type.String({ maxLength: 1_048_576 })),
+    subject: Type.Optional(Type.String({ maxLength: 998, pattern: '^[^\\r\\n]*$', [RULE]: 'subject must be one line of at most 998 characters' })),
+    cc: Type.Optional(Type.Array(email('cc[]'), { maxItems: 50 })),
+    bcc: Type.Optional(Type.Array(email('bcc[]'), { maxItems: 50 })),
+    attachments: Type.Optional(Type.Array(Type.Object({
+      filename: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\r\\n/\\\\]+$', [RULE]: 'attachments[].filename must be a file name of 1-255 characters' }),
+      contentType: Type.String({ pattern: '^[a-zA-Z0-9!#$&^_.+-]+/[a-zA-Z0-9!#$&^_.+-]+$', maxLength: 255, [RULE]: 'attachments[].contentType must be a media type such as application/pdf' }),
+      url: Type.String({ minLength: 1, maxLength: 2048, [RULE]: 'attachments[].url must be a URL of at most 2048 characters' }),
+    }, { additionalProperties: false }), { maxItems: 20 })),
+    inReplyTo: Type.Optional(messageRef('inReplyTo')),
+    references: Type.Optional(Type.Array(messageRef('references[]'), { maxItems: 100 })),
+    channelIdentifier,
+  },
+  { additionalProperties: false },
+);
+
+export const SendHeaders = Type.Object({
+  'x-idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', [RULE]: 'X-Idempotency-Key must be 1-255 printable characters' })),
+});
+
+export const AgentParams = Type.Object({ agentId: Type.String() });
+export const DeliveryParams = Type.Object({ agentId: Type.String(), deliveryId: Type.String() });
+
+const nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+export const SendResultSchema = Type.Object(
+  {
+    deliveryId: Type.String(),
+    status: Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s))),
+    delivered: Type.Boolean(),
+    recorded: Type.Boolean(),
+    queuedForWindow: Type.Boolean(),
+    userId: nullable(Type.String()),
+    address: nullable(Type.String()),
+    messageId: nullable(Type.String()),
+    warning: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const FailureSchema = Type.Object({
+  category: Type.String(), provider: Type.String(), code: nullable(Type.String()), title: Type.String(), detail: nullable(Type.String()),
+  href: nullable(Type.String()), retryable: Type.Boolean(), owner: Type.String(),
+}, { additionalProperties: false });
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Type.String(), agentId: Type.String(), channel: Type.String(), channelIdentifier: nullable(Type.String()), from: Type.String(),
+    to: Type.Object({ userId: Type.Optional(Type.String()), phoneNumber: Type.Optional(Type.String()), email: Type.Optional(Type.String()), conversationId: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    userId: nullable(Type.String()), address: nullable(Type.String()), provider: Type.String(), origin: Type.String(),
+    status: Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s))),
+    failure: Type.Union([FailureSchema, Type.Null()]),
+    history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.Union([Type.Literal('send'), Type.Literal('callback'), Type.Literal('sweep')]) }, { additionalProperties: false })),
+    messageId: nullable(Type.String()), template: nullable(Type.String()), idempotencyKey: nullable(Type.String()),
+    cost: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    createdAt: Type.String(), updatedAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveriesQuery = Type.Object({
+  userId: Type.Optional(id('userId')),
+  status: Type.Optional(oneOf(DELIVERY_STATUSES, `status must be one of ${DELIVERY_STATUSES.join(', ')}`)),
+  channel: Type.Optional(oneOf(SEND_CHANNELS, `channel must be one of ${SEND_CHANNELS.join(', ')}`)),
+  since: Type.Optional(Type.String({ format: 'date-time', [RULE]: 'since must be an ISO 8601 date-time' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, [RULE]: 'limit must be an integer from 1 to 200' })),
+}, { additionalProperties: false });
+
+const ReceiptFailure = Type.Object({
+  category: Type.Union(['window_closed', 'unreachable', 'billing', 'opted_out', 'throttled', 'auth', 'template', 'media', 'invalid_request', 'compliance', 'experiment', 'provider', 'unknown'].map((c) => Type.Literal(c))),
+  code: Type.Optional(Type.String({ maxLength: 128 })), title: Type.String({ maxLength: 256 }), detail: Type.Optional(Type.String({ maxLength: 2048 })),
+  href: Type.Optional(Type.String({ maxLength: 2048 })), retryable: Type.Boolean(),
+  owner: Type.Union([Type.Literal('customer'), Type.Literal('recipient'), Type.Literal('platform'), Type.Literal('vendor')]),
+}, { additionalProperties: false });
+
+export const ReceiptBody = Type.Union([
+  Type.Object({
+    type: Type.Literal('status'), provider: id('provider'), eventId: id('eventId'), messageId: id('messageId'),
+    status: Type.Union([Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('read'), Type.Literal('failed')]),
+    at: Type.Optional(Type.String({ format: 'date-time' })), failure: Type.Optional(ReceiptFailure),
+  }, { additionalProperties: false }),
+  Type.Object({
+    type: Type.Literal('inbound'), provider: id('provider'), eventId: id('eventId'), agentId: id('agentId'), userId: id('userId'),
+    channel: Type.Union(SEND_CHANNELS.map((c) => Type.Literal(c))), address: id('address'), conversationId: Type.Optional(id('conversationId')),
+    messageId: id('messageId'), receivedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  }, { additionalProperties: false }),
+]);
+
+export const ReceiptResult = Type.Object({
+  eventId: Type.String(), duplicate: Type.Boolean(), deliveryId: nullable(Type.String()), status: nullable(Type.String()),
+  flushed: Type.Array(Type.String()),
+}, { additionalProperties: false });
+
+export type SendBodyT = Static<typeof SendBody>;
+export type TemplateBodyT = Static<typeof TemplateBody>;
+export type ReactionBodyT = Static<typeof ReactionBody>;
+export type EmailBodyT = Static<typeof EmailBody>;
+export type DeliveriesQueryT = Static<typeof DeliveriesQuery>;
+export type ReceiptBodyT = Static<typeof ReceiptBody>;
+
+const bare = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.Union([Type.String(), Type.Array(Type.String())]) }, { additionalProperties: true });
+export const errorResponses = { 400: bare, 401: bare, 403: bare, 404: bare, 409: bare, 429: bare };

@@ -1,0 +1,373 @@
+/**
+ * Channel sends, delivery records and their status moves, without fastify:
+ * the routes hand in what the kernel established (organization, agent, the
+ * idempotency key) and the checked body.
+ *
+ * A send resolves its recipient (recipients.ts), checks the chat-app window,
+ * sends through the vendor's port (or queues), then records the delivery and
+ * completes its idempotency key in one transaction. A refusal throws before
+ * anything is sent and records nothing.
+ */
+import { ulid } from 'ulid';
+import { withIdempotency } from '../../api/kernel/idempotency.js';
+import type { AppError } from '../../errors.js';
+import type { Store } from '../../store/store.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { Vendors } from '../../vendors/index.js';
+import type { MailAttachment } from '../../vendors/mail/port.js';
+import type { MessagingChannel, OutboundMessage, Receipt, SendOutcome, VendorFailure } from '../../vendors/messaging/port.js';
+import { refused } from './errors.js';
+import { canMove, type Delivery, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
+import { createChannelsRepo, type InboundMessage } from './repository.js';
+import { resolveRecipient, type Resolved } from './recipients.js';
+import { bracketed, brandedEmail, renderRichBody, richBodyText } from './email-render.js';
+
+export const WINDOW_MS = 24 * 3_600_000;
+export const REACTION_MAX_AGE_MS = 30 * 86_400_000;
+/** How long a send waits for a concurrent one with its idempotency key before answering 409 in progress. */
+const IN_PROGRESS_WAIT_MS = 15_000;
+
+export interface SendResult {
+  deliveryId: string;
+  status: DeliveryStatus;
+  delivered: boolean;
+  recorded: boolean;
+  queuedForWindow: boolean;
+  userId: string | null;
+  address: string | null;
+  messageId: string | null;
+  warning?: string;
+}
+
+export interface SendContext {
+  orgId: string;
+  agentId: string;
+  idempotencyKey: string | undefined;
+}
+
+export interface TextSend {
+  channel: SendChannel;
+  to: Recipient;
+  text: string;
+  options?: { channelIdentifier?: string; chatapp?: { onClosedWindow?: 'queue' | 'fail' } };
+}
+export interface TemplateSend {
+  to: Recipient;
+  templateName: string;
+  language?: string;
+  components?: unknown[];
+  text?: string;
+  channelIdentifier?: string;
+}
+export interface ReactionSend {
+  to: Recipient;
+  messageId: string;
+  emoji: string;
+  channelIdentifier?: string;
+}
+export interface AttachmentRef {
+  filename: string;
+  contentType: string;
+  url: string;
+}
+export interface EmailSend {
+  to: Recipient;
+  text?: string;
+  html?: string;
+  richBody?: string;
+  subject?: string;
+  cc?: string[];
+  bcc?: string[];
+  attachments?: AttachmentRef[];
+  inReplyTo?: string;
+  references?: string[];
+  channelIdentifier?: string;
+}
+
+/** Fetches an email's attachments (all or none), or throws the refusal the send answers. */
+export type AttachmentFetcher = (refs: readonly AttachmentRef[]) => Promise<MailAttachment[]>;
+
+export interface ChannelServiceDeps {
+  store: Store;
+  vendors: Vendors;
+  logger: Logger;
+  fetchAttachments: AttachmentFetcher;
+  queueExpiryMs: number;
+  now?: () => Date;
+}
+
+/** A reaction's emoji: one emoji (a single grapheme cluster), or "" to remove the reaction. */
+// The `v` flag (Unicode sets; Node 20) through the constructor: the compiler's target predates it.
+const EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
+const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+export function isSingleEmoji(s: string): boolean {
+  return [...segmenter.segment(s)].length === 1 && EMOJI.test(s);
+}
+
+const QUEUED_PLUS_ONE_WARNING =
+  'Queued until the end user writes again; +1 (US and Canada) numbers often cannot receive chat-app messages outside the window, consider an sms send or a template.';
+
+const EXPIRED: VendorFailure = {
+  category: 'window_closed', code: null, title: 'The chat-app window did not reopen',
+  detail: 'The end user did not write again before the queued send expired.', href: null, retryable: false, owner: 'recipient',
+};
+
+
+export function createChannelService(deps: ChannelServiceDeps) {
+  const { store, vendors, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+  const repo = createChannelsRepo(store.sql);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  /** Runs a send once per idempotency key of the agent (contract C10); a replay answers where the first send stands now. */
+  async function once(ctx: SendContext, run: (claim: { claimId: string; key: string } | undefined) => Promise<SendResult>): Promise<SendResult> {
+    if (ctx.idempotencyKey === undefined) return run(undefined);
+    const key = ctx.idempotencyKey;
+    const ref = { scope: `agent:${ctx.agentId}`, route: 'channels:send', key };
+    const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
+    for (;;) {
+      try {
+        // Every send route shares the key space and any reuse replays: one fingerprint for all.
+        const r = await withIdempotency(store.idempotency, { ...ref, fingerprint: 'channels-send' }, async ({ claimId }) => ({ status: 200, body: await run({ claimId, key }) }));
+        if (!r.replayed) return r.body as SendResult;
+        const first = r.body as SendResult;
+        const current = await repo.getDelivery(ctx.agentId, first.deliveryId);
+        return current ? { ...first, status: current.status } : first;
+      } catch (e) {
+        // A concurrent send with this key is running: wait for its outcome, then replay it.
+        if ((e as AppError).code === 'IDEMPOTENCY_KEY_IN_PROGRESS' && Date.now() < deadline) {
+          await sleep(25);
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Records the delivery and completes the idempotency key in one commit; answers the send result. */
+  async function record(ctx: SendContext, claim: { claimId: string; key: string } | undefined, d: Delivery, result: SendResult, pending: unknown = null): Promise<SendResult> {
+    await store.unitOfWork(async (tx) => {
+      await createChannelsRepo(tx.sql).insertDelivery(d, pending);
+      if (claim) {
+        await tx.idempotency.complete({ scope: `agent:${ctx.agentId}`, route: 'channels:send', key: claim.key, claimId: claim.claimId }, { status: 200, body: result });
+      }
+    });
+    return result;
+  }
+
+  function delivery(ctx: SendContext, fields: {
+    channel: SendChannel; channelIdentifier: string | null; from: string; to: Recipient; resolved: Resolved; template?: string | null;
+  }, outcome: SendOutcome | { queued: true; provider: string }, at: Date): Delivery {
+    const status: DeliveryStatus = 'queued' in outcome ? 'queued' : outcome.ok ? 'accepted' : 'failed';
+    return {
+      id: `dlv_${ulid()}`, orgId: ctx.orgId, agentId: ctx.agentId, channel: fields.channel, channelIdentifier: fields.channelIdentifier,
+      from: fields.from, to: fields.to, userId: fields.resolved.userId, address: fields.resolved.address, provider: outcome.provider,
+      origin: 'channels_send', status,
+      failure: 'queued' in outcome || outcome.ok ? null : { ...outcome.failure, provider: outcome.provider },
+      history: [{ status, at: at.toISOString(), source: 'send' }],
+      messageId: 'queued' in outcome || !outcome.ok ? null : outcome.messageId,
+      template: fields.template ?? null, idempotencyKey: ctx.idempotencyKey ?? null,
+      cost: 'queued' in outcome || !outcome.ok ? null : (outcome.cost ?? null), createdAt: at, updatedAt: at,
+    };
+  }
+
+  function resultOf(d: Delivery, resolved: Resolved, warning?: string): SendResult {
+    return {
+      deliveryId: d.id, status: d.status, delivered: d.status === 'accepted', recorded: !resolved.conversationScoped,
+      queuedForWindow: d.status === 'queued', userId: d.userId, address: d.address, messageId: d.messageId, ...(warning ? { warning } : {}),
+    };
+  }
+
+  const senderOf = (channel: SendChannel, channelIdentifier: string | null, agentId: string) => channelIdentifier ?? `${channel}:${agentId}`;
+
+  async function agentOf(agentId: string) {
+    const agent = await repo.agent(agentId);
+    if (!agent) throw refused(`Unknown agent ${agentId}`);
+    return agent;
+  }
+
+  /** Whether the chat-app window to this recipient is open (contract C8). */
+  async function windowOpen(agentId: string, resolved: Resolved, at: Date): Promise<boolean> {
+    const newest = resolved.userId !== null
+      ? await repo.newestFromUser(agentId, resolved.userId, 'chatapp')
+      : await repo.newestFromAddress(agentId, 'chatapp', resolved.address);
+    return newest !== undefined && at.getTime() - newest.receivedAt.getTime() <= WINDOW_MS;
+  }
+
+  async function sendEmail(ctx: SendContext, body: EmailSend, claim: { claimId: string; key: string } | undefined): Promise<SendResult> {
+    const agent = await agentOf(ctx.agentId);
+    const resolved = await resolveRecipient(repo, ctx.agentId, 'email', body.to);
+    const parts = [body.text, body.html, body.richBody].filter((p) => p !== undefined).length;
+    if (parts !== 1) throw refused('Send exactly one of text, html and richBody');
+    const attachments = body.attachments && body.attachments.length > 0 ? await deps.fetchAttachments(body.attachments) : [];
+    const subject = body.subject === undefined ? `Message from ${agent.name}` : body.subject === '' ? undefined : body.subject;
+    const outcome = await vendors.mail.send({
+      to: resolved.address, cc: body.cc ?? [], bcc: body.bcc ?? [], subject,
+      ...(body.text !== undefined ? { text: body.text } : {}),
+      ...(body.html !== undefined ? { html: body.html } : {}),
+      ...(body.richBody !== undefined ? { html: brandedEmail(renderRichBody(body.richBody), { agentName: agent.name }), text: richBodyText(body.richBody) } : {}),
+      attachments,
+      ...(body.inReplyTo !== undefined ? { inReplyTo: bracketed(body.inReplyTo) } : {}),
+      references: (body.references ?? []).map(bracketed),
+    });
+    const at = now();
+    const channelIdentifier = body.channelIdentifier ?? null;
+    const d = delivery(ctx, { channel: 'email', channelIdentifier, from: senderOf('email', channelIdentifier, ctx.agentId), to: body.to, resolved }, outcome, at);
+    return record(ctx, claim, d, resultOf(d, resolved));
+  }
+
+  async function sendMessage(
+    ctx: SendContext, claim: { claimId: string; key: string } | undefined, to: Recipient, resolved: Resolved,
+    message: OutboundMessage, template: string | null,
+  ): Promise<SendResult> {
+    const outcome = await vendors.messaging.send(message);
+    const d = delivery(ctx, { channel: message.channel, channelIdentifier: message.channelIdentifier, from: senderOf(message.channel, message.channelIdentifier, ctx.agentId), to, resolved, template }, outcome, now());
+    return record(ctx, claim, d, resultOf(d, resolved));
+  }
+
+  return {
+    repo,
+
+    /** POST .../send */
+    send(ctx: SendContext, body: TextSend): Promise<SendResult> {
+      return once(ctx, async (claim) => {
+        const channelIdentifier = body.options?.channelIdentifier ?? null;
+        if (body.channel === 'email') {
+          return sendEmail(ctx, { to: body.to, text: body.text, ...(channelIdentifier !== null ? { channelIdentifier } : {}) }, claim);
+        }
+        await agentOf(ctx.agentId);
+        const channel = body.channel as MessagingChannel;
+        const resolved = await resolveRecipient(repo, ctx.agentId, channel, body.to);
+        const message: OutboundMessage = { channel, channelIdentifier, address: resolved.address, body: { kind: 'text', text: body.text } };
+        if (channel === 'chatapp' && !(await windowOpen(ctx.agentId, resolved, now()))) {
+          if ((body.options?.chatapp?.onClosedWindow ?? 'queue') === 'fail') {
+            throw refused('The chat-app 24-hour window is closed for this recipient (onClosedWindow is fail); send a template to open the conversation');
+          }
+          const at = now();
+          const d = delivery(ctx, { channel, channelIdentifier, from: senderOf(channel, channelIdentifier, ctx.agentId), to: body.to, resolved }, { queued: true, provider: vendors.messaging.provider('chatapp') }, at);
+          const warning = resolved.address.startsWith('+1') ? QUEUED_PLUS_ONE_WARNING : undefined;
+          return record(ctx, claim, d, resultOf(d, resolved, warning), message);
+        }
+        return sendMessage(ctx, claim, body.to, resolved, message, null);
+      });
+    },
+
+    /** POST .../chatapp/template: opens a conversation whatever the window. */
+    sendTemplate(ctx: SendContext, body: TemplateSend): Promise<SendResult> {
+      return once(ctx, async (claim) => {
+        await agentOf(ctx.agentId);
+        if (body.to.userId === undefined && body.to.phoneNumber === undefined) throw refused('A template goes to a userId or a phoneNumber');
+        if (body.to.userId !== undefined && !(await repo.newestFromUser(ctx.agentId, body.to.userId, 'chatapp'))) {
+          throw refused(`The end user ${body.to.userId} has no chat-app conversation with this agent; address the template by phoneNumber`);
+        }
+        const resolved = await resolveRecipient(repo, ctx.agentId, 'chatapp', body.to);
+        const channelIdentifier = body.channelIdentifier ?? null;
+        const message: OutboundMessage = {
+          channel: 'chatapp', channelIdentifier, address: resolved.address,
+          body: { kind: 'template', name: body.templateName, language: body.language ?? 'en_US', components: body.components ?? [] },
+        };
+        return sendMessage(ctx, claim, body.to, resolved, message, body.templateName);
+      });
+    },
+
+    /** POST .../chatapp/reaction */
+    sendReaction(ctx: SendContext, body: ReactionSend): Promise<SendResult> {
+      return once(ctx, async (claim) => {
+        await agentOf(ctx.agentId);
+        if (body.emoji !== '' && !isSingleEmoji(body.emoji)) throw refused('emoji must be a single emoji, or an empty string to remove the reaction');
+        const resolved = await resolveRecipient(repo, ctx.agentId, 'chatapp', body.to);
+        const inbound = await repo.inboundByMessageId(ctx.agentId, body.messageId);
+        const sent = inbound ? undefined : await repo.sentMessage(ctx.agentId, body.messageId);
+        const born = inbound?.receivedAt ?? sent?.createdAt;
+        if (born === undefined) throw refused(`Unknown messageId ${body.messageId} for this agent`);
+        if (now().getTime() - born.getTime() > REACTION_MAX_AGE_MS) throw refused('Reactions are accepted on messages up to 30 days old');
+        const channelIdentifier = body.channelIdentifier ?? null;
+        const message: OutboundMessage = { channel: 'chatapp', channelIdentifier, address: resolved.address, body: { kind: 'reaction', messageId: body.messageId, emoji: body.emoji } };
+        return sendMessage(ctx, claim, body.to, resolved, message, null);
+      });
+    },
+
+    /** POST .../email/send */
+    sendEmail(ctx: SendContext, body: EmailSend): Promise<SendResult> {
+      return once(ctx, (claim) => sendEmail(ctx, body, claim));
+    },
+
+    /**
+     * A receipt: moves its delivery forward (or to failed), once per vendor event id. `orgId`: only
+     * a delivery of that organization is touched (the receipt route's key).
+     */
+    async applyReceipt(r: Receipt, orgId?: string): Promise<{ duplicate: boolean; deliveryId: string | null; status: DeliveryStatus | null }> {
+      const found = await repo.deliveryByMessageId(r.messageId, r.provider);
+      const d = found && (orgId === undefined || found.orgId === orgId) ? found : undefined;
+      // A receipt of no delivery (yet) is not claimed: the vendor's retry may find it recorded.
+      if (!d) return { duplicate: false, deliveryId: null, status: null };
+      return store.sql.transaction(async (tx) => {
+        const txRepo = createChannelsRepo(tx);
+        if (!(await txRepo.claimReceiptEvent(r.provider, r.eventId, d.id, now()))) {
+          const current = await txRepo.getDelivery(d.agentId, d.id);
+          return { duplicate: true, deliveryId: d.id, status: current?.status ?? null };
+        }
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const current = (await txRepo.getDelivery(d.agentId, d.id))!;
+          if (!canMove(current.status, r.status)) return { duplicate: false, deliveryId: d.id, status: current.status };
+          const entry: HistoryEntry = { status: r.status, at: r.at.toISOString(), source: 'callback' };
+          const failure: Failure | undefined = r.status === 'failed' ? { ...(r.failure ?? UNKNOWN_FAILURE), provider: r.provider } : undefined;
+          if (await txRepo.move(d.id, current.status, r.status, entry, failure ? { failure } : {})) return { duplicate: false, deliveryId: d.id, status: r.status };
+        }
+        const last = await txRepo.getDelivery(d.agentId, d.id);
+        return { duplicate: false, deliveryId: d.id, status: last?.status ?? null };
+      });
+    },
+
+    /**
+     * An end user's message to the agent (a vendor callback): recorded, and on the chat-app it
+     * reopens the window, so what was queued for that user goes out now.
+     */
+    async recordInbound(m: InboundMessage): Promise<{ recorded: boolean; flushed: string[] }> {
+      const recorded = await repo.insertInbound(m);
+      const flushed: string[] = [];
+      if (m.channel !== 'chatapp') return { recorded, flushed };
+      for (const { delivery: d, pending } of await repo.queuedFor(m.agentId, m.userId, m.address)) {
+        const message = pending as OutboundMessage;
+        const outcome = await vendors.messaging.send({ ...message, address: d.address ?? m.address });
+        const at = now().toISOString();
+        const moved = outcome.ok
+          ? await repo.move(d.id, 'queued', 'accepted', { status: 'accepted', at, source: 'callback' }, { messageId: outcome.messageId, provider: outcome.provider })
+          : await repo.move(d.id, 'queued', 'failed', { status: 'failed', at, source: 'callback' }, { failure: { ...outcome.failure, provider: outcome.provider }, provider: outcome.provider });
+        if (moved) flushed.push(d.id);
+      }
+      return { recorded, flushed };
+    },
+
+    /** An inbound message from the receipt route: its agent must be of the key's organization; once per vendor event id. */
+    async recordInboundEvent(orgId: string, e: { provider: string; eventId: string; agentId: string; userId: string; channel: SendChannel; address: string; conversationId?: string; messageId: string; receivedAt?: string }) {
+      const agent = await repo.agent(e.agentId);
+      if (!agent || agent.orgId !== orgId) throw refused(`Unknown agent ${e.agentId}`);
+      if (!(await repo.claimReceiptEvent(e.provider, e.eventId, null, now()))) return { duplicate: true, deliveryId: null, status: null, flushed: [] };
+      const { flushed } = await this.recordInbound({
+        agentId: e.agentId, userId: e.userId, channel: e.channel, address: e.address, conversationId: e.conversationId ?? null,
+        messageId: e.messageId, receivedAt: e.receivedAt === undefined ? now() : new Date(e.receivedAt),
+      });
+      return { duplicate: false, deliveryId: null, status: null, flushed };
+    },
+
+    /** Expires what waited too long: queued sends older than the queue expiry. Returns how many moved. */
+    async sweep(at: Date = now()): Promise<number> {
+      const before = new Date(at.getTime() - deps.queueExpiryMs);
+      let moved = 0;
+      for (;;) {
+        const batch = await repo.queuedOlderThan(before, 200);
+        for (const { id } of batch) {
+          if (await repo.move(id, 'queued', 'expired', { status: 'expired', at: at.toISOString(), source: 'sweep' }, { failure: { ...EXPIRED, provider: 'platform' } })) moved++;
+        }
+        if (batch.length < 200) break;
+      }
+      if (moved > 0) logger.info({ event: 'channels.sweep', expired: moved }, 'queued channel sends expired');
+      return moved;
+    },
+  };
+}
+
+const UNKNOWN_FAILURE: VendorFailure = { category: 'unknown', code: null, title: 'The vendor reported a failure', detail: null, href: null, retryable: false, owner: 'vendor' };
+
+export type ChannelService = ReturnType<typeof createChannelService>;
