@@ -41,6 +41,12 @@ const KEY = 'lk_acme_manage';
 /** Acme's admin acting through a legacy key: every telephony scope (CONTRACT part 6). */
 const TELEPHONY_KEY = 'lk_acme_legacy';
 const TRUNK_COUNT = 5;
+/** The persona scenarios' credential: the organization admin's legacy key (drain keys hold no agents scope). */
+const PERSONA_KEY = 'lk_acme_legacy';
+const PERSONA_LISTED = '/developer/agents/agt_support/persona';
+const PERSONA_CREATED = '/developer/agents/agt_sales/persona';
+/** Versions the list scenario answers. */
+const PERSONA_VERSIONS = 20;
 const ORG = 'org_acme';
 const TRUNKS = `/developer/orgs/${ORG}/sip-trunks`;
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
@@ -166,6 +172,11 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       const r = await request(base, 'POST', TRUNKS, { acl: [`192.0.2.${i}/32`, '198.51.100.0/24'], enableDigestAuth: true }, TELEPHONY_KEY);
       if (r.status !== 201) throw new Error(`${mode}: creating trunk ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
     }
+    // An agent with persona versions to list; another one takes the created versions.
+    for (let i = 0; i < PERSONA_VERSIONS; i++) {
+      const r = await request(base, 'POST', `${PERSONA_LISTED}/version`, { persona: `Bench persona ${i}: answer briefly and kindly.` }, PERSONA_KEY);
+      if (r.status !== 201) throw new Error(`${mode}: creating persona version ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
+    }
 
     const valid = { name: 'bench-over-limit', type: 'http', endpoint: 'https://localhost:9/over', format: 'ndjson', minSeverity: 'info', agents: ['agt_support'], environments: ['production'], headers: [{ name: 'X-Bench', value: 'yes' }] };
     const scenarios: Scenario[] = [
@@ -179,6 +190,8 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'phone number search (carrier-b, 10 numbers)', method: 'GET', path: '/developer/phone-numbers/available?country=US&transport=carrier-b&features=voice', auth: true, status: 200 },
       { name: 'channel send (sms, cold phone number, sandbox vendor)', method: 'POST', path: CHANNELS_SEND, body: { channel: 'sms', to: { phoneNumber: '+15550001234' }, text: 'bench' }, auth: true, token: SESSION, status: 200 },
       { name: 'channel deliveries list (50 newest)', method: 'GET', path: CHANNELS_DELIVERIES, auth: true, token: SESSION, status: 200 },
+      { name: `persona versions list (${PERSONA_VERSIONS} versions)`, method: 'GET', path: `${PERSONA_LISTED}/versions`, auth: true, token: PERSONA_KEY, status: 200 },
+      { name: 'persona version create', method: 'POST', path: `${PERSONA_CREATED}/version`, body: { persona: { base: 'You are the sales assistant.', voice: 'Warm.', text: 'Be brief.' } }, auth: true, token: PERSONA_KEY, status: 201 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 

@@ -43,6 +43,10 @@ export interface Config {
   /** A request (headers and body) must arrive whole within this time, or its connection is cut. */
   readonly requestTimeoutMs: number;
   readonly seedFile: string | undefined;
+  /** The real model provider (MODEL_PROVIDER_*); undefined: the in-process sandbox serves. */
+  readonly modelProvider: ModelProviderConfig | undefined;
+  /** Hosts the website fetcher may reach whatever they resolve to (local testing; HTTPS still required). */
+  readonly websiteFetchAllowHosts: readonly string[];
   /** Base64 of 32 bytes; encrypts header values and signing secrets at rest. Unset: a key kept in the store. */
   readonly encryptionKey: Buffer | undefined;
   readonly logLevel: string;
@@ -116,6 +120,14 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+export interface ModelProviderConfig {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  timeoutMs: number;
+  maxOutputTokens: number;
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -209,6 +221,23 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('DEPRECATED_SCOPES_SUNSET must be an ISO 8601 date or date-time');
   }
 
+  // The real model provider: all three of URL, key and model, or none (the sandbox).
+  const providerVars = ['MODEL_PROVIDER_URL', 'MODEL_PROVIDER_API_KEY', 'MODEL_PROVIDER_MODEL'] as const;
+  const providerSet = providerVars.filter((n) => optional(n) !== undefined);
+  if (providerSet.length > 0 && providerSet.length < 3) {
+    problems.push(`${providerVars.filter((n) => !providerSet.includes(n)).join(', ')} must be set with ${providerSet.join(', ')} (a real model provider needs all three)`);
+  }
+  const providerUrl = optional('MODEL_PROVIDER_URL');
+  if (providerUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(providerUrl)) problems.push('MODEL_PROVIDER_URL must be an http:// or https:// URL');
+  const modelProvider: ModelProviderConfig | undefined = providerSet.length === 3
+    ? {
+        baseUrl: providerUrl!,
+        apiKey: optional('MODEL_PROVIDER_API_KEY')!,
+        model: optional('MODEL_PROVIDER_MODEL')!,
+        timeoutMs: int('MODEL_PROVIDER_TIMEOUT_MS', 60_000, 100, 600_000),
+        maxOutputTokens: int('MODEL_PROVIDER_MAX_OUTPUT_TOKENS', 4096, 16, 128_000),
+      }
+    : undefined;
   const smtpUrl = optional('EMAIL_SMTP_URL');
   if (smtpUrl !== undefined && !/^smtps?:\/\/[^/]/.test(smtpUrl)) problems.push('EMAIL_SMTP_URL must be an smtp:// or smtps:// URL');
   const emailFrom = str('EMAIL_FROM', 'no-reply@logdrain.invalid');
@@ -246,6 +275,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     seedFile: optional('SEED_FILE'),
+    modelProvider,
+    websiteFetchAllowHosts: list('WEBSITE_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     encryptionKey,
     logLevel,
     drainRateLimits: {

@@ -12,6 +12,7 @@ import { logsFamily } from './logs/index.js';
 import { ingestFamily } from './ingest/records.js';
 import { telephonyFamily } from './telephony/index.js';
 import { channelsFamily } from './channels/index.js';
+import { personaFamily } from './persona/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
@@ -19,6 +20,7 @@ export const families: readonly Family<PlatformDeps>[] = [
   ingestFamily,
   telephonyFamily,
   channelsFamily,
+  personaFamily,
 ];
 
 /** Every family's migrations, for openStore. */

@@ -1,7 +1,8 @@
 /**
  * The vendor adapters a deployment uses, chosen here from configuration and
  * nowhere else: the sandboxes by default, SMTP for mail when EMAIL_SMTP_URL is set,
- * the carrier named by TELEPHONY_CARRIER.
+ * the carrier named by TELEPHONY_CARRIER, an OpenAI-compatible model provider when
+ * MODEL_PROVIDER_URL (with its key and model) is set.
  */
 import type { Config } from '../config/config.js';
 import type { MessagingPort } from './messaging/port.js';
@@ -11,11 +12,14 @@ import { selectCarrier } from './carrier/select.js';
 import { createSandboxMessaging } from './messaging/sandbox.js';
 import { createSandboxMail } from './mail/sandbox.js';
 import { createSmtpMail } from './mail/smtp.js';
+import type { ModelProvider } from './model-provider/port.js';
+import { createModelProvider } from './model-provider/index.js';
 
 export interface Vendors {
   messaging: MessagingPort;
   mail: MailPort;
   carrier: Carrier;
+  modelProvider: ModelProvider;
 }
 
 export function createVendors(config: Config): Vendors {
@@ -24,5 +28,6 @@ export function createVendors(config: Config): Vendors {
     messaging: createSandboxMessaging({ stepMs: c.sandboxReceiptStepMs }),
     mail: c.smtpUrl !== undefined ? createSmtpMail({ url: c.smtpUrl, from: c.emailFrom }) : createSandboxMail(),
     carrier: selectCarrier(config),
+    modelProvider: createModelProvider(config),
   };
 }

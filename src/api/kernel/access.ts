@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
-import { authenticate, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal, type ScopeRule } from './auth.js';
+import { authenticate, authorizeAgent, authorizeOrgScopes, isPerson, scopesSatisfy, type Principal, type ScopeRule } from './auth.js';
 import { insufficientScope, notProjected } from './errors.js';
 import type { Bucket, RateLimiter } from './rate-limit.js';
 import { isCatalogued } from './scopes.js';
@@ -26,8 +26,13 @@ export type Access =
   | { resource: 'authenticated'; limit?: Limit; available?: Availability }
   /** The organization in the path (`:orgId`), seen by the credential and granted `scope`. */
   | { resource: 'org'; scope: ScopeRule; limit?: Limit; available?: Availability }
-  /** The agent in the path (`:agentId`), seen by the credential and granted `scope`. */
-  | { resource: 'agent'; scope: ScopeRule; limit?: Limit; available?: Availability }
+  /**
+   * The agent in the path (`:agentId`), seen by the credential and granted `scope`. `unseenByPerson`:
+   * what a person (a session, or a legacy key acting as its user) is answered for an agent it
+   * cannot see, where the family's spec gives a not-found for it; scoped keys always get
+   * RESOURCE_NOT_PROJECTED.
+   */
+  | { resource: 'agent'; scope: ScopeRule; limit?: Limit; available?: Availability; unseenByPerson?: (agentId: string) => AppError }
   /** A typed API key's own organization, with `scope` granted to the key itself (no person acts here). */
   | { resource: 'key-org'; scope: ScopeRule; limit?: Limit; available?: Availability };
 
@@ -132,8 +137,11 @@ async function establish(deps: AccessKernelDeps, access: Exclude<Access, { resou
     }
     case 'agent': {
       const agentId = params.agentId ?? '';
-      if (!RESOURCE_ID.test(agentId)) throw notProjected('agent', agentId.slice(0, 128), access.scope.required);
-      const { orgId, deprecatedScope } = await authorizeAgent(deps.store, principal, agentId, withSunset(access.scope, deps));
+      const unseen = (e: AppError): AppError => (access.unseenByPerson && isPerson(principal) ? access.unseenByPerson(agentId.slice(0, 128)) : e);
+      if (!RESOURCE_ID.test(agentId)) throw unseen(notProjected('agent', agentId.slice(0, 128), access.scope.required));
+      const { orgId, deprecatedScope } = await authorizeAgent(deps.store, principal, agentId, withSunset(access.scope, deps)).catch((e: unknown) => {
+        throw e instanceof AppError && e.code === 'RESOURCE_NOT_PROJECTED' ? unseen(e) : e;
+      });
       if (deprecatedScope) markDeprecated(reply, deps.deprecatedScopesSunset, access.scope.required, deprecatedScope);
       granted = { principal, orgId, agentId };
       break;

@@ -14,6 +14,11 @@ export interface ErrorDefinition {
   fields?: readonly string[];
   /** When it is answered (the documentation's words). */
   when: string;
+  /**
+   * Answered without a `code` where the route's shape is spec 01 part 7.1.1's framework default
+   * (`{statusCode, error, message}`: the persona routes' not-found answers, for example).
+   */
+  codeless?: boolean;
 }
 
 export interface RegisteredError extends ErrorDefinition {
@@ -40,6 +45,9 @@ export function defineErrors<const T extends Record<string, ErrorDefinition>>(fa
   return factories as { readonly [K in keyof T]: ErrorFactory };
 }
 
+/** A registered code's definition, if any. */
+export const definitionOf = (code: string): RegisteredError | undefined => registry.get(code);
+
 /** Every code registered so far (modules register theirs when they load). */
 export function registeredErrors(): readonly RegisteredError[] {
   return [...registry.values()];
@@ -59,4 +67,5 @@ export const KernelErrors = defineErrors('kernel', {
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: 'an idempotency key whose first request has not finished' },
   VENDOR_REJECTED: { status: 422, fields: ['vendor', 'vendorStatus'], when: 'an external system (a carrier) refused the request; `vendor` names it, `vendorStatus` is its own status' },
   RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the credential\'s budget of a per-credential bucket is spent' },
+  VENDOR_UNAVAILABLE: { status: 503, fields: ['vendor', 'retryAfterSeconds'], when: 'a vendor behind the API (a model provider, for example) did not answer in time or failed; nothing was changed, a retry is safe' },
 });

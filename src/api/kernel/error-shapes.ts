@@ -12,11 +12,17 @@
  *                {statusCode, error, message}, a validation failure's message the array
  *                of the rules that failed; every other status (permission denials,
  *                idempotency conflicts) keeps the conventions shape with its code
+ *   persona      spec 03 part 7 over spec 01 part 7.1: the framework default
+ *                {statusCode, error, message} for validation (every failed rule in
+ *                the `message` array) and the family's codeless answers (its 404s);
+ *                permission denials keep 7.1.2 with the message `Insufficient
+ *                permissions`; every other code keeps the conventions shape
  */
 import { STATUS_CODES } from 'node:http';
 import type { AppError } from '../../errors.js';
+import { definitionOf } from './error-registry.js';
 
-export type ErrorShape = 'conventions' | 'telephony' | 'workflows' | 'templates' | 'framework';
+export type ErrorShape = 'conventions' | 'telephony' | 'workflows' | 'templates' | 'framework' | 'persona';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -57,6 +63,15 @@ export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Rec
     case 'templates': {
       const { message: _rules, ...fields } = e.details;
       return { code: e.code, message: e.message, ...fields };
+    }
+    case 'persona': {
+      if (e.code === 'VALIDATION_FAILED') {
+        const rules = e.details.message;
+        return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), message: Array.isArray(rules) ? rules : [e.message] };
+      }
+      if (definitionOf(e.code)?.codeless) return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), message: e.message };
+      const message = e.code === 'INSUFFICIENT_SCOPE' ? 'Insufficient permissions' : e.message;
+      return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message, ...e.details };
     }
   }
 }

@@ -246,6 +246,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     orgId: ['org_acme', 'org_globex'], agentId: ['agt_support', 'agt_sales', 'agt_globex'], drainId: [],
     // The telephony routes' parameters (unknown records: their lookups and rules still run).
     trunkId: ['trk_fuzz'], ip: ['10.0.0.0%2F8'], username: ['fuzz-user'], msisdn: ['15550100000', '%2B15550100001'], deliveryId: ['dlv_missing'],
+    // The persona routes' parameters: a version that may exist, one that does not; a built-in preset and an unknown one.
+    version: ['1', '2', '99'], presetId: ['pre_customer_support', 'pre_nope'],
   };
 
   beforeAll(async () => {
