@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { DrainErrors, drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
-import { drainReadForm } from './read-form.js';
+import { composeReadForm, drainReadForm } from './read-form.js';
+import type { DrainReadCache } from './read-cache.js';
+import { organizationOf } from '../../api/kernel/auth.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { parseDrainBody } from './validate.js';
 import { schemas } from './schemas.js';
@@ -12,15 +14,21 @@ const nameTaken = (name: string) =>
   DrainErrors.DRAIN_NAME_TAKEN(`A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });
 const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === '23505';
 
-export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void {
+/**
+ * `reads`: the reads of the list and of one drain come from the read cache (read-cache.ts); the
+ * answers of writes read the store.
+ */
+export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads: DrainReadCache): void {
   const { store } = deps;
   const access = drainAccess(deps);
 
   app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list, config: { access } }, async (req, reply) => {
-    const org = await store.auth.org(req.params.orgId);
-    const drains = await store.drains.listByOrg(req.params.orgId);
+    const nowMs = Date.now();
+    // The organization the kernel looked up to authorize the request (kept briefly: kernel/auth.ts).
+    const [org, drains] = await Promise.all([organizationOf(store, req.params.orgId), reads.drains(req.params.orgId)]);
+    const live = await Promise.all(drains.map((d) => reads.live(d.id, nowMs)));
     return {
-      drains: await Promise.all(drains.map((d) => drainReadForm(store, d, deps.config.quota))),
+      drains: drains.map((d, i) => composeReadForm(d, live[i]!, deps.config.quota, nowMs)),
       limits: { maxDrains: MAX_DRAINS[org?.plan ?? 'standard'] },
     };
   });
@@ -45,7 +53,9 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
   });
 
   app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get, config: { access } }, async (req, reply) => {
-    return drainReadForm(store, await loadDrain(store, req.params), deps.config.quota);
+    const nowMs = Date.now();
+    const drain = await loadDrain(store, req.params, reads);
+    return composeReadForm(drain, await reads.live(drain.id, nowMs), deps.config.quota, nowMs);
   });
 
   app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access } }, async (req, reply) => {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { Drain } from '../../model/drain.js';
 import type { Store } from '../../store/store.js';
+import { noteDrainActivity } from '../../store/change-epochs.js';
 import type { Transport } from '../../deliver/transport.js';
 import { classifyTransportError, transportErrorCodes } from '../../deliver/outcome.js';
 import { signBatch, signingKey } from '../../sign/standard-webhooks.js';
@@ -86,6 +87,7 @@ export async function runVerification(deps: {
     statusCode, latencyMs: result.latencyMs, ok, errorClass, responseExcerpt: excerpt, startedAt,
     expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
   }]);
+  noteDrainActivity();
   const current = await store.drains.get(drain.orgId, drain.id);
   if (!current) return false;
   // The attempt proved the endpoint it went to: if the drain moved meanwhile, it proves nothing for it.
