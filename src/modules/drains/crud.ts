@@ -3,12 +3,17 @@ import type { FastifyInstance } from 'fastify';
 import { DrainErrors, drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams, type OrgParams } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
-import { composeReadForm, drainReadForm } from './read-form.js';
+import { composeReadForm, drainReadForm, type DrainLive } from './read-form.js';
 import type { DrainReadCache } from './read-cache.js';
+import type { Drain } from '../../model/drain.js';
+import { DAY_MS } from '../../store/backlog-repo.js';
 import { organizationOf } from '../../api/kernel/auth.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { parseDrainBody } from './validate.js';
 import { schemas } from './schemas.js';
+
+/** What fastify's serializer labels a JSON answer with: a text sent as it is must say the same. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 const nameTaken = (name: string) =>
   DrainErrors.DRAIN_NAME_TAKEN(`A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });
@@ -21,6 +26,8 @@ const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === '235
 export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads: DrainReadCache): void {
   const { store } = deps;
   const access = drainAccess(deps);
+  /** The GET's answer texts, by the live facts they show (read-cache.ts keeps those a second at most). */
+  const answers = new WeakMap<DrainLive, { drain: Drain; stamp: string; body: string }>();
 
   app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list, config: { access } }, async (req, reply) => {
     const nowMs = Date.now();
@@ -55,7 +62,15 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads:
   app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get, config: { access } }, async (req, reply) => {
     const nowMs = Date.now();
     const drain = await loadDrain(store, req.params, reads);
-    return composeReadForm(drain, await reads.live(drain.id, nowMs), deps.config.quota, nowMs);
+    const live = await reads.live(drain.id, nowMs);
+    // The answer's text, kept with the cache's entries it was made from: the same drain row, the
+    // same live facts, the same day and rotation window give the same text.
+    const stamp = `${Math.floor(nowMs / DAY_MS)}|${drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs}`;
+    const made = answers.get(live);
+    if (made && made.drain === drain && made.stamp === stamp) return reply.type(JSON_TYPE).send(made.body);
+    const body = JSON.stringify(composeReadForm(drain, live, deps.config.quota, nowMs));
+    answers.set(live, { drain, stamp, body });
+    return reply.type(JSON_TYPE).send(body);
   });
 
   app.patch<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access } }, async (req, reply) => {
