@@ -13,8 +13,9 @@
  *   backlog and usage, store/change-epochs.ts); those of another process (a separate worker) are
  *   shown at most LIVE_MAX_AGE_MS late.
  *
- * Concurrent misses share one read. An entry is trusted only while the counters it was read
- * under (taken before its statements) have not moved, so a write racing a read is never hidden.
+ * Concurrent misses share one read; an entry past half its age is read again in the background.
+ * An entry is trusted only while the counters it was read under (taken before its statements)
+ * have not moved, so a write racing a read is never hidden.
  */
 import type { Store } from '../../store/store.js';
 import type { Drain } from '../../model/drain.js';
@@ -34,6 +35,8 @@ interface Entry<T> {
   local: number;
   remote: number;
   value: Promise<T>;
+  /** A read replacing this entry is under way. */
+  renewing: boolean;
 }
 
 export interface DrainReadCache {
@@ -74,9 +77,23 @@ export async function createDrainReadCache(store: Store, opts: { listen: boolean
   function cached<T>(map: Map<string, Entry<T>>, key: string, maxAgeMs: number, local: () => number, read: () => Promise<T>): Promise<T> {
     const now = Date.now();
     const hit = map.get(key);
-    if (hit && hit.local === local() && hit.remote === remote && now - hit.atMs < maxAgeMs) return hit.value;
+    if (hit && hit.local === local() && hit.remote === remote && now - hit.atMs < maxAgeMs) {
+      // Past half its age an entry is read again without anyone waiting: it answers until the new
+      // one is there (within its age still), so under steady traffic no request waits for a read.
+      if (now - hit.atMs >= maxAgeMs / 2 && !hit.renewing) {
+        hit.renewing = true;
+        const next: Entry<T> = { atMs: now, local: local(), remote, value: read(), renewing: false };
+        next.value.then(
+          () => {
+            if (map.get(key) === hit) map.set(key, next);
+          },
+          () => (hit.renewing = false),
+        );
+      }
+      return hit.value;
+    }
     if (map.size >= ENTRIES_MAX) map.clear();
-    const entry: Entry<T> = { atMs: now, local: local(), remote, value: read() };
+    const entry: Entry<T> = { atMs: now, local: local(), remote, value: read(), renewing: false };
     map.set(key, entry);
     entry.value.catch(() => {
       if (map.get(key) === entry) map.delete(key);
