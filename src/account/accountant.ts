@@ -18,6 +18,7 @@
  * have failed for `stuckAfterMs`, which readiness reports.
  */
 import type { DeliveryRecord } from '../model/delivery.js';
+import { noteDrainActivity } from '../store/change-epochs.js';
 import type { DeadLetter } from '../store/dead-letters-repo.js';
 import type { HourlyIncrement } from '../store/health-repo.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
@@ -194,6 +195,8 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         await backlog.addUsage([...usage.values()]);
       });
       const [copied, accounted] = await Promise.allSettled([copying, accounting]);
+      // Caches of the drains' live counters in this process re-read them (store/change-epochs.ts).
+      noteDrainActivity();
       // Written again whole: the copy ignores records it already stored.
       if (accounted.status === 'rejected') throw accounted.reason;
       if (copied.status === 'rejected') {

@@ -80,7 +80,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     transform: ({ schema, url }) => ({ schema: documentedSchema(schema), url }),
   });
   // Every route below declares its access; the kernel enforces it (kernel/access.ts).
-  const limiter = createRateLimiter(opts.store);
+  const limiter = createRateLimiter(opts.store, { syncMs: opts.config.rateLimitSyncMs });
   installAccess(app, { store: opts.store, limiter, deprecatedScopesSunset: opts.config.deprecatedScopesSunset });
   const open = { config: { access: { resource: 'public' as const } } };
   app.get('/docs/openapi.json', { schema: { hide: true }, ...open }, async () => app.swagger());

@@ -52,6 +52,11 @@ export interface Config {
   readonly logLevel: string;
   /** Drain route budgets per organization and minute (spec 01 part 8: 300 reads, 60 mutations). */
   readonly drainRateLimits: { readonly readPerMinute: number; readonly mutatePerMinute: number };
+  /**
+   * On Postgres, how old the shared count a rate-limit decision rests on may be before a request
+   * waits for a reconcile (src/api/kernel/rate-limit.ts); 0: every request waits for one.
+   */
+  readonly rateLimitSyncMs: number;
   /** How often a worker applies the quota ladder and reads the drain configuration version unasked. */
   readonly drainRefreshMs: number;
   /**
@@ -283,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
       readPerMinute: int('DRAIN_RATE_LIMIT_READ_PER_MIN', 300, 1),
       mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
     },
+    rateLimitSyncMs: int('RATE_LIMIT_SYNC_MS', 100, 0, 10_000),
     drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
     drainConfigListen: bool('DRAIN_CONFIG_LISTEN', true),
     quota: {

@@ -18,6 +18,7 @@ import type { ParkingSet } from '../pipeline/parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { createBacklogRepo, type ResourceCursor } from '../store/backlog-repo.js';
+import { noteDrainActivity } from '../store/change-epochs.js';
 import { createDeliveriesRepo } from '../store/deliveries-repo.js';
 import { createHealthRepo } from '../store/health-repo.js';
 import { droppedEntry, successEntry, type Deliverer } from './deliverer.js';
@@ -78,6 +79,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       await createHealthRepo(tx).addHourly(entry.hourly);
       return recordIds.length;
     });
+    if (count > 0) noteDrainActivity();
     if (count > 0) opts.events.recordsDropped(plan.drain.type, 'horizon', count);
   }
 

@@ -6,6 +6,7 @@
  * The outcome lands in the drain's `verification` and in a `verify` delivery
  * record; success moves `pending_verification` to `healthy`.
  */
+import { noteDrainActivity } from '../store/change-epochs.js';
 import { ulid } from 'ulid';
 import type { Drain } from '../model/drain.js';
 import type { Store } from '../store/store.js';
@@ -76,6 +77,8 @@ export async function attemptVerification(deps: {
     statusCode, latencyMs: result.latencyMs, ok, errorClass, responseExcerpt: excerpt, startedAt,
     expiresAt: new Date(startedAt.getTime() + DELIVERY_RETENTION_MS),
   }]);
+  // The API's read cache of this process shows the attempt at once (store/change-epochs.ts).
+  noteDrainActivity();
   const current = await store.drains.get(drain.orgId, drain.id);
   if (!current) return false;
   // The attempt proved the endpoint it went to: if the drain moved meanwhile, it proves nothing for it.

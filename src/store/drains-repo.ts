@@ -1,5 +1,6 @@
 import type { Sql } from './sql.js';
 import type { Drain, DrainState, Selectors, StoredHeader, ScrubRule } from '../model/drain.js';
+import { noteDrainActivity, noteDrainConfigChange } from './change-epochs.js';
 
 interface DrainRow {
   id: string;
@@ -96,6 +97,7 @@ export function createDrainsRepo(sql: Sql) {
           d.updatedAt,
         ],
       );
+      noteDrainConfigChange();
     },
 
     async get(orgId: string, id: string): Promise<Drain | undefined> {
@@ -130,8 +132,12 @@ export function createDrainsRepo(sql: Sql) {
       return rows[0]?.seq ?? 0;
     },
 
-    /** Calls `onChange` soon after any drain change commits, in this process or another (and after a lost listener is back). */
-    watchConfig: (onChange: () => void): Promise<() => Promise<void>> => sql.listen(DRAIN_CONFIG_CHANNEL, onChange),
+    /**
+     * Calls `onChange` soon after any drain change commits, in this process or another (and after a
+     * lost listener is back); `onDown` when the listening connection is lost (changes made until
+     * the next `onChange` are not announced).
+     */
+    watchConfig: (onChange: () => void, onDown?: () => void): Promise<() => Promise<void>> => sql.listen(DRAIN_CONFIG_CHANNEL, onChange, onDown),
 
     async countLive(orgId: string): Promise<number> {
       const rows = await sql.query<{ n: number }>(
@@ -160,6 +166,7 @@ export function createDrainsRepo(sql: Sql) {
         `update drains set ${sets.join(', ')} where org_id = $1 and id = $2 and deleted_at is null returning *`,
         params,
       );
+      noteDrainConfigChange();
       return rows[0] && fromRow(rows[0]);
     },
 
@@ -173,6 +180,7 @@ export function createDrainsRepo(sql: Sql) {
          where id = $1 and deleted_at is null and state = any($2::text[]) returning *`,
         [id, from, to, pauseReason !== undefined, pauseReason ?? null],
       );
+      if (rows.length > 0) noteDrainConfigChange();
       return rows[0] && fromRow(rows[0]);
     },
 
@@ -186,6 +194,8 @@ export function createDrainsRepo(sql: Sql) {
          where org_id = $1 and id = $2 and deleted_at is null returning id`,
         [orgId, id],
       );
+      noteDrainConfigChange();
+      noteDrainActivity();
       return rows.length > 0;
     },
   };

@@ -19,10 +19,11 @@ export interface Sql {
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /**
    * Calls `onNotify` for each NOTIFY on `channel` (a plain identifier), and once more each time a
-   * lost listening connection is back (what was sent meanwhile is lost). Resolves once listening;
-   * the function it resolves to stops listening. Not available inside a transaction.
+   * lost listening connection is back (what was sent meanwhile is lost); `onDown` when it is lost.
+   * Resolves once listening; the function it resolves to stops listening. Not available inside a
+   * transaction.
    */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: () => void, onDown?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -86,7 +87,7 @@ function openPostgres(url: string, max: number): Sql {
           throw e;
         }
       }),
-    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
+    listen: (channel, onNotify, onDown) => listenPostgres(url, channel, onNotify, onDown),
     close: () => pool.end(),
   };
 }
@@ -99,7 +100,7 @@ const RELISTEN_MS = 1000;
  * listener, connected again after the server cuts it, with `onNotify` called then because
  * notifications sent while it was away are lost.
  */
-async function listenPostgres(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+async function listenPostgres(url: string, channel: string, onNotify: () => void, onDown?: () => void): Promise<() => Promise<void>> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
   let stopped = false;
   let client: pg.Client | undefined;
@@ -111,6 +112,7 @@ async function listenPostgres(url: string, channel: string, onNotify: () => void
     c.on('end', () => {
       if (stopped || client !== c) return;
       client = undefined;
+      onDown?.();
       again();
     });
     try {

@@ -15,6 +15,7 @@ import { createDeliveriesRepo } from './deliveries-repo.js';
 import { createVerificationsRepo } from './verifications-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
 import { createProbesRepo } from './probes-repo.js';
+import { noteDrainConfigChange } from './change-epochs.js';
 
 /** Writes one audit entry on the transaction's connection. A store option (StoreOptions.auditWriter) only to test failures. */
 export type AuditWriter = (tx: Sql, entry: AuditEntry) => Promise<void>;
@@ -46,7 +47,13 @@ export function bindUnitOfWork(tx: Sql, auditWriter: AuditWriter = insertAudit) 
 
 export type UnitOfWork = ReturnType<typeof bindUnitOfWork>;
 
-/** `store.unitOfWork`: runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+/**
+ * `store.unitOfWork`: runs `fn` in one transaction; commits when it resolves, rolls back when it
+ * throws. Units of work write drains: the drain configuration's change counter moves once the
+ * transaction has ended (change-epochs.ts), so a cache filled from a read made before the commit
+ * is not trusted after it.
+ */
 export function createUnitOfWork(sql: Sql, auditWriter: AuditWriter = insertAudit) {
-  return <T>(fn: (tx: UnitOfWork) => Promise<T>): Promise<T> => sql.transaction((tx) => fn(bindUnitOfWork(tx, auditWriter)));
+  return <T>(fn: (tx: UnitOfWork) => Promise<T>): Promise<T> =>
+    sql.transaction((tx) => fn(bindUnitOfWork(tx, auditWriter))).finally(noteDrainConfigChange);
 }

@@ -96,6 +96,8 @@ const lookUp = (store: Store, hash: string): Promise<Lookup> =>
   });
 
 const orgOf = (store: Store, orgId: string) => briefly(store, `org\u0000${orgId}`, () => store.auth.org(orgId));
+/** The organization, as the kernel looked it up to authorize a request (kept CREDENTIAL_CACHE_MS). */
+export const organizationOf = orgOf;
 const roleOf = (store: Store, userId: string, orgId: string) => briefly(store, `role\u0000${userId}\u0000${orgId}`, () => store.auth.roleIn(userId, orgId));
 const agentOf = (store: Store, agentId: string) => briefly(store, `agent\u0000${agentId}`, () => store.auth.agent(agentId));
 

@@ -16,6 +16,7 @@ import { grantedOf, RESOURCE_ID, type Access } from '../../api/kernel/access.js'
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Actor } from '../../audit/drain-audit.js';
 import type { DrainParams } from './schemas.js';
+import type { DrainReadCache } from './read-cache.js';
 
 export const MANAGE_SCOPE = 'logs:manage';
 
@@ -61,9 +62,10 @@ export function drainAccess(deps: Pick<DrainDeps, 'config'>): Access {
 /** The principal of a drain request (established by the kernel from drainAccess). */
 export const principalOf = (req: FastifyRequest): Principal => grantedOf(req).principal;
 
-export async function loadDrain(store: Store, params: DrainParams): Promise<Drain> {
+/** The drain of the path, from the store or, for a read, from the read cache (read-cache.ts). */
+export async function loadDrain(store: Store, params: DrainParams, reads?: Pick<DrainReadCache, 'drain'>): Promise<Drain> {
   if (!RESOURCE_ID.test(params.drainId)) throw drainNotFound();
-  const drain = await store.drains.get(params.orgId, params.drainId);
+  const drain = await (reads ? reads.drain(params.orgId, params.drainId) : store.drains.get(params.orgId, params.drainId));
   if (!drain) throw drainNotFound();
   return drain;
 }

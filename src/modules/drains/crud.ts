@@ -3,25 +3,40 @@ import type { FastifyInstance } from 'fastify';
 import { DrainErrors, drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps } from './context.js';
 import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
-import { drainReadForm } from './read-form.js';
+import { composeReadForm, drainReadForm, type DrainLive } from './read-form.js';
+import type { DrainReadCache } from './read-cache.js';
+import type { Drain } from '../../model/drain.js';
+import { DAY_MS } from '../../store/backlog-repo.js';
+import { organizationOf } from '../../api/kernel/auth.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { checkDrainBody } from './validate.js';
 import { schemas, type DrainCreateBody, type DrainParams, type DrainPatchBody, type OrgParams } from './schemas.js';
 import { drainBodyError } from './validation-error.js';
 
+/** What fastify's serializer labels a JSON answer with: a text sent as it is must say the same. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 const nameTaken = (name: string) =>
   DrainErrors.DRAIN_NAME_TAKEN(`A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });
 const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === '23505';
 
-export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void {
+/**
+ * `reads`: the reads of the list and of one drain come from the read cache (read-cache.ts); the
+ * answers of writes read the store.
+ */
+export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads: DrainReadCache): void {
   const { store } = deps;
   const access = drainAccess(deps);
+  /** The GET's answer texts, by the live facts they show (read-cache.ts keeps those a second at most). */
+  const answers = new WeakMap<DrainLive, { drain: Drain; stamp: string; body: string }>();
 
   app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list, config: { access } }, async (req, reply) => {
-    const org = await store.auth.org(req.params.orgId);
-    const drains = await store.drains.listByOrg(req.params.orgId);
+    const nowMs = Date.now();
+    // The organization the kernel looked up to authorize the request (kept briefly: kernel/auth.ts).
+    const [org, drains] = await Promise.all([organizationOf(store, req.params.orgId), reads.drains(req.params.orgId)]);
+    const live = await Promise.all(drains.map((d) => reads.live(d.id, nowMs)));
     return {
-      drains: await Promise.all(drains.map((d) => drainReadForm(store, d, deps.config.quota))),
+      drains: drains.map((d, i) => composeReadForm(d, live[i]!, deps.config.quota, nowMs)),
       limits: { maxDrains: MAX_DRAINS[org?.plan ?? 'standard'] },
     };
   });
@@ -46,7 +61,17 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps): void 
   });
 
   app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get, config: { access } }, async (req, reply) => {
-    return drainReadForm(store, await loadDrain(store, req.params), deps.config.quota);
+    const nowMs = Date.now();
+    const drain = await loadDrain(store, req.params, reads);
+    const live = await reads.live(drain.id, nowMs);
+    // The answer's text, kept with the cache's entries it was made from: the same drain row, the
+    // same live facts, the same day and rotation window give the same text.
+    const stamp = `${Math.floor(nowMs / DAY_MS)}|${drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs}`;
+    const made = answers.get(live);
+    if (made && made.drain === drain && made.stamp === stamp) return reply.type(JSON_TYPE).send(made.body);
+    const body = JSON.stringify(composeReadForm(drain, live, deps.config.quota, nowMs));
+    answers.set(live, { drain, stamp, body });
+    return reply.type(JSON_TYPE).send(body);
   });
 
   app.patch<{ Params: DrainParams; Body: DrainPatchBody }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access, validationError: drainBodyError } }, async (req, reply) => {

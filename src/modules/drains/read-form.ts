@@ -1,7 +1,7 @@
 /** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
 import type { Drain } from '../../model/drain.js';
 import type { Store } from '../../store/store.js';
-import { HOUR_MS } from '../../store/health-repo.js';
+import { HOUR_MS, type DrainHealthFacts } from '../../store/health-repo.js';
 import { dayOf } from '../../store/backlog-repo.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 import type { DrainRead } from './schemas.js';
@@ -12,12 +12,30 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 /** `last4` of a header value: its last four characters, or '' when shorter than 8. */
 export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
 
-export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<DrainRead> {
+/** What a read form reports live: the drain's health facts, its backlog and today's usage. */
+export interface DrainLive {
+  facts: DrainHealthFacts;
+  backlog: { records: number; bytes: number };
+  used: { events: number; bytes: number };
+}
+
+/** Reads a drain's live facts (three health statements, the backlog's size, today's usage). */
+export async function readDrainLive(store: Store, drainId: string, nowMs = Date.now()): Promise<DrainLive> {
   const [facts, backlog, used] = await Promise.all([
-    store.health.facts(d.id, nowMs),
-    store.backlog.sizeOf(d.id),
-    store.backlog.usageOf(d.id, dayOf(nowMs)),
+    store.health.facts(drainId, nowMs),
+    store.backlog.sizeOf(drainId),
+    store.backlog.usageOf(drainId, dayOf(nowMs)),
   ]);
+  return { facts, backlog, used };
+}
+
+export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<DrainRead> {
+  return composeReadForm(d, await readDrainLive(store, d.id, nowMs), quota, nowMs);
+}
+
+/** The read form of `d` with `live` facts. */
+export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs = Date.now()): DrainRead {
+  const { facts, backlog, used } = live;
   const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
   const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
   const health: DrainRead['health'] = {

@@ -1,0 +1,123 @@
+/**
+ * The drain routes' read cache: drain rows (one drain, an organization's list, a drain's absence)
+ * and each drain's live facts (health, backlog, today's usage), kept in the API process so a read
+ * of a drain runs no statement in the steady state. What it answers, and how old it may be:
+ *
+ * - drain rows: never older than a write made through this process (the store's drain
+ *   configuration counter, store/change-epochs.ts, moves after each one, after its commit: a
+ *   PATCH then a GET through one process reads the PATCH); a write made by another process is
+ *   seen on its notification (migration 008, LISTEN), and rows are read again at the latest
+ *   CONFIG_MAX_AGE_MS after they were read. Without a listening connection (DRAIN_CONFIG_LISTEN
+ *   false, or the connection lost until it is back) rows are not cached at all.
+ * - live facts: never older than an accounting write of this process (deliveries, counters,
+ *   backlog and usage, store/change-epochs.ts); those of another process (a separate worker) are
+ *   shown at most LIVE_MAX_AGE_MS late.
+ *
+ * Concurrent misses share one read; an entry past half its age is read again in the background.
+ * An entry is trusted only while the counters it was read under (taken before its statements)
+ * have not moved, so a write racing a read is never hidden.
+ */
+import type { Store } from '../../store/store.js';
+import type { Drain } from '../../model/drain.js';
+import { drainActivityEpoch, drainConfigEpoch } from '../../store/change-epochs.js';
+import { hourOf } from '../../store/health-repo.js';
+import { readDrainLive, type DrainLive } from './read-form.js';
+
+/** Drain rows are read again this long after they were read, notification or not. */
+export const CONFIG_MAX_AGE_MS = 1000;
+/** A drain's live facts are read again this long after they were read. */
+export const LIVE_MAX_AGE_MS = 1000;
+/** Entries kept at most (per kind); past it the cache starts again. */
+const ENTRIES_MAX = 10_000;
+
+interface Entry<T> {
+  atMs: number;
+  local: number;
+  remote: number;
+  value: Promise<T>;
+  /** A read replacing this entry is under way. */
+  renewing: boolean;
+}
+
+export interface DrainReadCache {
+  /** The live drain `id` of `orgId`, or undefined. */
+  drain(orgId: string, id: string): Promise<Drain | undefined>;
+  /** The organization's live drains, in the list's order. */
+  drains(orgId: string): Promise<Drain[]>;
+  live(drainId: string, nowMs?: number): Promise<DrainLive>;
+  stop(): Promise<void>;
+}
+
+export async function createDrainReadCache(store: Store, opts: { listen: boolean }): Promise<DrainReadCache> {
+  /** Notifications heard (and reconnections), as a counter: an entry read before one is not trusted after it. */
+  let remote = 0;
+  let listening = false;
+  let unwatch: (() => Promise<void>) | undefined;
+  if (opts.listen) {
+    try {
+      unwatch = await store.drains.watchConfig(
+        () => {
+          remote++;
+          listening = true;
+        },
+        () => {
+          listening = false;
+          remote++;
+        },
+      );
+      listening = true;
+    } catch {
+      // No listening connection: rows are read every time (live facts are still cached).
+    }
+  }
+
+  const rows = new Map<string, Entry<unknown>>();
+  const lives = new Map<string, Entry<DrainLive>>();
+
+  function cached<T>(map: Map<string, Entry<T>>, key: string, maxAgeMs: number, local: () => number, read: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = map.get(key);
+    if (hit && hit.local === local() && hit.remote === remote && now - hit.atMs < maxAgeMs) {
+      // Past half its age an entry is read again without anyone waiting: it answers until the new
+      // one is there (within its age still), so under steady traffic no request waits for a read.
+      if (now - hit.atMs >= maxAgeMs / 2 && !hit.renewing) {
+        hit.renewing = true;
+        const next: Entry<T> = { atMs: now, local: local(), remote, value: read(), renewing: false };
+        next.value.then(
+          () => {
+            if (map.get(key) === hit) map.set(key, next);
+          },
+          () => (hit.renewing = false),
+        );
+      }
+      return hit.value;
+    }
+    if (map.size >= ENTRIES_MAX) map.clear();
+    const entry: Entry<T> = { atMs: now, local: local(), remote, value: read(), renewing: false };
+    map.set(key, entry);
+    entry.value.catch(() => {
+      if (map.get(key) === entry) map.delete(key);
+    });
+    return entry.value;
+  }
+
+  const row = <T>(key: string, read: () => Promise<T>): Promise<T> =>
+    listening ? cached(rows as Map<string, Entry<T>>, key, CONFIG_MAX_AGE_MS, drainConfigEpoch, read) : read();
+
+  // Live facts also move with a drain's configuration (a deletion empties its backlog). Both
+  // counters only grow: their sum is unchanged only while neither moved.
+  const liveEpoch = () => drainActivityEpoch() + drainConfigEpoch();
+
+  return {
+    drain: (orgId, id) => row(`d\u0000${orgId}\u0000${id}`, () => store.drains.get(orgId, id)),
+    drains: (orgId) => row(`o\u0000${orgId}`, () => store.drains.listByOrg(orgId)),
+    live: (drainId, nowMs = Date.now()) =>
+      cached(lives, `${drainId}\u0000${hourOf(nowMs)}`, LIVE_MAX_AGE_MS, liveEpoch, () => readDrainLive(store, drainId, nowMs)),
+    async stop() {
+      listening = false;
+      rows.clear();
+      lives.clear();
+      await unwatch?.();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * Process-wide change counters, for caches of what the store holds (the API's drain read cache,
+ * src/modules/drains/read-cache.ts). A cache remembers the counter it read before its statements
+ * and trusts its entry only while the counter has not moved since.
+ *
+ *   drain configuration  moved after every write to the drains table made through any store of
+ *                        this process: by the repository after its statement, and again when a
+ *                        unit of work ends (its writes are visible only after the commit).
+ *   drain activity       moved after every write of what a read form reports live (deliveries,
+ *                        hourly counters, the backlog, daily usage) made through this process,
+ *                        once the transaction holding it ended.
+ *
+ * Writes made by other processes are not counted here: the drain configuration's notification
+ * (migration 008) and the caches' age bounds cover those.
+ */
+let drainConfig = 0;
+let drainActivity = 0;
+
+export const drainConfigEpoch = (): number => drainConfig;
+export const noteDrainConfigChange = (): void => {
+  drainConfig++;
+};
+
+export const drainActivityEpoch = (): number => drainActivity;
+export const noteDrainActivity = (): void => {
+  drainActivity++;
+};
