@@ -69,7 +69,8 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads:
     const stamp = `${Math.floor(nowMs / DAY_MS)}|${drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs}`;
     const made = answers.get(live);
     if (made && made.drain === drain && made.stamp === stamp) return reply.type(JSON_TYPE).send(made.body);
-    const body = JSON.stringify(composeReadForm(drain, live, deps.config.quota, nowMs));
+    // Through the route's response serializer: the schema's fields and no other (the leak guard).
+    const body = String(reply.serialize(composeReadForm(drain, live, deps.config.quota, nowMs)));
     answers.set(live, { drain, stamp, body });
     return reply.type(JSON_TYPE).send(body);
   });
