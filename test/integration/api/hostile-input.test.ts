@@ -243,7 +243,9 @@ describe('hostile input at the REST layer', () => {
 
   it('answers a flood of refused requests from memory: no store write, no repeated key lookup', async () => {
     const limited = await buildApi({
-      config: loadConfig({ DATA_DIR: 'memory://', DRAIN_RATE_LIMIT_READ_PER_MIN: '2' }), store, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: async () => {} },
+      // No reconcile for staleness inside the flood, however slow the machine: the store sees the
+      // window's start and the admitted requests' flush, never a write per refused request.
+      config: loadConfig({ DATA_DIR: 'memory://', DRAIN_RATE_LIMIT_READ_PER_MIN: '2', RATE_LIMIT_SYNC_MS: '10000' }), store, logger: silentLogger(), metrics: createMetrics('api'), sink: { write: async () => {} },
     });
     const hit = vi.spyOn(store.rateLimits, 'hit');
     const findKey = vi.spyOn(store.auth, 'findKey');
@@ -254,7 +256,8 @@ describe('hostile input at the REST layer', () => {
       for (let i = 0; i < 20; i++) statuses.push((await limited.inject({ method: 'GET', url: '/admin/orgs/org_globex/log-drains', headers: { authorization: 'Bearer lk_globex_manage' } })).statusCode);
       expect(statuses.slice(20, 22)).toEqual([200, 200]);
       expect(statuses.slice(22).every((s) => s === 429)).toBe(true);
-      expect(hit.mock.calls.length).toBe(3);
+      expect(hit.mock.calls.length).toBeGreaterThanOrEqual(1);
+      expect(hit.mock.calls.length).toBeLessThanOrEqual(3);
       expect(findKey.mock.calls.length).toBeLessThanOrEqual(2);
     } finally {
       hit.mockRestore();
