@@ -2,7 +2,7 @@
  * The vendor adapters a deployment uses, chosen here from configuration and
  * nowhere else: the sandboxes by default, SMTP for mail when EMAIL_SMTP_URL is set,
  * the carrier named by TELEPHONY_CARRIER, an OpenAI-compatible model provider when
- * MODEL_PROVIDER_URL (with its key and model) is set.
+ * MODEL_PROVIDER_URL (with its key and model) is set, the sandbox RCS platform.
  */
 import type { Config } from '../config/config.js';
 import type { MessagingPort } from './messaging/port.js';
@@ -14,12 +14,15 @@ import { createSandboxMail } from './mail/sandbox.js';
 import { createSmtpMail } from './mail/smtp.js';
 import type { ModelProvider } from './model-provider/port.js';
 import { createModelProvider } from './model-provider/index.js';
+import type { RcsPort } from './rcs/port.js';
+import { createSandboxRcs } from './rcs/sandbox.js';
 
 export interface Vendors {
   messaging: MessagingPort;
   mail: MailPort;
   carrier: Carrier;
   modelProvider: ModelProvider;
+  rcs: RcsPort;
 }
 
 export function createVendors(config: Config): Vendors {
@@ -29,5 +32,6 @@ export function createVendors(config: Config): Vendors {
     mail: c.smtpUrl !== undefined ? createSmtpMail({ url: c.smtpUrl, from: c.emailFrom }) : createSandboxMail(),
     carrier: selectCarrier(config),
     modelProvider: createModelProvider(config),
+    rcs: createSandboxRcs(),
   };
 }

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { grantedOf, markDeprecated, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
+import { NO_BODY } from '../../api/kernel/schema.js';
 import type { PersonaVersion } from './repository.js';
 import type { Actor, DraftAnswer, PersonaService } from './service.js';
 import { agentNotFound } from './errors.js';
@@ -98,7 +99,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
 
   app.post<{ Params: VersionParams }>(`${AGENT_BASE}/persona/version/:version`, {
     schema: { params: VersionParams, response: { 201: Answers.versionNumber } },
-    config: onAgent(WRITE_SCOPE),
+    config: { ...onAgent(WRITE_SCOPE), bodyUnchecked: NO_BODY },
   }, async (req, reply) => {
     const n = await service.activate(actorOf(req), req.params.agentId, req.params.version);
     return reply.status(201).send({ status: 'success', message: `Persona version ${n} is now current`, version: n });
