@@ -11,6 +11,7 @@ import { telephonyMigrations } from './migrations.js';
 import { registerTrunkRoutes } from './trunks/routes.js';
 import { registerNumberRoutes } from './numbers/routes.js';
 import { registerRcsRoutes } from './rcs/routes.js';
+import { registerVoiceRoutes } from './voice/routes.js';
 import { phoneNumbersSeed } from './numbers/seed.js';
 
 export const telephonyFamily = defineFamily<TelephonyDeps>({
@@ -21,6 +22,7 @@ export const telephonyFamily = defineFamily<TelephonyDeps>({
     registerTrunkRoutes(app, deps);
     registerNumberRoutes(app, deps);
     registerRcsRoutes(app, deps);
+    registerVoiceRoutes(app, deps);
   },
 });
 
