@@ -2,7 +2,7 @@
  * The vendor adapters a deployment uses, chosen here from configuration and
  * nowhere else: the sandboxes by default, SMTP for mail when EMAIL_SMTP_URL is set,
  * the carrier named by TELEPHONY_CARRIER, an OpenAI-compatible model provider when
- * MODEL_PROVIDER_URL (with its key and model) is set, the sandbox RCS platform.
+ * MODEL_PROVIDER_URL (with its key and model) is set, the sandbox RCS platform and voice calls.
  */
 import type { Config } from '../config/config.js';
 import type { MessagingPort } from './messaging/port.js';
@@ -16,6 +16,8 @@ import type { ModelProvider } from './model-provider/port.js';
 import { createModelProvider } from './model-provider/index.js';
 import type { RcsPort } from './rcs/port.js';
 import { createSandboxRcs } from './rcs/sandbox.js';
+import type { VoiceCallsPort } from './voice/port.js';
+import { createSandboxVoiceCalls } from './voice/sandbox.js';
 
 export interface Vendors {
   messaging: MessagingPort;
@@ -23,6 +25,7 @@ export interface Vendors {
   carrier: Carrier;
   modelProvider: ModelProvider;
   rcs: RcsPort;
+  voiceCalls: VoiceCallsPort;
 }
 
 export function createVendors(config: Config): Vendors {
@@ -33,5 +36,6 @@ export function createVendors(config: Config): Vendors {
     carrier: selectCarrier(config),
     modelProvider: createModelProvider(config),
     rcs: createSandboxRcs(),
+    voiceCalls: createSandboxVoiceCalls(),
   };
 }

@@ -11,6 +11,7 @@ import type { Vendors } from '../../vendors/index.js';
 import type { Principal } from '../../api/kernel/auth.js';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
+import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -28,7 +29,9 @@ defineScopes('telephony', {
 
 export interface TelephonyDeps {
   store: Store;
-  vendors: Pick<Vendors, 'carrier' | 'rcs'>;
+  vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls'>;
+  /** The kernel's rate-limit buckets (the dispatch limit). */
+  limiter: RateLimiter;
 }
 
 /** The organization in the path, with `scope` (independent scopes: write and manage do not imply read). */

@@ -38,6 +38,9 @@ export const TelephonyErrors = defineErrors('telephony', {
   VOICE_AGENT_NOT_FOUND: { status: 404, when: '`Agent not found`: a voice route asked by a session or legacy key for an agent that does not exist or it cannot see (scoped keys get `RESOURCE_NOT_PROJECTED`)' },
   VOICE_NOT_FOUND: { status: 404, when: '`Voice agent not found`: no such voice on the agent in the path' },
   VOICE_VERSION_NOT_FOUND: { status: 404, when: 'publishing a version the voice does not have' },
+  VOICE_NONE_ACTIVE: { status: 400, when: 'a dispatch naming no voice for an agent without an active voice' },
+  VOICE_NOT_USABLE: { status: 403, when: 'a dispatch naming a voice that is deactivated, missing, or another agent\'s' },
+  CALLER_ID_NOT_AUTHORIZED: { status: 403, when: 'a dispatch whose `callerId` is no active number of the agent\'s organization' },
 });
 
 export const trunkNotFound = (): AppError => TelephonyErrors.TRUNK_NOT_FOUND('SIP trunk not found');

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { startApp, type TestApp } from '../../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 
 const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const SUPPORT = '/developer/voice-agents/agt_support';
@@ -9,6 +10,13 @@ const ALL = 'lk_tel_all';
 const INFERENCE = { kind: 'inference', model: 'voice-model-1' };
 /** A version body that passes every rule and provision-from-config's pairing (contract T6.2). */
 const PIPELINE = { llm: INFERENCE, stt: { kind: 'inference', model: 'stt-1' }, tts: { kind: 'inference', model: 'tts-1', voice: 'alloy' } };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Waits, when less than `needMs` of the current minute is left, for the next one (the dispatch budget's windows are clock minutes). */
+async function roomInThisMinute(needMs: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
+}
 const BUNDLE = gzipSync(Buffer.from('export const tools = [];')).toString('base64');
 
 describe('voice routes', () => {
@@ -387,6 +395,134 @@ describe('voice routes', () => {
     });
   });
 
+  describe('POST .../dispatch', () => {
+    const DIALER = '/developer/voice-agents/agt_dialer';
+    const dispatch = (body: unknown, token = ALL, base = SUPPORT) => app.request('POST', `${base}/dispatch`, { token, body });
+    const audited = async (sessionId: string) =>
+      (await app.store.sql.query<{ target_id: string; details: Record<string, unknown> }>(`select target_id, details from audit_log where action = 'telephony.voice.dispatched' and details->>'sessionId' = $1`, [sessionId]))[0];
+    let firstActive: { id: string; name: string };
+    beforeAll(async () => {
+      firstActive = (await listOf()).find((v) => v.active) ?? (await voice());
+    });
+
+    it('phone shorthand: 201 {sessionId, roomName svc-voice-<sessionId>, callId}; the first active voice; threadId and channel defaults', async () => {
+      const res = await dispatch({ to: '+14155550100' });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body).toEqual({ sessionId: expect.stringMatching(UUID), roomName: `svc-voice-${res.body.sessionId}`, callId: expect.any(String) });
+      const a = await audited(res.body.sessionId);
+      expect(a?.target_id).toBe(firstActive.id);
+      expect(a?.details).toMatchObject({ kind: 'phone', channel: 'phone', threadId: `voice:${res.body.sessionId}`, callId: res.body.callId });
+      const phone = await dispatch({ to: { kind: 'phone', number: '+14155550101' }, threadId: 'thread-7', channel: 'chatapp', context: { customer: 'c-1' } });
+      expect(phone.status).toBe(201);
+      expect((await audited(phone.body.sessionId))?.details).toMatchObject({ channel: 'chatapp', threadId: 'thread-7' });
+    });
+
+    it('meet: 201 without callId, channel meeting; web: 201 with joinUrl, channel webchat', async () => {
+      const meet = await dispatch({ to: { kind: 'meet', url: 'https://meet.example.test/abc-defg-hij' } });
+      expect(meet.status).toBe(201);
+      expect(meet.body).toEqual({ sessionId: expect.stringMatching(UUID), roomName: `svc-voice-${meet.body.sessionId}` });
+      expect((await audited(meet.body.sessionId))?.details).toMatchObject({ kind: 'meet', channel: 'meeting' });
+      for (const to of [{ kind: 'web' }, { kind: 'web', returnToken: true }]) {
+        const web = await dispatch({ to });
+        expect(web.status).toBe(201);
+        expect(web.body).toEqual({ sessionId: expect.stringMatching(UUID), roomName: `svc-voice-${web.body.sessionId}`, joinUrl: expect.any(String) });
+        expect(() => new URL(web.body.joinUrl)).not.toThrow();
+        expect((await audited(web.body.sessionId))?.details).toMatchObject({ kind: 'web', channel: 'webchat' });
+      }
+    });
+
+    it('refuses bad fields: to, meeting URL 2,048, returnToken false, context 16 KB, threadId 100, voice 64, channel', async () => {
+      const cases: [Record<string, unknown>, string[]][] = [
+        [{}, ['to is required']],
+        [{ to: '14155550100' }, ['to must be an E.164 phone number (+ and digits)']],
+        [{ to: 42 }, ['to must be an E.164 phone number or an object {kind: phone | meet | web}']],
+        [{ to: { kind: 'fax', number: '+14155550100' } }, ['to must be an E.164 phone number or an object {kind: phone | meet | web}']],
+        [{ to: { kind: 'phone', number: 'x', callerId: '123' } }, ['to.number must be an E.164 phone number (+ and digits)', 'to.callerId must be an E.164 phone number (+ and digits)']],
+        [{ to: { kind: 'meet', url: `https://meet.example.test/${'a'.repeat(2049 - 'https://meet.example.test/'.length)}` } }, ['to.url must be a URL of at most 2,048 characters']],
+        [{ to: { kind: 'meet', url: 'not a url' } }, ['to.url must be a URL of at most 2,048 characters']],
+        [{ to: { kind: 'web', returnToken: false } }, ['to.returnToken must be true when given']],
+        [{ to: { kind: 'web', extra: 1 } }, ['to.extra is not a known field']],
+        [{ to: '+14155550100', context: { blob: 'x'.repeat(16 * 1024) } }, ['context must be at most 16 KB serialized']],
+        [{ to: '+14155550100', context: 'text' }, ['context must be an object']],
+        [{ to: '+14155550100', threadId: 't'.repeat(101) }, ['threadId must be a non-empty string of at most 100 characters']],
+        [{ to: '+14155550100', voice: 'v'.repeat(65) }, ['voice must be a voice id or name of at most 64 characters']],
+        [{ to: '+14155550100', channel: 'pigeon' }, ['channel must be one of phone, meeting, chatapp, webchat, unknown']],
+        [{ to: '+14155550100', when: 'now' }, ['when is not a known field']],
+      ];
+      for (const [body, rules] of cases) {
+        const res = await dispatch(body);
+        expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+        expect(res.body, JSON.stringify(body).slice(0, 80)).toEqual(bad(rules));
+      }
+      const edge = await dispatch({ to: { kind: 'meet', url: `https://meet.example.test/${'a'.repeat(2048 - 'https://meet.example.test/'.length)}` }, threadId: 't'.repeat(100), context: { blob: 'x'.repeat(16 * 1024 - 12) } });
+      expect(edge.status, JSON.stringify(edge.body)).toBe(201);
+    });
+
+    it('voice by id or by name; a deactivated, missing or other agent\'s voice is 403; no active voice is 400', async () => {
+      const v = await voice();
+      const byId = await dispatch({ to: '+14155550100', voice: v.id });
+      expect(byId.status).toBe(201);
+      expect((await audited(byId.body.sessionId))?.target_id).toBe(v.id);
+      const byName = await dispatch({ to: '+14155550100', voice: v.name });
+      expect((await audited(byName.body.sessionId))?.target_id).toBe(v.id);
+      await app.request('DELETE', `${SUPPORT}/${v.id}`, { token: ALL });
+      const theirs = (await create({ name: `g-${seq}` }, 'lk_globex_tel', '/developer/voice-agents/agt_globex')).body;
+      for (const ref of [v.id, v.name, 'no-such-voice', theirs.id]) {
+        const res = await dispatch({ to: '+14155550100', voice: ref });
+        expect(res.status, ref).toBe(403);
+        expect(res.body, ref).toEqual({ statusCode: 403, error: 'Forbidden', message: `Voice "${ref}" not active on agent agt_support (deactivated, missing, or owned by a different agent).` });
+      }
+      // agt_sales has no voice at all.
+      const none = await dispatch({ to: '+14155550100' }, 'sess_ann', '/developer/voice-agents/agt_sales');
+      expect(none.status).toBe(400);
+      expect(none.body).toEqual(bad('Agent agt_sales has no active LuaVoice configured. Push a voice before dispatching.'));
+    });
+
+    it('callerId must be an active number of the agent\'s organization: 403 otherwise', async () => {
+      const ok = await dispatch({ to: { kind: 'phone', number: '+14155550100', callerId: '+14155550123' } });
+      expect(ok.status).toBe(201);
+      await app.request('POST', '/developer/orgs/org_acme/phone-numbers', { token: ALL, body: { msisdn: '15550100778' } });
+      await app.request('POST', '/developer/orgs/org_acme/phone-numbers/15550100778/suspend', { token: ALL });
+      // Unowned, Globex's, and Acme's suspended number.
+      for (const callerId of ['+15550100998', '+15550100000', '+15550100778']) {
+        const res = await dispatch({ to: { kind: 'phone', number: '+14155550100', callerId } });
+        expect(res.status, callerId).toBe(403);
+        expect(res.body, callerId).toEqual({ statusCode: 403, error: 'Forbidden', message: 'Caller ID is not authorized for this agent.' });
+      }
+    });
+
+    it('needs telephony:provision on the agent by its exact name', async () => {
+      for (const token of ['lk_tel_wild', 'lk_tel_write', 'lk_tel_read', 'sess_mo']) {
+        const res = await dispatch({ to: '+14155550100' }, token);
+        expect(res.status, token).toBe(403);
+        expect(res.body, token).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: 'telephony:provision', resourceType: 'agent', resourceId: 'agt_support' });
+      }
+      for (const token of ['lk_tel_provision', 'sess_ann', 'lk_tel_legacy']) expect((await dispatch({ to: '+14155550100' }, token)).status, token).toBe(201);
+      expect((await dispatch({ to: '+14155550100' }, 'lk_globex_tel')).body).toMatchObject({ code: 'RESOURCE_NOT_PROJECTED', resourceType: 'agent' });
+    });
+
+    it('100 dispatches per agent per minute: the next is 429 with the spec\'s message; other agents are unaffected', async () => {
+      await create({ name: 'dialer' }, ALL, DIALER);
+      await roomInThisMinute(20_000);
+      for (let i = 0; i < 100; i++) {
+        const res = await dispatch({ to: '+14155550100' }, ALL, DIALER);
+        expect(res.status, `dispatch ${i + 1}`).toBe(201);
+      }
+      const refused = await dispatch({ to: '+14155550100' }, ALL, DIALER);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({
+        statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'Voice dispatch rate limit exceeded for agent agt_dialer (100/min)',
+        retryAfterSeconds: expect.any(Number),
+      });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.body.retryAfterSeconds).toBeLessThanOrEqual(60);
+      // Refused requests and field failures do not place calls.
+      const placed = await app.store.sql.query<{ n: number }>(`select count(*)::int as n from audit_log where action = 'telephony.voice.dispatched' and details->>'agentId' = 'agt_dialer'`);
+      expect(placed[0]!.n).toBe(100);
+      expect((await dispatch({ to: '+14155550100' })).status).toBe(201);
+    });
+  });
+
   describe('scopes on the agent in the path (spec 02 part 5; contract telephony T2)', () => {
     const KEYS: Record<string, readonly string[]> = {
       lk_tel_read: ['telephony:read'], lk_tel_write: ['telephony:write'], lk_tel_manage: ['telephony:manage'], lk_tel_provision: ['telephony:provision'],
@@ -438,5 +574,38 @@ describe('voice routes', () => {
       expect((await app.request('GET', '/developer/voice-agents/agt_sales', { token: 'sess_ann' })).status).toBe(200);
       expect(await app.store.sql.query('select * from telephony_voices order by id')).toEqual(before);
     });
+  });
+});
+
+describe('the dispatch limit across two API instances of one Postgres store', () => {
+  let db: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    a = await startApp({ SEED_FILE: SEED, DATABASE_URL: db.url }, 'serve');
+    b = await startApp({ SEED_FILE: SEED, DATABASE_URL: db.url }, 'serve');
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await db?.drop();
+  });
+
+  it('100 dispatches of one agent a minute in all: what one instance placed counts on the other', async () => {
+    const base = '/developer/voice-agents/agt_dialer';
+    expect((await a.request('POST', base, { token: ALL, body: { name: 'shared' } })).status).toBe(201);
+    await roomInThisMinute(20_000);
+    const send = (app: TestApp) => app.request('POST', `${base}/dispatch`, { token: ALL, body: { to: '+14155550100' } });
+    for (let i = 0; i < 60; i++) expect((await send(a)).status, `a ${i + 1}`).toBe(201);
+    // The budget's count reaches the store within its sync interval (RATE_LIMIT_SYNC_MS).
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 40; i++) expect((await send(b)).status, `b ${i + 1}`).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const app of [a, b]) {
+      const res = await send(app);
+      expect(res.status).toBe(429);
+      expect(res.body.message).toBe('Voice dispatch rate limit exceeded for agent agt_dialer (100/min)');
+    }
   });
 });

@@ -9,6 +9,7 @@ import { SCOPES, agentAccess, agentActorOf, routeConfig, type TelephonyDeps } fr
 import { TelephonyErrors, agentNotFound } from '../errors.js';
 import { VERSION_BODY_LIMIT, schemas, type CreateBody, type ProvisionBody, type UpdateBody, type VersionBody } from './schemas.js';
 import { createVoiceService } from './service.js';
+import { createDispatcher, dispatchSchema, type DispatchBody } from './dispatch.js';
 
 export const VOICE_BASE = '/developer/voice-agents/:agentId';
 
@@ -17,6 +18,7 @@ type VoiceParams = { agentId: string; voiceId: string };
 
 export function registerVoiceRoutes(app: FastifyInstance, deps: TelephonyDeps): void {
   const voices = createVoiceService(deps);
+  const dispatcher = createDispatcher(deps);
   const on = (scope: string) => routeConfig(agentAccess(scope, agentNotFound));
   const item = `${VOICE_BASE}/:voiceId`;
 
@@ -35,6 +37,10 @@ export function registerVoiceRoutes(app: FastifyInstance, deps: TelephonyDeps): 
       validationError: (issues) => TelephonyErrors.VOICE_CONFIG_INVALID(`Invalid voice config: ${issues.map((i) => i.message).join('; ')}`),
     },
   }, async (req, reply) => reply.status(201).send(await voices.provision(agentActorOf(req), req.body)));
+
+  app.post<{ Params: AgentParams; Body: DispatchBody }>(`${VOICE_BASE}/dispatch`, { schema: dispatchSchema, config: on(SCOPES.provision) }, async (req, reply) => {
+    return reply.status(201).send(await dispatcher.dispatch(agentActorOf(req), req.body, reply));
+  });
 
   app.post<{ Params: VoiceParams; Body: VersionBody }>(`${item}/version`, { schema: schemas.pushVersion, bodyLimit: VERSION_BODY_LIMIT, config: on(SCOPES.write) }, async (req, reply) => {
     return reply.status(201).send(await voices.pushVersion(agentActorOf(req), req.params.voiceId, req.body));
