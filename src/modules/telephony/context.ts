@@ -29,7 +29,7 @@ defineScopes('telephony', {
 
 export interface TelephonyDeps {
   store: Store;
-  vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls'>;
+  vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls' | 'media'>;
   /** The kernel's rate-limit buckets (the dispatch limit). */
   limiter: RateLimiter;
 }

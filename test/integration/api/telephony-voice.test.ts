@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { startApp, type TestApp } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import type { HttpsReceiver } from '../../../src/devtools/https-receiver.js';
 
 const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const SUPPORT = '/developer/voice-agents/agt_support';
@@ -607,5 +609,121 @@ describe('the dispatch limit across two API instances of one Postgres store', ()
       expect(res.status).toBe(429);
       expect(res.body.message).toBe('Voice dispatch rate limit exceeded for agent agt_dialer (100/min)');
     }
+  });
+});
+
+describe('POST /developer/voice/:agentId/session', () => {
+  const SESSION = '/developer/voice/agt_support/session';
+  const KEY = 'lk-test-key';
+  const SECRET = 'lk-test-secret-0123456789abcdef0123456789';
+  let upstream: HttpsReceiver;
+  let sandbox: TestApp;
+  let livekit: TestApp;
+  let refused: TestApp;
+  beforeAll(async () => {
+    upstream = await startReceiver();
+    sandbox = await startApp({ SEED_FILE: SEED }, 'serve');
+    livekit = await startApp({
+      SEED_FILE: SEED, VOICE_MEDIA_URL: upstream.url, VOICE_MEDIA_API_KEY: KEY, VOICE_MEDIA_API_SECRET: SECRET,
+      NODE_EXTRA_CA_CERTS: upstream.caPath, VOICE_MEDIA_TIMEOUT_MS: '1500',
+    }, 'serve');
+    // Nothing listens on port 1 of the loopback: every connection is refused.
+    refused = await startApp({ SEED_FILE: SEED, VOICE_MEDIA_URL: 'http://127.0.0.1:1', VOICE_MEDIA_API_KEY: KEY, VOICE_MEDIA_API_SECRET: SECRET }, 'serve');
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+    await livekit?.stop();
+    await refused?.stop();
+    await upstream?.close();
+  });
+
+  const open = (app: TestApp, body: unknown = {}, token = ALL) => app.request('POST', SESSION, { token, body });
+  const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
+
+  it('sandbox: 201 {url (wss), roomName, token, participantIdentity, agentName}; the token a LiveKit access token for that room', async () => {
+    const res = await open(sandbox, { userId: 'usr-42', displayName: 'Ann' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toEqual({ url: expect.stringMatching(/^wss:\/\//), roomName: expect.stringMatching(/^svc-voice-/), token: expect.any(String), participantIdentity: 'usr-42', agentName: 'support-bot' });
+    const header = JSON.parse(Buffer.from(res.body.token.split('.')[0], 'base64url').toString('utf8'));
+    expect(header.alg).toBe('HS256');
+    expect(claimsOf(res.body.token)).toMatchObject({ sub: 'usr-42', name: 'Ann', iss: expect.stringMatching(/^sandbox-/), video: { room: res.body.roomName, roomJoin: true } });
+    // Without a userId: a synthetic identity; no body at all is the defaults.
+    const anon = await open(sandbox, { channel: 'web' });
+    expect(anon.body.participantIdentity).toMatch(/^web-/);
+    expect((await sandbox.request('POST', SESSION, { token: ALL })).status).toBe(201);
+  });
+
+  it('refuses a channel other than web, an unknown voice, unknown fields; needs telephony:write on the agent', async () => {
+    for (const channel of ['phone', 'webchat']) {
+      const res = await open(sandbox, { channel });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: "channel must be 'web' for developer voice sessions" });
+    }
+    expect((await open(sandbox, { voiceId: 'voice_unknown' })).body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Voice agent not found' });
+    expect((await open(sandbox, { room: 'x' })).body.message).toEqual(['room is not a known field']);
+    for (const token of ['lk_tel_read', 'lk_tel_manage', 'lk_tel_provision']) {
+      const res = await open(sandbox, {}, token);
+      expect(res.status, token).toBe(403);
+      expect(res.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: 'telephony:write', resourceType: 'agent' });
+    }
+    expect((await sandbox.request('POST', '/developer/voice/agt_nowhere/session', { token: 'sess_ann', body: {} })).body.message).toBe('Agent not found');
+  });
+
+  it('LiveKit: creates the room through RoomService (bearer token with roomCreate) and answers a token LiveKit\'s SDK verifies', async () => {
+    upstream.respondWith((req, res) => {
+      if (req.path !== '/twirp/livekit.RoomService/CreateRoom') return;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: JSON.parse(req.body.toString()).name, sid: 'RM_1' }));
+      return true;
+    });
+    const before = upstream.requests.length;
+    const res = await open(livekit, { userId: 'usr-7', displayName: 'Seven' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.url).toBe(upstream.url.replace(/^https/, 'wss'));
+    const { TokenVerifier } = await import('livekit-server-sdk');
+    const verifier = new TokenVerifier(KEY, SECRET);
+    const claims = await verifier.verify(res.body.token);
+    expect(claims).toMatchObject({ iss: KEY, sub: 'usr-7', name: 'Seven', video: { room: res.body.roomName, roomJoin: true } });
+    await expect(new TokenVerifier(KEY, 'another-secret-0123456789abcdef0123').verify(res.body.token)).rejects.toThrow();
+    const call = upstream.requests.slice(before).find((r) => r.path === '/twirp/livekit.RoomService/CreateRoom')!;
+    expect(call.method).toBe('POST');
+    expect(JSON.parse(call.body.toString())).toEqual({ name: res.body.roomName });
+    const bearer = String(call.headers.authorization).replace(/^Bearer /, '');
+    expect(await verifier.verify(bearer)).toMatchObject({ iss: KEY, video: { roomCreate: true } });
+  });
+
+  it('LiveKit: a 4xx passes through with its msg; a 5xx, a hang past the bound and a refused connection are 503 UPSTREAM_UNAVAILABLE', async () => {
+    upstream.respondWith((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'permission_denied', msg: 'no permissions to create a room' }));
+      return true;
+    });
+    const denied = await open(livekit);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual({ statusCode: 403, error: 'Forbidden', message: 'no permissions to create a room' });
+    upstream.respondWith((_req, res) => {
+      res.writeHead(429).end('slow down');
+      return true;
+    });
+    expect((await open(livekit)).status).toBe(429);
+    const unavailable = { statusCode: 503, error: 'Service Unavailable', code: 'UPSTREAM_UNAVAILABLE', message: 'UPSTREAM_UNAVAILABLE', requestId: expect.any(String), retryAfterSeconds: 5 };
+    upstream.respondWith((_req, res) => {
+      res.writeHead(500).end('{"msg":"internal"}');
+      return true;
+    });
+    expect((await open(livekit)).body).toEqual(unavailable);
+    // Headers and then nothing: the whole answer is bounded, not only its start.
+    upstream.respondWith((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"name":');
+      return true;
+    });
+    const started = Date.now();
+    const hung = await open(livekit);
+    expect(hung.status).toBe(503);
+    expect(hung.body).toEqual(unavailable);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const refusedRes = await open(refused);
+    expect(refusedRes.body).toEqual(unavailable);
+    upstream.respondWith(undefined);
   });
 });

@@ -10,6 +10,7 @@ import { TelephonyErrors, agentNotFound } from '../errors.js';
 import { VERSION_BODY_LIMIT, schemas, type CreateBody, type ProvisionBody, type UpdateBody, type VersionBody } from './schemas.js';
 import { createVoiceService } from './service.js';
 import { createDispatcher, dispatchSchema, type DispatchBody } from './dispatch.js';
+import { createSessions, sessionSchema, type SessionBody } from './session.js';
 
 export const VOICE_BASE = '/developer/voice-agents/:agentId';
 
@@ -19,6 +20,7 @@ type VoiceParams = { agentId: string; voiceId: string };
 export function registerVoiceRoutes(app: FastifyInstance, deps: TelephonyDeps): void {
   const voices = createVoiceService(deps);
   const dispatcher = createDispatcher(deps);
+  const sessions = createSessions(deps);
   const on = (scope: string) => routeConfig(agentAccess(scope, agentNotFound));
   const item = `${VOICE_BASE}/:voiceId`;
 
@@ -40,6 +42,17 @@ export function registerVoiceRoutes(app: FastifyInstance, deps: TelephonyDeps): 
 
   app.post<{ Params: AgentParams; Body: DispatchBody }>(`${VOICE_BASE}/dispatch`, { schema: dispatchSchema, config: on(SCOPES.provision) }, async (req, reply) => {
     return reply.status(201).send(await dispatcher.dispatch(agentActorOf(req), req.body, reply));
+  });
+
+  app.post<{ Params: AgentParams; Body: SessionBody }>('/developer/voice/:agentId/session', {
+    schema: sessionSchema,
+    config: on(SCOPES.write),
+    // Every field is optional: a request without a body asks for the defaults.
+    preValidation: async (req) => {
+      req.body ??= {};
+    },
+  }, async (req, reply) => {
+    return reply.status(201).send(await sessions.open(agentActorOf(req), req.body ?? {}, req));
   });
 
   app.post<{ Params: VoiceParams; Body: VersionBody }>(`${item}/version`, { schema: schemas.pushVersion, bodyLimit: VERSION_BODY_LIMIT, config: on(SCOPES.write) }, async (req, reply) => {
