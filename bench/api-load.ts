@@ -15,6 +15,11 @@ export interface LoadSpec {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Each request's body is `body` with every `{{seq}}` replaced by a number no other request of this
+   * process gets (`<pid><n>`): for routes that refuse a repeated body (a version pushed twice).
+   */
+  uniqueBody?: boolean;
   connections: number;
   seconds: number;
   /** Seconds of the same load first, not measured. */
@@ -54,13 +59,18 @@ type Autocannon = (opts: Record<string, unknown>, cb: (err: Error | null, result
 
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
+let sequence = 0;
+
 function once(spec: LoadSpec, seconds: number, record?: (ms: number) => void): Promise<AutocannonResult> {
   return new Promise((resolve, reject) => {
     const instance = autocannon({
       url: spec.url,
       method: spec.method,
       headers: spec.headers,
-      ...(spec.body !== undefined ? { body: spec.body } : {}),
+      ...(spec.body !== undefined && !spec.uniqueBody ? { body: spec.body } : {}),
+      ...(spec.body !== undefined && spec.uniqueBody
+        ? { requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: spec.body!.replaceAll('{{seq}}', `${process.pid}${++sequence}`) }) }] }
+        : {}),
       connections: spec.connections,
       duration: seconds,
       ...(spec.overallRate !== undefined ? { overallRate: spec.overallRate } : {}),

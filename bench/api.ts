@@ -16,6 +16,7 @@
  * Environment: BENCH_API_SECONDS (10), BENCH_API_CONNECTIONS (10), BENCH_API_WARMUP_SECONDS (1),
  * BENCH_API_RATE (1000), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test).
  */
+import { gzipSync } from 'node:zlib';
 import { spawn, execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -47,6 +48,16 @@ const PERSONA_LISTED = '/developer/agents/agt_support/persona';
 const PERSONA_CREATED = '/developer/agents/agt_sales/persona';
 /** Versions the list scenario answers. */
 const PERSONA_VERSIONS = 20;
+const VOICES = '/developer/voice-agents/agt_support';
+/** Voices of the voice list scenario, and versions each (every version carries a bundle). */
+const VOICE_COUNT = 5;
+const VOICE_VERSIONS = 4;
+/** A version body as the tooling pushes it: the pipeline, hooks and a small gzipped bundle. */
+const VOICE_VERSION = {
+  llm: { kind: 'inference', model: 'voice-model-1' }, stt: { kind: 'inference', model: 'stt-1' }, tts: { kind: 'inference', model: 'tts-1', voice: 'alloy' },
+  greeting: 'Hello, how can I help?', interruption: { enabled: true, minDelay: 0.3, maxDelay: 1.5 }, volume: 80, pronunciations: { SQL: 'sequel' },
+  hasTools: true, bundle: gzipSync(Buffer.from('export const tools = [{ name: "lookup", run: async () => ({ ok: true }) }];\n'.repeat(20))).toString('base64'),
+};
 const ORG = 'org_acme';
 const TRUNKS = `/developer/orgs/${ORG}/sip-trunks`;
 const DRAINS = `/admin/orgs/${ORG}/log-drains`;
@@ -78,6 +89,8 @@ interface Scenario {
   code?: string;
   /** The bearer token, when not the drain key (the channel routes need `channels:send`: the admin's session holds it). */
   token?: string;
+  /** Every request's body differs: `{{seq}}` in it becomes a number unique to the request (bench/api-load.ts). */
+  uniqueBody?: boolean;
 }
 
 interface Measured extends LoadResult {
@@ -195,9 +208,27 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
+    // Voices with versions for the voice list; one more voice takes the pushed versions.
+    let pushVoiceId = '';
+    for (let i = 0; i <= VOICE_COUNT; i++) {
+      const v = await request(base, 'POST', VOICES, { name: `bench-voice-${i}` }, TELEPHONY_KEY);
+      if (v.status !== 201) throw new Error(`${mode}: creating voice ${i + 1} answered ${v.status} ${JSON.stringify(v.json)}`);
+      pushVoiceId = (v.json as { id: string }).id;
+      if (i === VOICE_COUNT) break;
+      for (let n = 0; n < VOICE_VERSIONS; n++) {
+        const r = await request(base, 'POST', `${VOICES}/${pushVoiceId}/version`, { version: `1.0.${n}`, ...VOICE_VERSION }, TELEPHONY_KEY);
+        if (r.status !== 201) throw new Error(`${mode}: pushing version ${n + 1} of voice ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
+      }
+    }
+    scenarios.splice(scenarios.length - 1, 0,
+      { name: `voice list (${VOICE_COUNT} voices, ${VOICE_VERSIONS} versions each, with bundles)`, method: 'GET', path: VOICES, auth: true, token: TELEPHONY_KEY, status: 200 },
+      { name: 'voice version push', method: 'POST', path: `${VOICES}/${pushVoiceId}/version`, body: { version: '2.0.{{seq}}', ...VOICE_VERSION }, uniqueBody: true, auth: true, token: TELEPHONY_KEY, status: 201 },
+    );
+
     // Each scenario's answer checked once before the load: its status and error code.
     for (const s of scenarios) {
-      const r = await request(s.bare ? bare.base : base, s.method, s.path, s.body, s.token);
+      const body = s.uniqueBody ? JSON.parse(JSON.stringify(s.body).replaceAll('{{seq}}', '0')) : s.body;
+      const r = await request(s.bare ? bare.base : base, s.method, s.path, body, s.token);
       const got = (r.json as { code?: string } | undefined)?.code;
       if (r.status !== s.status || (s.code !== undefined && got !== s.code)) {
         throw new Error(`${mode} / ${s.name}: expected ${s.status}${s.code ? ` ${s.code}` : ''}, got ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
@@ -209,6 +240,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       method: s.method,
       headers: { ...(s.auth ? { authorization: `Bearer ${s.token ?? KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(s.body !== undefined ? { body: JSON.stringify(s.body) } : {}),
+      ...(s.uniqueBody ? { uniqueBody: true } : {}),
       connections: CONNECTIONS,
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,

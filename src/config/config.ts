@@ -43,6 +43,10 @@ export interface Config {
   /** A request (headers and body) must arrive whole within this time, or its connection is cut. */
   readonly requestTimeoutMs: number;
   readonly seedFile: string | undefined;
+  /** The LiveKit server of voice sessions (VOICE_MEDIA_*); undefined: the in-process sandbox serves. */
+  readonly voiceMedia: VoiceMediaConfig | undefined;
+  /** Bound of the session route's upstream call (VOICE_MEDIA_TIMEOUT_MS, default 15000: spec 02 part 8). */
+  readonly voiceMediaTimeoutMs: number;
   /** The real model provider (MODEL_PROVIDER_*); undefined: the in-process sandbox serves. */
   readonly modelProvider: ModelProviderConfig | undefined;
   /** Hosts the website fetcher may reach whatever they resolve to (local testing; HTTPS still required). */
@@ -132,6 +136,13 @@ export interface ModelProviderConfig {
   model: string;
   timeoutMs: number;
   maxOutputTokens: number;
+}
+
+export interface VoiceMediaConfig {
+  /** The server's base URL, https:// or http://. */
+  url: string;
+  apiKey: string;
+  apiSecret: string;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -243,6 +254,18 @@ export function loadConfig(env: Env = process.env): Config {
         maxOutputTokens: int('MODEL_PROVIDER_MAX_OUTPUT_TOKENS', 4096, 16, 128_000),
       }
     : undefined;
+  // The LiveKit server of voice sessions: all three of URL, key and secret, or none (the sandbox).
+  const mediaVars = ['VOICE_MEDIA_URL', 'VOICE_MEDIA_API_KEY', 'VOICE_MEDIA_API_SECRET'] as const;
+  const mediaSet = mediaVars.filter((n) => optional(n) !== undefined);
+  if (mediaSet.length > 0 && mediaSet.length < 3) {
+    problems.push(`${mediaVars.filter((n) => !mediaSet.includes(n)).join(', ')} must be set with ${mediaSet.join(', ')} (a LiveKit server needs all three)`);
+  }
+  const mediaUrl = optional('VOICE_MEDIA_URL');
+  if (mediaUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(mediaUrl)) problems.push('VOICE_MEDIA_URL must be an http:// or https:// URL');
+  const voiceMedia: VoiceMediaConfig | undefined = mediaSet.length === 3
+    ? { url: mediaUrl!.replace(/\/+$/, ''), apiKey: optional('VOICE_MEDIA_API_KEY')!, apiSecret: optional('VOICE_MEDIA_API_SECRET')! }
+    : undefined;
+  const voiceMediaTimeoutMs = int('VOICE_MEDIA_TIMEOUT_MS', 15_000, 100, 15_000);
   const smtpUrl = optional('EMAIL_SMTP_URL');
   if (smtpUrl !== undefined && !/^smtps?:\/\/[^/]/.test(smtpUrl)) problems.push('EMAIL_SMTP_URL must be an smtp:// or smtps:// URL');
   const emailFrom = str('EMAIL_FROM', 'no-reply@logdrain.invalid');
@@ -281,6 +304,8 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     seedFile: optional('SEED_FILE'),
     modelProvider,
+    voiceMedia,
+    voiceMediaTimeoutMs,
     websiteFetchAllowHosts: list('WEBSITE_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     encryptionKey,
     logLevel,

@@ -47,12 +47,14 @@ export interface Bucket {
   error: ErrorFactory;
   /** `suffixed` when not given (see the top of this file). */
   style?: 'suffixed' | 'named';
+  /** The 429's message in the family's spec's words; the kernel's own when not given. */
+  message?: (subject: string) => string;
 }
 
-const refuse = (bucket: Bucket, reply: FastifyReply, resetSec: number): AppError => {
+const refuse = (bucket: Bucket, reply: FastifyReply, resetSec: number, subject: string): AppError => {
   reply.header('Retry-After', String(resetSec));
   const windowSeconds = Math.round(bucket.windowMs / 1000);
-  const message = `Rate limit of ${bucket.limit} requests ${windowSeconds === 60 ? 'a minute' : `per ${windowSeconds} s`} exceeded; retry in ${resetSec} s.`;
+  const message = bucket.message?.(subject) ?? `Rate limit of ${bucket.limit} requests ${windowSeconds === 60 ? 'a minute' : `per ${windowSeconds} s`} exceeded; retry in ${resetSec} s.`;
   if (bucket.style === 'named') {
     reply.header(`Retry-After-${bucket.name}`, String(resetSec));
     return bucket.error(message, { retryAfterSeconds: resetSec, bucket: bucket.name, limit: bucket.limit, windowSeconds });
@@ -199,7 +201,7 @@ export function createRateLimiter(store: Pick<Store, 'rateLimits'>, options: Rat
         if (nowMs < until) {
           const resetSec = Math.max(1, Math.ceil((until - nowMs) / 1000));
           budgetHeaders(reply, bucket, 0, resetSec);
-          throw refuse(bucket, reply, resetSec);
+          throw refuse(bucket, reply, resetSec, subject);
         }
         refusedUntil.delete(known);
       }
@@ -225,7 +227,7 @@ export function createRateLimiter(store: Pick<Store, 'rateLimits'>, options: Rat
       if (hits > bucket.limit) {
         if (refusedUntil.size >= REMEMBERED_MAX) refusedUntil.clear();
         refusedUntil.set(known, windowStartMs + bucket.windowMs);
-        throw refuse(bucket, reply, resetSec);
+        throw refuse(bucket, reply, resetSec, subject);
       }
     },
   };

@@ -8,6 +8,7 @@ import { NO_BODY } from '../../api/kernel/schema.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { grantedOf, markDeprecated, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
+import { NO_BODY } from '../../api/kernel/schema.js';
 import type { PersonaVersion } from './repository.js';
 import type { Actor, DraftAnswer, PersonaService } from './service.js';
 import { agentNotFound } from './errors.js';

@@ -5,11 +5,13 @@
  * and who acts.
  */
 import type { FastifyRequest } from 'fastify';
+import type { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { Principal } from '../../api/kernel/auth.js';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
+import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -20,18 +22,26 @@ export const SCOPES = {
 } as const;
 
 defineScopes('telephony', {
-  [SCOPES.read]: { description: 'list and inspect SIP trunks, their credentials, and phone numbers' },
-  [SCOPES.write]: { description: 'create trunks, ACL entries and digest users, rotate passwords, link agents; suspend, reactivate and configure numbers' },
-  [SCOPES.manage]: { description: 'delete trunks, ACL entries, digest users and agent links; release numbers' },
+  [SCOPES.read]: { description: 'list and inspect SIP trunks, their credentials, phone numbers, RCS agents, voices and their versions' },
+  [SCOPES.write]: { description: 'create trunks, ACL entries and digest users, rotate passwords, link agents; suspend, reactivate and configure numbers; register, update and link RCS agents and check reachability; create, version, publish, update and provision voices' },
+  [SCOPES.manage]: { description: 'delete trunks, ACL entries, digest users and agent links; release numbers; suspend and unlink RCS agents; deactivate voices' },
 });
 
 export interface TelephonyDeps {
   store: Store;
-  vendors: Pick<Vendors, 'carrier'>;
+  vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls' | 'media'>;
+  /** The kernel's rate-limit buckets (the dispatch limit). */
+  limiter: RateLimiter;
 }
 
 /** The organization in the path, with `scope` (independent scopes: write and manage do not imply read). */
 export const orgAccess = (scope: string): Access => ({ resource: 'org', scope: { required: scope } });
+
+/**
+ * The agent in the path (`:agentId`, the voice routes), with `scope`. A person is answered `404 Agent
+ * not found` for an agent it cannot see; a scoped key RESOURCE_NOT_PROJECTED (contract telephony T2).
+ */
+export const agentAccess = (scope: string, unseenByPerson: () => AppError): Access => ({ resource: 'agent', scope: { required: scope }, unseenByPerson });
 
 /** Every route of the family answers in spec 02 part 7's shape. */
 export const routeConfig = (access: Access) => ({ access, errorShape: 'telephony' as const });
@@ -44,6 +54,16 @@ export interface Actor {
 export function actorOf(req: FastifyRequest): Actor {
   const g = grantedOf(req);
   return { orgId: g.orgId!, principal: g.principal };
+}
+
+/** The agent in the path, as the kernel authorized it, and who acts (voice routes). */
+export interface AgentActor extends Actor {
+  agentId: string;
+}
+
+export function agentActorOf(req: FastifyRequest): AgentActor {
+  const g = grantedOf(req);
+  return { orgId: g.orgId!, principal: g.principal, agentId: g.agentId! };
 }
 
 /** The email of a user, when the store knows it. */

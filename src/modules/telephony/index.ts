@@ -1,6 +1,7 @@
 /**
- * The telephony route family (spec 02): SIP trunks and phone numbers, on the
- * carrier port (src/vendors/carrier/). Its tables are its own migrations; its
+ * The telephony route family (spec 02): SIP trunks and phone numbers on the
+ * carrier port (src/vendors/carrier/), RCS agents on the RCS port
+ * (src/vendors/rcs/), and voices with their versions. Its tables are its own migrations; its
  * seed array is `phoneNumbers` (contract telephony T1).
  */
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +10,8 @@ import type { TelephonyDeps } from './context.js';
 import { telephonyMigrations } from './migrations.js';
 import { registerTrunkRoutes } from './trunks/routes.js';
 import { registerNumberRoutes } from './numbers/routes.js';
+import { registerRcsRoutes } from './rcs/routes.js';
+import { registerVoiceRoutes } from './voice/routes.js';
 import { phoneNumbersSeed } from './numbers/seed.js';
 
 export const telephonyFamily = defineFamily<TelephonyDeps>({
@@ -18,6 +21,8 @@ export const telephonyFamily = defineFamily<TelephonyDeps>({
   register(app: FastifyInstance, deps: TelephonyDeps) {
     registerTrunkRoutes(app, deps);
     registerNumberRoutes(app, deps);
+    registerRcsRoutes(app, deps);
+    registerVoiceRoutes(app, deps);
   },
 });
 

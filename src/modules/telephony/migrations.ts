@@ -64,4 +64,63 @@ create unique index telephony_phone_numbers_owned on telephony_phone_numbers (ms
 create index telephony_phone_numbers_org on telephony_phone_numbers (org_id, created_at, id);
 `,
   },
+  {
+    id: 'telephony/002-rcs-agents-and-voices',
+    sql: `
+create table telephony_rcs_agents (
+  id text primary key,
+  org_id text not null,
+  -- A carrier sender id is one organization's: two registrations of it race here, one insert wins.
+  sender_id text not null constraint telephony_rcs_agents_sender_id_key unique,
+  display_name text not null,
+  description text,
+  logo_url text,
+  banner_url text,
+  status text not null,
+  webhook_url text,
+  regions jsonb not null,
+  created_by text not null,
+  created_by_email text,
+  linked_agent_id text,
+  created_at bigint not null
+);
+create index telephony_rcs_agents_org on telephony_rcs_agents (org_id, created_at, id);
+
+create table telephony_voices (
+  id text primary key,
+  agent_id text not null,
+  org_id text not null,
+  name text not null,
+  description text,
+  active boolean not null,
+  source text not null,
+  active_version text,
+  created_by text not null,
+  created_at bigint not null,
+  updated_at bigint not null,
+  seq bigserial not null
+);
+-- A name is one active voice's per agent; a deactivated voice frees it.
+create unique index telephony_voices_active_name on telephony_voices (agent_id, name) where active;
+create index telephony_voices_agent on telephony_voices (agent_id, seq);
+
+create table telephony_voice_versions (
+  id text primary key,
+  voice_id text not null references telephony_voices (id),
+  version text not null,
+  description text,
+  config jsonb not null,
+  bundle text,
+  created_by text not null,
+  created_at bigint not null,
+  updated_at bigint not null,
+  seq bigserial not null,
+  unique (voice_id, version)
+);
+create index telephony_voice_versions_voice on telephony_voice_versions (voice_id, seq);
+
+-- The voice answering a number's calls (provision-from-config binds it).
+alter table telephony_phone_numbers add column voice_id text;
+`,
+  },
 ];

@@ -19,6 +19,8 @@ export const ErrorBody = Type.Object(
     vendor: Type.Optional(Type.String()),
     vendorStatus: Type.Optional(Type.Union([Type.Integer(), Type.String()])),
     hint: Type.Optional(Type.String()),
+    requestId: Type.Optional(Type.String()),
+    retryAfterSeconds: Type.Optional(Type.Integer({ description: 'A 429: seconds until the budget allows again' })),
   },
   { description: 'Error (spec 02 part 7; spec 01 part 7 fields for access and vendor answers)' },
 );

@@ -248,6 +248,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     trunkId: ['trk_fuzz'], ip: ['10.0.0.0%2F8'], username: ['fuzz-user'], msisdn: ['15550100000', '%2B15550100001'], deliveryId: ['dlv_missing'],
     // The persona routes' parameters: a version that may exist, one that does not; a built-in preset and an unknown one.
     version: ['1', '2', '99'], presetId: ['pre_customer_support', 'pre_nope'],
+    // The voice routes' voice: a real one of agt_support (added below) and an unknown one.
+    voiceId: ['voice_missing'],
   };
 
   beforeAll(async () => {
@@ -277,6 +279,16 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     });
     expect(bought.statusCode, bought.body).toBe(201);
     real.msisdn!.unshift('15550100020');
+    // A voice with a version, so the voice routes' deep runs get past their lookup.
+    const voice = await app.inject({ method: 'POST', url: '/developer/voice-agents/agt_support', headers: { authorization: 'Bearer sess_ann' }, payload: { name: 'fuzz-voice' } });
+    expect(voice.statusCode, voice.body).toBe(201);
+    real.voiceId!.unshift(voice.json().id);
+    const pushed = await app.inject({ method: 'POST', url: `/developer/voice-agents/agt_support/${voice.json().id}/version`, headers: { authorization: 'Bearer sess_ann' }, payload: { version: '1.0.0', llm: { kind: 'inference', model: 'm' } } });
+    expect(pushed.statusCode, pushed.body).toBe(201);
+    // An RCS agent: the `:agentId` of the RCS routes is its id (a platform agent's id is an unknown one there).
+    const rcs = await app.inject({ method: 'POST', url: '/developer/orgs/org_acme/rcs-agents', headers: { authorization: 'Bearer sess_ann' }, payload: { senderId: 'fuzz-sender', displayName: 'Fuzz' } });
+    expect(rcs.statusCode, rcs.body).toBe(201);
+    real.agentId!.push(rcs.json().id);
   });
   afterAll(async () => {
     await app?.close();

@@ -1,0 +1,135 @@
+/**
+ * Voices and their versions over `Sql`. A name is one active voice's per
+ * agent (a partial unique index); a version string is one version's per
+ * voice (a unique constraint).
+ */
+import type { Sql } from '../../../store/sql.js';
+
+export interface VoiceRow {
+  id: string;
+  agentId: string;
+  orgId: string;
+  name: string;
+  description: string | null;
+  active: boolean;
+  source: string;
+  activeVersion: string | null;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface VersionRow {
+  id: string;
+  voiceId: string;
+  version: string;
+  description: string | null;
+  /** Every configuration field sent but `bundle`, as sent. */
+  config: Record<string, unknown>;
+  bundle: string | null;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface VRow {
+  id: string; agent_id: string; org_id: string; name: string; description: string | null; active: boolean; source: string;
+  active_version: string | null; created_by: string; created_at: number | string; updated_at: number | string;
+}
+interface VerRow {
+  id: string; voice_id: string; version: string; description: string | null; config: Record<string, unknown>; bundle: string | null;
+  created_by: string; created_at: number | string; updated_at: number | string;
+}
+
+const voiceOf = (r: VRow): VoiceRow => ({
+  id: r.id, agentId: r.agent_id, orgId: r.org_id, name: r.name, description: r.description, active: r.active, source: r.source,
+  activeVersion: r.active_version, createdBy: r.created_by, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+});
+const versionOf = (r: VerRow): VersionRow => ({
+  id: r.id, voiceId: r.voice_id, version: r.version, description: r.description, config: r.config, bundle: r.bundle,
+  createdBy: r.created_by, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+});
+
+const violated = (e: unknown, name: string): boolean => {
+  const err = e as { code?: string; constraint?: string; message?: string };
+  return err.code === '23505' && (err.constraint === name || (err.message ?? '').includes(name));
+};
+/** Another active voice of the agent has the name. */
+export const isNameTaken = (e: unknown): boolean => violated(e, 'telephony_voices_active_name');
+/** The voice has the version string already. */
+export const isVersionTaken = (e: unknown): boolean => violated(e, 'telephony_voice_versions_voice_id_version_key');
+
+export type VoiceChanges = Partial<Pick<VoiceRow, 'name' | 'description' | 'active' | 'activeVersion'>>;
+const COLUMNS: Record<keyof VoiceChanges, string> = { name: 'name', description: 'description', active: 'active', activeVersion: 'active_version' };
+
+export function voiceRepo(sql: Sql) {
+  return {
+    /** Throws the unique violation (isNameTaken) when an active voice of the agent has the name. */
+    async insert(v: VoiceRow): Promise<void> {
+      await sql.query(
+        `insert into telephony_voices (id, agent_id, org_id, name, description, active, source, active_version, created_by, created_at, updated_at)
+         values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+        [v.id, v.agentId, v.orgId, v.name, v.description, v.active, v.source, v.activeVersion, v.createdBy, v.createdAt, v.updatedAt],
+      );
+    },
+
+    /** The agent's voice `id`; `lock`: held until the transaction ends. */
+    async get(agentId: string, id: string, lock = false): Promise<VoiceRow | undefined> {
+      const rows = await sql.query<VRow>(`select * from telephony_voices where agent_id = $1 and id = $2${lock ? ' for update' : ''}`, [agentId, id]);
+      return rows[0] ? voiceOf(rows[0]) : undefined;
+    },
+
+    /** The agent's active voice named `name`. */
+    async activeNamed(agentId: string, name: string): Promise<VoiceRow | undefined> {
+      const rows = await sql.query<VRow>('select * from telephony_voices where agent_id = $1 and name = $2 and active', [agentId, name]);
+      return rows[0] ? voiceOf(rows[0]) : undefined;
+    },
+
+    /** The agent's voices in creation order. */
+    async list(agentId: string): Promise<VoiceRow[]> {
+      return (await sql.query<VRow>('select * from telephony_voices where agent_id = $1 order by seq', [agentId])).map(voiceOf);
+    },
+
+    /** Throws the unique violation (isNameTaken) when enabling or renaming meets another active voice's name. */
+    async update(id: string, changes: VoiceChanges, at: number): Promise<void> {
+      const sets: string[] = ['updated_at = $2'];
+      const params: unknown[] = [id, at];
+      for (const [field, value] of Object.entries(changes) as [keyof VoiceChanges, unknown][]) {
+        if (value === undefined) continue;
+        params.push(value);
+        sets.push(`${COLUMNS[field]} = $${params.length}`);
+      }
+      await sql.query(`update telephony_voices set ${sets.join(', ')} where id = $1`, params);
+    },
+
+    /** Throws the unique violation (isVersionTaken) when the voice has the version string already. */
+    async insertVersion(v: VersionRow): Promise<void> {
+      await sql.query(
+        `insert into telephony_voice_versions (id, voice_id, version, description, config, bundle, created_by, created_at, updated_at)
+         values ($1,$2,$3,$4,$5::jsonb,$6,$7,$8,$9)`,
+        [v.id, v.voiceId, v.version, v.description, JSON.stringify(v.config), v.bundle, v.createdBy, v.createdAt, v.updatedAt],
+      );
+    },
+
+    async version(voiceId: string, version: string): Promise<VersionRow | undefined> {
+      const rows = await sql.query<VerRow>('select * from telephony_voice_versions where voice_id = $1 and version = $2', [voiceId, version]);
+      return rows[0] ? versionOf(rows[0]) : undefined;
+    },
+
+    /** The versions of `voiceIds`, newest first; `withBundle`: the bundles too (they may be large). */
+    async versions(voiceIds: readonly string[], withBundle: boolean): Promise<VersionRow[]> {
+      if (voiceIds.length === 0) return [];
+      const cols = withBundle ? '*' : 'id, voice_id, version, description, config, null as bundle, created_by, created_at, updated_at';
+      return (await sql.query<VerRow>(`select ${cols} from telephony_voice_versions where voice_id = any($1::text[]) order by seq desc`, [voiceIds])).map(versionOf);
+    },
+
+    /** Binds the voice to the organization's active number `msisdn`; false when it has no such number. */
+    async bindNumber(orgId: string, msisdn: string, voiceId: string): Promise<boolean> {
+      const rows = await sql.query<{ id: string }>(
+        `update telephony_phone_numbers set voice_id = $3 where org_id = $1 and msisdn = $2 and status = 'active' returning id`,
+        [orgId, msisdn, voiceId],
+      );
+      return rows.length > 0;
+    },
+  };
+}
