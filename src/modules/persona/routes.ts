@@ -4,7 +4,6 @@
  * `agents:manage`; the preset catalog for any credential) and its schemas;
  * the service does the work.
  */
-import { NO_BODY } from '../../api/kernel/schema.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { grantedOf, markDeprecated, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
