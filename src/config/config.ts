@@ -98,6 +98,21 @@ export interface Config {
   readonly carrierAdapter: 'sandbox';
   /** Channel sends (docs/api-channels.md): the mail adapter, attachment fetching, the status sweep, the sandbox receipts. */
   readonly channels: ChannelsConfig;
+  /** The workflow runtime (docs/api-workflows.md): cancel escalation and the executor this process runs. */
+  readonly workflows: WorkflowsConfig;
+}
+
+export interface WorkflowsConfig {
+  /** WORKFLOW_FORCE_CANCEL_AFTER_MS: from a cancel request to `forceAvailableAt`. */
+  readonly forceCancelAfterMs: number;
+  /** WORKFLOW_EXECUTOR: whether this API process runs an executor (`false`: it only serves the routes). */
+  readonly executor: boolean;
+  /** WORKFLOW_LEASE_MS: how long an executor holds a run without renewing; a dead executor's runs are taken over after it. */
+  readonly leaseMs: number;
+  /** WORKFLOW_POLL_MS: how often an idle executor looks for runs started by other processes. */
+  readonly pollMs: number;
+  /** WORKFLOW_EXECUTOR_SLOTS: runs one executor executes at a time. */
+  readonly slots: number;
 }
 
 export interface ChannelsConfig {
@@ -316,6 +331,13 @@ export function loadConfig(env: Env = process.env): Config {
       queueExpiryMs: int('CHANNEL_QUEUE_EXPIRY_MS', 7 * 86_400_000, 1000),
       sweepIntervalMs: int('CHANNEL_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
       sandboxReceiptStepMs: int('SANDBOX_RECEIPT_STEP_MS', 500, 1, 2000),
+    },
+    workflows: {
+      forceCancelAfterMs: int('WORKFLOW_FORCE_CANCEL_AFTER_MS', 60_000, 0, 86_400_000),
+      executor: bool('WORKFLOW_EXECUTOR', true),
+      leaseMs: int('WORKFLOW_LEASE_MS', 30_000, 100, 3_600_000),
+      pollMs: int('WORKFLOW_POLL_MS', 500, 10, 60_000),
+      slots: int('WORKFLOW_EXECUTOR_SLOTS', 8, 1, 1000),
     },
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');

@@ -1,0 +1,9 @@
+/** The workflow family's error codes (spec 03 part 7), defined once for the registry and docs/api.md. */
+import { defineErrors } from '../../api/kernel/error-registry.js';
+
+export const WorkflowErrors = defineErrors('workflows', {
+  WORKFLOW_NOT_FOUND: { status: 404, fields: ['workflowId'], when: 'a workflow definition that does not exist or belongs to another agent (`workflowId`/`workflowName` of a start)' },
+  RUN_NOT_FOUND: { status: 404, fields: ['runId'], when: 'a run that does not exist, or belongs to another agent than the path\'s' },
+  BAD_CURSOR: { status: 400, when: '`GET /workflows/:agentId/runs` with a `cursor` that is not one this route returned for the same sort' },
+  CORRELATION_KEY_INVALID: { status: 400, fields: ['correlationKey'], when: 'a `correlationKey` filter over 128 characters or with characters other than letters, digits, `:`, `_`, `-`, `.`, `/`' },
+});

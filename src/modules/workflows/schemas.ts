@@ -1,0 +1,85 @@
+/** The workflow routes' schemas (spec 03 part 4.3; contract W4-W6): the kernel enforces them, their `x-rule`s are the answers' words. */
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorParam, LimitParam } from '../../api/kernel/schema-types.js';
+import { RULE } from '../../api/kernel/schema.js';
+
+const ID_RULE = '{path} must be 1-128 letters, digits, _ or -';
+const Id = Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$', [RULE]: ID_RULE });
+
+export const AgentParams = Type.Object({ agentId: Type.String() });
+export const RunParams = Type.Object({ agentId: Type.String(), runId: Type.String({ maxLength: 128, [RULE]: 'runId must be at most 128 characters' }) });
+
+/** An error in the workflow shape `{statusCode, message, code, ...detail}` (spec 03 part 7). */
+export const WorkflowError = Type.Object(
+  { statusCode: Type.Integer(), message: Type.String(), code: Type.Optional(Type.String()) },
+  { additionalProperties: true, description: 'Error (spec 03 part 7): validation failures carry details[] {path, constraint, message}' },
+);
+export const errorResponses = Object.fromEntries([400, 401, 403, 404, 409, 413, 429].map((s) => [s, WorkflowError]));
+
+const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+export const DefinitionsQuery = Type.Object({
+  form: Type.Optional(Type.Union([Type.Literal('graph'), Type.Literal('script')], { [RULE]: 'form must be graph or script' })),
+  includeComposed: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { [RULE]: 'includeComposed must be true or false' })),
+  cursor: Type.Optional(CursorParam),
+  limit: Type.Optional(LimitParam({ fallback: 50, max: 100 })),
+}, { additionalProperties: false });
+export type DefinitionsQueryT = Static<typeof DefinitionsQuery>;
+export const DefinitionsPage = Type.Object({ items: Type.Array(Open('a definition list item (spec 03 part 2.4)')), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+
+const Digits = (name: string) => Type.String({ pattern: '^\\d{1,15}$', [RULE]: `${name} must be a whole number` });
+export const TRIGGERS = ['chat', 'sdk', 'api', 'schedule', 'webhook', 'template', 'workflow', 'device'] as const;
+export const SORTS = ['-createdAt', 'createdAt', '-durationMs', 'durationMs'] as const;
+
+export const RunsQuery = Type.Object({
+  status: Type.Optional(Type.String({ maxLength: 200, [RULE]: 'status must be a comma-separated list of run statuses' })),
+  workflowId: Type.Optional(Id),
+  trigger: Type.Optional(Type.Union(TRIGGERS.map((t) => Type.Literal(t)), { [RULE]: `trigger must be one of ${TRIGGERS.join(', ')}` })),
+  updatedSince: Type.Optional(Digits('updatedSince')),
+  batchId: Type.Optional(Id),
+  correlationKey: Type.Optional(Type.String()),
+  tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40, [RULE]: 'each tag must be 1 to 40 characters' }), { maxItems: 10, [RULE]: { maxItems: 'tag may be given at most 10 times', '*': 'each tag must be 1 to 40 characters' } })),
+  minDurationMs: Type.Optional(Digits('minDurationMs')),
+  maxDurationMs: Type.Optional(Digits('maxDurationMs')),
+  sort: Type.Optional(Type.Union(SORTS.map((s) => Type.Literal(s)), { [RULE]: `sort must be one of ${SORTS.join(', ')}` })),
+  cursor: Type.Optional(Type.String()),
+  limit: Type.Optional(LimitParam({ fallback: 50, max: 100 })),
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a filter of this route' } });
+export type RunsQueryT = Static<typeof RunsQuery>;
+export const RunsPage = Type.Object({ items: Type.Array(Open('a run summary (spec 03 part 2.4)')), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+
+export const DetailQuery = Type.Object({
+  fields: Type.Optional(Type.Union([Type.Literal('summary'), Type.Literal('full')], { [RULE]: 'fields must be summary or full' })),
+}, { additionalProperties: false });
+export type DetailQueryT = Static<typeof DetailQuery>;
+
+const CORRELATION = '^[A-Za-z0-9:_./-]{1,128}$';
+export const StartBodySchema = Type.Object({
+  workflowName: Type.Optional(Type.String({ minLength: 1, maxLength: 120, [RULE]: 'workflowName must be 1 to 120 characters' })),
+  workflowId: Type.Optional(Id),
+  graph: Type.Optional(Type.Object({}, { additionalProperties: true, [RULE]: 'graph must be an object with steps' })),
+  script: Type.Optional(Type.String({ [RULE]: 'script must be a string' })),
+  input: Type.Optional(Type.Unknown()),
+  idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 128, [RULE]: 'idempotencyKey must be 1 to 128 characters' })),
+  budget: Type.Optional(Type.Object({
+    maxCredits: Type.Optional(Type.Number({ exclusiveMinimum: 0, [RULE]: 'budget.maxCredits must be a number above 0 (omit it rather than send 0)' })),
+    maxSteps: Type.Optional(Type.Integer({ minimum: 1, [RULE]: 'budget.maxSteps must be an integer of at least 1 (omit it rather than send 0)' })),
+    maxDurationSeconds: Type.Optional(Type.Integer({ minimum: 1, [RULE]: 'budget.maxDurationSeconds must be an integer of at least 1 (omit it rather than send 0)' })),
+    maxJobSeconds: Type.Optional(Type.Integer({ minimum: 1, [RULE]: 'budget.maxJobSeconds must be an integer of at least 1 (omit it rather than send 0)' })),
+  }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a budget field', type: 'budget must be an object' } })),
+  waitSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 55, [RULE]: 'waitSeconds must be an integer from 0 to 55' })),
+  correlationKey: Type.Optional(Type.String({ pattern: CORRELATION, [RULE]: 'correlationKey must be 1 to 128 letters, digits, :, _, -, . or /' })),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40, [RULE]: 'each tag must be 1 to 40 characters' }), { maxItems: 10, [RULE]: { maxItems: 'tags may hold at most 10 tags', '*': 'tags must be an array of strings' } })),
+  workflowVersionId: Type.Optional(Id),
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a run start', type: 'the body must be a JSON object' } });
+export type StartBodyT = Static<typeof StartBodySchema>;
+
+export const StartAnswer = Open('202: {runId, status, watchHint}; 200: a replay of the same key, or (waitSeconds) the settled run\'s detail');
+
+export const CancelBody = Type.Object({
+  mode: Type.Optional(Type.Union([Type.Literal('request'), Type.Literal('force')], { [RULE]: 'mode must be request or force' })),
+  reason: Type.Optional(Type.String({ maxLength: 2000, [RULE]: 'reason must be at most 2000 characters' })),
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a cancel', type: 'the body must be a JSON object' } });
+export type CancelBodyT = Static<typeof CancelBody>;
+export const CancelAnswer = Open('{cancelRequested, state, status, transitioned, requestedAt?, nextAction, forceAvailableAt?, forced?}');
+export const RunDetail = Open('a run detail (spec 03 part 2.4)');

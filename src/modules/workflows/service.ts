@@ -1,0 +1,297 @@
+/**
+ * The workflow runtime's operations behind the routes: starting a run
+ * (idempotent, admitted or gated under the organization's concurrency cap),
+ * reading runs, and cancelling them. The executor (executor.ts) moves runs on.
+ */
+import { ulid } from 'ulid';
+import type { Store } from '../../store/store.js';
+import type { Sql } from '../../store/sql.js';
+import { AppError } from '../../errors.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
+import { requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
+import { WorkflowErrors } from './errors.js';
+import { checkGraph, stepsOf, validateValue, type Graph, type Issue } from './graph.js';
+import { runDetail, runSummary, type Budget, type CancelState, type RunRow } from './model.js';
+import { createWorkflowsRepo } from './repository.js';
+import { isTerminal, mustTransition, type RunStatus } from './state.js';
+
+export const FIELD_MAX_BYTES = 262_144;
+const DEFAULT_BUDGET = { maxSteps: 100, maxDurationSeconds: 3600 };
+
+export interface StartBody {
+  workflowName?: string;
+  workflowId?: string;
+  graph?: Record<string, unknown>;
+  script?: string;
+  input?: unknown;
+  idempotencyKey?: string;
+  budget?: { maxCredits?: number; maxSteps?: number; maxDurationSeconds?: number; maxJobSeconds?: number };
+  waitSeconds?: number;
+  correlationKey?: string;
+  tags?: string[];
+  workflowVersionId?: string;
+}
+
+export interface Caller {
+  userId: string;
+  orgId: string;
+  agentId: string;
+  /** The caller may start inline graphs and scripts (workflows:write). */
+  mayWrite: boolean;
+}
+
+export const validationFailed = (issues: readonly Issue[], extra: Record<string, unknown> = {}): AppError =>
+  KernelErrors.VALIDATION_FAILED(issues.map((i) => i.message).join('; '), {
+    field: issues[0]!.path, message: issues.map((i) => i.message), details: issues.map(({ path, constraint, message }) => ({ path, constraint, message })), ...extra,
+  });
+
+const tooLarge = (field: string) => KernelErrors.PAYLOAD_TOO_LARGE(`${field} is over ${FIELD_MAX_BYTES} bytes of JSON`, { field, max: FIELD_MAX_BYTES });
+const bytesOf = (v: unknown) => Buffer.byteLength(typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? '', 'utf8');
+
+export const watchHint = (agentId: string, runId: string) => ({ events: `/workflows/${agentId}/runs/${runId}/events`, poll: `/workflows/${agentId}/runs/${runId}` });
+
+export interface ServiceOptions {
+  store: Store;
+  /** WORKFLOW_FORCE_CANCEL_AFTER_MS */
+  forceCancelAfterMs: number;
+  /** Tells the in-process executor that a run is waiting. */
+  wake: () => void;
+}
+
+export function createWorkflowService(o: ServiceOptions) {
+  const { store } = o;
+  const repo = createWorkflowsRepo(store.sql);
+
+  /** What a start runs, resolved and checked: the definition and version, or the inline graph. */
+  async function resolve(caller: Caller, b: StartBody) {
+    const refs = (['workflowName', 'workflowId', 'graph', 'script'] as const).filter((k) => b[k] !== undefined);
+    if (refs.length !== 1) {
+      const message = 'exactly one of workflowName, workflowId, graph or script is required';
+      throw validationFailed((refs.length === 0 ? ['workflowName'] : refs).map((path) => ({ path, constraint: 'oneOf', message })));
+    }
+    if (b.graph !== undefined && bytesOf(b.graph) > FIELD_MAX_BYTES) throw tooLarge('graph');
+    if (b.script !== undefined && bytesOf(b.script) > FIELD_MAX_BYTES) throw tooLarge('script');
+    if (b.input !== undefined && bytesOf(b.input) > FIELD_MAX_BYTES) throw tooLarge('input');
+    if (b.graph !== undefined || b.script !== undefined) {
+      if (!caller.mayWrite) {
+        throw KernelErrors.INSUFFICIENT_SCOPE('This credential lacks the workflows:write scope.', { resourceType: 'agent', resourceId: caller.agentId, requiredScope: 'workflows:write' });
+      }
+      if (b.workflowVersionId !== undefined) throw validationFailed([{ path: 'workflowVersionId', constraint: 'not', message: 'workflowVersionId pins a version of a definition; an inline start has none' }]);
+      if (b.graph !== undefined) {
+        const issues = checkGraph(b.graph, 'graph');
+        if (issues.length > 0) throw validationFailed(issues);
+      }
+      const form = b.graph !== undefined ? ('graph' as const) : ('script' as const);
+      return { workflowId: null, workflowName: null, versionId: null, form, origin: 'inline' as const, graph: { steps: stepsOf(form, (b.graph as unknown as Graph) ?? null) } };
+    }
+    const def = await repo.findDefinition(caller.agentId, { id: b.workflowId, name: b.workflowName });
+    if (!def) {
+      const which = b.workflowId !== undefined ? `id ${b.workflowId}` : `name ${b.workflowName!}`;
+      throw WorkflowErrors.WORKFLOW_NOT_FOUND(`No workflow with ${which} for agent ${caller.agentId}`, { workflowId: b.workflowId ?? null });
+    }
+    const versionId = b.workflowVersionId ?? def.active_version_id;
+    if (versionId === null) throw validationFailed([{ path: b.workflowId !== undefined ? 'workflowId' : 'workflowName', constraint: 'active', message: `workflow ${def.id} has no active version; pin one with workflowVersionId` }]);
+    const version = await repo.version(def.id, versionId);
+    if (!version) throw validationFailed([{ path: 'workflowVersionId', constraint: 'exists', message: `workflowVersionId ${versionId} is not a version of workflow ${def.id}` }]);
+    if (version.input_schema) {
+      const issues = validateValue(version.input_schema, b.input, 'input');
+      if (issues.length > 0) throw validationFailed(issues);
+    }
+    return { workflowId: def.id, workflowName: def.name, versionId: version.id, form: def.form, origin: 'definition' as const, graph: { steps: stepsOf(def.form, version.graph) } };
+  }
+
+  /** Inserts the run in one transaction with the admission decision and (when given) the idempotency outcome. */
+  async function insertRun(caller: Caller, b: StartBody, target: Awaited<ReturnType<typeof resolve>>, claim?: { scope: string; route: string; key: string; claimId: string }) {
+    const policy = await repo.policy(caller.orgId);
+    const asked = b.budget ?? {};
+    const budget: Budget = {
+      ...(asked.maxCredits !== undefined ? { maxCredits: Math.min(asked.maxCredits, policy.maxCredits) } : {}),
+      maxSteps: Math.min(asked.maxSteps ?? DEFAULT_BUDGET.maxSteps, policy.maxSteps),
+      maxDurationSeconds: Math.min(asked.maxDurationSeconds ?? DEFAULT_BUDGET.maxDurationSeconds, policy.maxDurationSeconds),
+      ...(asked.maxJobSeconds !== undefined ? { maxJobSeconds: Math.min(asked.maxJobSeconds, policy.maxJobSeconds) } : {}),
+      unit: 'credits',
+      spent: { credits: 0, steps: 0 },
+    };
+    const id = `wfr_${ulid()}`;
+    const now = new Date();
+    return store.unitOfWork(async (tx) => {
+      // Admissions of one organization one at a time: the cap is counted and taken in one move.
+      await tx.sql.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${caller.orgId}`]);
+      const [{ active }] = (await tx.sql.query<{ active: number }>(
+        "select count(*)::int as active from workflow_runs where org_id = $1 and status in ('queued', 'running')", [caller.orgId],
+      )) as [{ active: number }];
+      // Runs gated before this one go first: a new start never overtakes them.
+      const [{ gated }] = (await tx.sql.query<{ gated: number }>(
+        "select count(*)::int as gated from workflow_runs where org_id = $1 and status = 'gated' and gate->>'kind' = 'quota'", [caller.orgId],
+      )) as [{ gated: number }];
+      const state = mustTransition(null, { type: 'admit', overCap: active >= policy.maxConcurrentRuns || gated > 0, at: now.getTime() });
+      const started = state.status === 'queued' ? now : null;
+      await tx.sql.query(
+        `insert into workflow_runs (id, org_id, agent_id, workflow_id, workflow_name, workflow_version_id, form, origin, trigger, status, gate, created_by,
+           correlation_key, tags, input, graph, budget, created_at, started_at, updated_at, deadline_at)
+         values ($1,$2,$3,$4,$5,$6,$7,$8,'api',$9,$10::jsonb,$11,$12,$13::jsonb,$14::jsonb,$15::jsonb,$16::jsonb,$17,$18,$17,$19)`,
+        [id, caller.orgId, caller.agentId, target.workflowId, target.workflowName, target.versionId, target.form, target.origin, state.status,
+          state.gate === null ? null : JSON.stringify(state.gate), caller.userId, b.correlationKey ?? null, JSON.stringify(b.tags ?? []),
+          b.input === undefined ? null : JSON.stringify(b.input), JSON.stringify(target.graph), JSON.stringify(budget), now, started,
+          started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000)],
+      );
+      await tx.sql.query(
+        `insert into workflow_run_steps (run_id, idx, step_id, kind, status) select $1, i - 1, s->>'id', s->>'kind', 'pending'
+         from jsonb_array_elements($2::jsonb) with ordinality as t(s, i)`,
+        [id, JSON.stringify(target.graph.steps)],
+      );
+      const body = { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
+      if (claim) await tx.idempotency.complete(claim, { status: 202, body });
+      await tx.audit({
+        orgId: caller.orgId, action: 'workflow.run.start', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_run', targetId: id,
+        details: { agentId: caller.agentId, workflowId: target.workflowId, workflowVersionId: target.versionId, origin: target.origin, status: state.status },
+      });
+      return body;
+    });
+  }
+
+  async function detailOf(r: RunRow, opts: { full: boolean; payloads: boolean; receipts: boolean }) {
+    const steps = (await repo.steps([r.id])).get(r.id)!;
+    return runDetail(r, steps, opts);
+  }
+
+  return {
+    repo,
+
+    /**
+     * Starts a run. `key`: the idempotency key (header over body). Answers `{status, body}`: 202 with
+     * the new run, or 200 with a replay.
+     */
+    async start(caller: Caller, b: StartBody, key: string | undefined): Promise<{ status: number; body: Record<string, unknown>; runId: string }> {
+      const target = await resolve(caller, b);
+      if (key === undefined) {
+        const body = await insertRun(caller, b, target);
+        o.wake();
+        return { status: 202, body: { runId: body.runId, status: body.status, watchHint: body.watchHint }, runId: body.runId };
+      }
+      const request = {
+        scope: `agent:${caller.agentId}`, route: 'POST /workflows/:agentId/runs', key,
+        fingerprint: requestFingerprint({ workflow: target.workflowId ?? { form: target.form, graph: target.graph }, input: b.input ?? null }),
+      };
+      const result = await retryWhileInProgress(() =>
+        withIdempotency(store.idempotency, request, async ({ claimId }) => {
+          const body = await insertRun(caller, b, target, { ...request, claimId });
+          return { status: 202, body };
+        }, { conflictDetails: (original) => ({ runId: (original?.body as { runId?: string } | undefined)?.runId ?? null }) }),
+      );
+      const stored = result.body as { runId: string; status: RunStatus; workflowId: string | null; workflowName: string | null; startedAt: number | null; watchHint: unknown };
+      if (!result.replayed) {
+        o.wake();
+        return { status: 202, body: { runId: stored.runId, status: stored.status, watchHint: stored.watchHint }, runId: stored.runId };
+      }
+      const now = await repo.run(stored.runId);
+      return {
+        status: 200, runId: stored.runId,
+        body: {
+          runId: stored.runId, status: now?.status ?? stored.status, workflowId: stored.workflowId, workflowName: stored.workflowName,
+          startedAt: now?.started_at?.getTime() ?? stored.startedAt, watchHint: stored.watchHint, idempotentReplay: true, deduplicated: true,
+        },
+      };
+    },
+
+    /** Waits up to `seconds` for the run to settle; its detail once terminal, else undefined. */
+    async awaitSettled(runId: string, seconds: number, opts: { payloads: boolean; receipts: boolean }, closed: () => boolean): Promise<Record<string, unknown> | undefined> {
+      const until = Date.now() + seconds * 1000;
+      for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+        const r = await repo.run(runId);
+        if (r && isTerminal(r.status)) return detailOf(r, { full: true, ...opts });
+        if (Date.now() >= until || closed()) return undefined;
+        await new Promise((res) => setTimeout(res, Math.min(pause, Math.max(0, until - Date.now()))));
+      }
+    },
+
+    /** The run under this agent, or 404. */
+    async runOf(agentId: string, runId: string): Promise<RunRow> {
+      const r = await repo.run(runId);
+      if (!r || r.agent_id !== agentId) throw WorkflowErrors.RUN_NOT_FOUND(`No run ${runId} for agent ${agentId}`, { runId });
+      return r;
+    },
+
+    detailOf,
+
+    async summaries(rows: readonly RunRow[]) {
+      const steps = await repo.steps(rows.map((r) => r.id));
+      return rows.map((r) => runSummary(r, steps.get(r.id)!));
+    },
+
+    /** Cancel (contract W6): at once with no step running; while one runs, a request then, after forceAvailableAt, abandoned. */
+    async cancel(agentId: string, runId: string, mode: 'request' | 'force', reason: string | undefined, actor: { userId: string; orgId: string }) {
+      const answer = await store.unitOfWork(async (tx) => {
+        const [r] = await tx.sql.query<RunRow>('select * from workflow_runs where id = $1 for update', [runId]);
+        if (!r || r.agent_id !== agentId) throw WorkflowErrors.RUN_NOT_FOUND(`No run ${runId} for agent ${agentId}`, { runId });
+        const nowMs = Date.now();
+        const already = r.cancel;
+        if (isTerminal(r.status)) {
+          return { cancelRequested: already !== null, state: 'terminal', status: r.status, transitioned: false, ...(already ? { requestedAt: already.requestedAt } : {}), nextAction: 'none' };
+        }
+        const cancel: CancelState = already ?? { requestedAt: nowMs, forceAvailableAt: nowMs + o.forceCancelAfterMs, ...(reason !== undefined ? { reason } : {}) };
+        const audit = (to: string) => tx.audit({
+          orgId: actor.orgId, action: 'workflow.run.cancel', actor: { type: 'user', id: actor.userId }, targetType: 'workflow_run', targetId: runId,
+          details: { mode, from: r.status, to, ...(reason !== undefined ? { reason } : {}) },
+        });
+        if (r.status !== 'running') {
+          const next = mustTransition(r.status, { type: 'cancel' });
+          await finishRun(tx.sql, r, next.status, { cancel });
+          await audit(next.status);
+          return { cancelRequested: true, state: 'terminal', status: next.status, transitioned: true, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'none' };
+        }
+        // A step runs. A second request or a force after forceAvailableAt escalates; before, nothing more happens.
+        if (already !== null && nowMs >= already.forceAvailableAt) {
+          const next = mustTransition(r.status, { type: 'force' });
+          await finishRun(tx.sql, r, next.status, { cancel });
+          await audit(next.status);
+          return { cancelRequested: true, state: 'terminal', status: next.status, transitioned: true, forced: true, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'none' };
+        }
+        if (already === null) {
+          await tx.sql.query('update workflow_runs set cancel = $2::jsonb, updated_at = now(), event_seq = event_seq + 1 where id = $1', [runId, JSON.stringify(cancel)]);
+          await audit('cancel_requested');
+        }
+        return { cancelRequested: true, state: 'cancel_requested', status: r.status, transitioned: false, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'cancel_again' };
+      });
+      return answer;
+    },
+  };
+}
+
+/**
+ * Ends a run in a terminal status (the caller has the move from the state machine and holds the
+ * row): its running step and open attempt are closed, the lease released, the duration recorded.
+ */
+export async function finishRun(sql: Sql, r: Pick<RunRow, 'id' | 'status'>, to: RunStatus, extra: { cancel?: CancelState; error?: unknown } = {}): Promise<boolean> {
+  const rows = await sql.query(
+    `update workflow_runs set status = $2, gate = null, lease_owner = null, lease_until = null, completed_at = now(), updated_at = now(), event_seq = event_seq + 1,
+       cancel = coalesce($4::jsonb, cancel), error = coalesce($5::jsonb, error),
+       duration_ms = (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::bigint
+     where id = $1 and status = any($3::text[]) returning id`,
+    [r.id, to, [r.status], extra.cancel ? JSON.stringify(extra.cancel) : null, extra.error ? JSON.stringify(extra.error) : null],
+  );
+  if (rows.length === 0) return false;
+  if (to !== 'completed') {
+    await sql.query("update workflow_run_steps set status = 'cancelled', ended_at = now() where run_id = $1 and status = 'running'", [r.id]);
+    await sql.query('update workflow_step_attempts set ended_at = now(), outcome = $2 where run_id = $1 and ended_at is null', [r.id, to]);
+  }
+  return true;
+}
+
+export type WorkflowService = ReturnType<typeof createWorkflowService>;
+
+/**
+ * A start racing another with the same key and request waits for it (up to 10 s) and answers its
+ * replay, instead of refusing: both callers then hold the one run.
+ */
+async function retryWhileInProgress<T>(attempt: () => Promise<T>): Promise<T> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!(e instanceof AppError) || e.code !== 'IDEMPOTENCY_KEY_IN_PROGRESS' || Date.now() > until) throw e;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+  }
+}
