@@ -113,6 +113,8 @@ export interface WorkflowsConfig {
   readonly pollMs: number;
   /** WORKFLOW_EXECUTOR_SLOTS: runs one executor executes at a time. */
   readonly slots: number;
+  /** WORKFLOW_RATE_LIMIT_{READ,START,MUTATE}_PER_MIN: the wf-read, wf-start and wf-mutate buckets (spec 03 part 8: 600, 30, 60). */
+  readonly rateLimits: { readonly read: number; readonly start: number; readonly mutate: number };
 }
 
 export interface ChannelsConfig {
@@ -338,6 +340,11 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: int('WORKFLOW_LEASE_MS', 30_000, 100, 3_600_000),
       pollMs: int('WORKFLOW_POLL_MS', 500, 10, 60_000),
       slots: int('WORKFLOW_EXECUTOR_SLOTS', 8, 1, 1000),
+      rateLimits: {
+        read: int('WORKFLOW_RATE_LIMIT_READ_PER_MIN', 600, 1),
+        start: int('WORKFLOW_RATE_LIMIT_START_PER_MIN', 30, 1),
+        mutate: int('WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
+      },
     },
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');

@@ -53,6 +53,9 @@ export function writeWorkflowsSeed(policy: Record<string, unknown> = { maxConcur
       { id: 'wf_draft', agentId: 'agt_support', name: 'draft-only', form: 'graph', versions: [{ id: 'wfv_draft_1', graph: { steps: [{ id: 'a', kind: 'noop' }] } }] },
       { id: 'wf_flaky', agentId: 'agt_support', name: 'flaky', form: 'graph', activeVersionId: 'wfv_flaky_1',
         versions: [{ id: 'wfv_flaky_1', graph: { steps: [{ id: 'try', kind: 'fail', times: 2, retries: 1, code: 'UPSTREAM_DOWN' }, { id: 'end', kind: 'output', value: 1 }] } }] },
+      // An output over the 256 KB inline bound (only a deployed definition can make one: an inline graph is itself bounded).
+      { id: 'wf_big', agentId: 'agt_support', name: 'big-output', form: 'graph', activeVersionId: 'wfv_big_1',
+        versions: [{ id: 'wfv_big_1', graph: { steps: [{ id: 'a', kind: 'output', value: 'y'.repeat(300_000) }] } }] },
       { id: 'wf_other', agentId: 'agt_other', name: 'other', form: 'graph', activeVersionId: 'wfv_other_1', versions: [{ id: 'wfv_other_1', graph: { steps: [{ id: 'a', kind: 'noop' }] } }] },
     ],
     workflowPolicies: [{ orgId: 'org_acme', ...policy }],

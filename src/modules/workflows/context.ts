@@ -39,12 +39,13 @@ export const onAgent = (required: string): Access => ({ resource: 'agent', scope
 const WINDOW_MS = 60_000;
 const bucket = (name: string, limit: number): Bucket => ({ name, limit, windowMs: WINDOW_MS, error: KernelErrors.RATE_LIMITED, style: 'named' });
 
-/** Spec 03 part 8. */
-export const BUCKETS = {
-  read: bucket('wf-read', 600),
-  start: bucket('wf-start', 30),
-  mutate: bucket('wf-mutate', 60),
-} as const;
+/** Spec 03 part 8 (the limits are the deployment's: WORKFLOW_RATE_LIMIT_*_PER_MIN, the spec's by default). */
+export const bucketsOf = (limits: { read: number; start: number; mutate: number }) => ({
+  read: bucket('wf-read', limits.read),
+  start: bucket('wf-start', limits.start),
+  mutate: bucket('wf-mutate', limits.mutate),
+});
+export type Buckets = ReturnType<typeof bucketsOf>;
 
 /**
  * A route's wf-* bucket, counted per calling user (a key counts against its owner, contract W7):

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
-import type { WorkflowDeps } from './context.js';
+import { bucketsOf, type WorkflowDeps } from './context.js';
 import { createExecutor } from './executor.js';
 import { workflowMigrations } from './migrations.js';
 import { registerWorkflowRoutes } from './routes.js';
@@ -24,7 +24,7 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
       app.addHook('onReady', async () => executor.start());
       app.addHook('onClose', async () => executor.stop());
     }
-    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter });
+    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits) });
   },
 });
 

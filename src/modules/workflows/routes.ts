@@ -10,7 +10,7 @@ import { authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/ker
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
 import type { Store } from '../../store/store.js';
-import { BUCKETS, countIn, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
+import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
 import { WorkflowErrors } from './errors.js';
 import type { Issue } from './graph.js';
 import { definitionItem } from './model.js';
@@ -50,10 +50,11 @@ export interface WorkflowRouteDeps {
   service: WorkflowService;
   store: Store;
   limiter: RateLimiter;
+  buckets: Buckets;
 }
 
 export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRouteDeps): void {
-  const { service, store, limiter } = deps;
+  const { service, store, limiter, buckets: BUCKETS } = deps;
   const read = { access: onAgent(READ_SCOPE), errorShape: 'workflows' as const };
   const execute = { access: onAgent(EXECUTE_SCOPE), errorShape: 'workflows' as const };
 

@@ -3,6 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CursorParam, LimitParam } from '../../api/kernel/schema-types.js';
 import { RULE } from '../../api/kernel/schema.js';
 
+/** One of `values`, refused in the words of `rule`. */
+const Enum = <const T extends readonly string[]>(values: T, rule: string) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values], [RULE]: rule });
+
 const ID_RULE = '{path} must be 1-128 letters, digits, _ or -';
 const Id = Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$', [RULE]: ID_RULE });
 
@@ -19,8 +22,8 @@ export const errorResponses = Object.fromEntries([400, 401, 403, 404, 409, 413, 
 const Open = (description: string) => Type.Object({}, { additionalProperties: true, description });
 
 export const DefinitionsQuery = Type.Object({
-  form: Type.Optional(Type.Union([Type.Literal('graph'), Type.Literal('script')], { [RULE]: 'form must be graph or script' })),
-  includeComposed: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { [RULE]: 'includeComposed must be true or false' })),
+  form: Type.Optional(Enum(['graph', 'script'], 'form must be graph or script')),
+  includeComposed: Type.Optional(Enum(['true', 'false'], 'includeComposed must be true or false')),
   cursor: Type.Optional(CursorParam),
   limit: Type.Optional(LimitParam({ fallback: 50, max: 100 })),
 }, { additionalProperties: false });
@@ -34,14 +37,14 @@ export const SORTS = ['-createdAt', 'createdAt', '-durationMs', 'durationMs'] as
 export const RunsQuery = Type.Object({
   status: Type.Optional(Type.String({ maxLength: 200, [RULE]: 'status must be a comma-separated list of run statuses' })),
   workflowId: Type.Optional(Id),
-  trigger: Type.Optional(Type.Union(TRIGGERS.map((t) => Type.Literal(t)), { [RULE]: `trigger must be one of ${TRIGGERS.join(', ')}` })),
+  trigger: Type.Optional(Enum(TRIGGERS, `trigger must be one of ${TRIGGERS.join(', ')}`)),
   updatedSince: Type.Optional(Digits('updatedSince')),
   batchId: Type.Optional(Id),
   correlationKey: Type.Optional(Type.String()),
   tag: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40, [RULE]: 'each tag must be 1 to 40 characters' }), { maxItems: 10, [RULE]: { maxItems: 'tag may be given at most 10 times', '*': 'each tag must be 1 to 40 characters' } })),
   minDurationMs: Type.Optional(Digits('minDurationMs')),
   maxDurationMs: Type.Optional(Digits('maxDurationMs')),
-  sort: Type.Optional(Type.Union(SORTS.map((s) => Type.Literal(s)), { [RULE]: `sort must be one of ${SORTS.join(', ')}` })),
+  sort: Type.Optional(Enum(SORTS, `sort must be one of ${SORTS.join(', ')}`)),
   cursor: Type.Optional(Type.String()),
   limit: Type.Optional(LimitParam({ fallback: 50, max: 100 })),
 }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a filter of this route' } });
@@ -49,7 +52,7 @@ export type RunsQueryT = Static<typeof RunsQuery>;
 export const RunsPage = Type.Object({ items: Type.Array(Open('a run summary (spec 03 part 2.4)')), nextCursor: Type.Union([Type.String(), Type.Null()]) });
 
 export const DetailQuery = Type.Object({
-  fields: Type.Optional(Type.Union([Type.Literal('summary'), Type.Literal('full')], { [RULE]: 'fields must be summary or full' })),
+  fields: Type.Optional(Enum(['summary', 'full'], 'fields must be summary or full')),
 }, { additionalProperties: false });
 export type DetailQueryT = Static<typeof DetailQuery>;
 
@@ -77,7 +80,7 @@ export type StartBodyT = Static<typeof StartBodySchema>;
 export const StartAnswer = Open('202: {runId, status, watchHint}; 200: a replay of the same key, or (waitSeconds) the settled run\'s detail');
 
 export const CancelBody = Type.Object({
-  mode: Type.Optional(Type.Union([Type.Literal('request'), Type.Literal('force')], { [RULE]: 'mode must be request or force' })),
+  mode: Type.Optional(Enum(['request', 'force'], 'mode must be request or force')),
   reason: Type.Optional(Type.String({ maxLength: 2000, [RULE]: 'reason must be at most 2000 characters' })),
 }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a cancel', type: 'the body must be a JSON object' } });
 export type CancelBodyT = Static<typeof CancelBody>;
