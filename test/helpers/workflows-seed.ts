@@ -57,8 +57,11 @@ export function writeWorkflowsSeed(policy: Record<string, unknown> = { maxConcur
       { id: 'wf_big', agentId: 'agt_support', name: 'big-output', form: 'graph', activeVersionId: 'wfv_big_1',
         versions: [{ id: 'wfv_big_1', graph: { steps: [{ id: 'a', kind: 'output', value: 'y'.repeat(300_000) }] } }] },
       { id: 'wf_other', agentId: 'agt_other', name: 'other', form: 'graph', activeVersionId: 'wfv_other_1', versions: [{ id: 'wfv_other_1', graph: { steps: [{ id: 'a', kind: 'noop' }] } }] },
+      // Globex runs one run at a time: the concurrency cap's suites use it.
+      { id: 'wf_g_slow', agentId: 'agt_globex', name: 'slow', form: 'graph', activeVersionId: 'wfv_g_slow_1',
+        versions: [{ id: 'wfv_g_slow_1', graph: { steps: [{ id: 'nap', kind: 'sleep', ms: 400 }] } }] },
     ],
-    workflowPolicies: [{ orgId: 'org_acme', ...policy }],
+    workflowPolicies: [{ orgId: 'org_acme', ...policy }, { orgId: 'org_globex', maxConcurrentRuns: 1 }],
   };
   const dir = mkdtempSync(join(tmpdir(), 'workflows-seed-'));
   const path = join(dir, 'seed.json');

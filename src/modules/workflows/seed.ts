@@ -66,9 +66,9 @@ export const workflowsSeed: SeedSection = {
       const [agent] = await tx.query<{ org_id: string }>('select org_id from agents where id = $1', [w.agentId]);
       if (!agent) throw new Error(`workflows: agent ${w.agentId} of ${w.id} is not in the seed`);
       await tx.query(
-        `insert into workflow_definitions (id, agent_id, org_id, name, description, form, dynamic, active_version_id, updated_at) values ($1,$2,$3,$4,$5,$6,$7,$8, now())
+        `insert into workflow_definitions (id, agent_id, org_id, name, description, form, dynamic, active_version_id, updated_at) values ($1,$2,$3,$4,$5,$6,$7,$8, date_trunc('milliseconds', now()))
          on conflict (id) do update set agent_id = excluded.agent_id, org_id = excluded.org_id, name = excluded.name, description = excluded.description,
-           form = excluded.form, dynamic = excluded.dynamic, active_version_id = excluded.active_version_id, updated_at = now()`,
+           form = excluded.form, dynamic = excluded.dynamic, active_version_id = excluded.active_version_id, updated_at = excluded.updated_at`,
         [w.id, w.agentId, agent.org_id, w.name, w.description ?? null, w.form, w.dynamic ?? false, w.activeVersionId ?? null],
       );
       for (const [position, v] of w.versions.entries()) {
