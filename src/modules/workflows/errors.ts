@@ -4,6 +4,7 @@ import { defineErrors } from '../../api/kernel/error-registry.js';
 export const WorkflowErrors = defineErrors('workflows', {
   WORKFLOW_NOT_FOUND: { status: 404, fields: ['workflowId'], when: 'a workflow definition that does not exist or belongs to another agent (`workflowId`/`workflowName` of a start)' },
   RUN_NOT_FOUND: { status: 404, fields: ['runId'], when: 'a run that does not exist, or belongs to another agent than the path\'s' },
+  ROLLUP_RANGE_TOO_WIDE: { status: 400, fields: ['maxDays', 'days'], when: '`GET /workflows/:agentId/definitions/:workflowId/rollup` over a range of more than 90 days (`days`: the range rounded up to whole days)' },
   BAD_CURSOR: { status: 400, when: '`GET /workflows/:agentId/runs` with a `cursor` that is not one this route returned for the same sort' },
   CORRELATION_KEY_INVALID: { status: 400, fields: ['correlationKey'], when: 'a `correlationKey` filter over 128 characters or with characters other than letters, digits, `:`, `_`, `-`, `.`, `/`' },
 });

@@ -10,7 +10,11 @@ import { createExecutor } from './executor.js';
 import { workflowMigrations } from './migrations.js';
 import { registerWorkflowRoutes } from './routes.js';
 import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
-import { createWorkflowService } from './service.js';
+import { createWorkflowService, validationFailed } from './service.js';
+import { createRollups } from './rollup.js';
+import { holdsText, LONE_SURROGATE } from '../../model/record.js';
+
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
 
 export const workflowsFamily = defineFamily<WorkflowDeps>({
   name: 'workflows',
@@ -24,7 +28,13 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
       app.addHook('onReady', async () => executor.start());
       app.addHook('onClose', async () => executor.stop());
     }
-    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits) });
+    // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused in any string of a body.
+    app.addHook('preHandler', async (req) => {
+      if (req.body !== undefined && holdsText(req.body, UNSTORABLE)) {
+        throw validationFailed([{ path: 'body', constraint: 'pattern', message: 'the body must not contain NUL characters or unpaired surrogates' }]);
+      }
+    });
+    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits), rollups: createRollups(deps.store.sql) });
   },
 });
 

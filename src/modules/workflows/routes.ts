@@ -17,10 +17,11 @@ import { definitionItem } from './model.js';
 import { sortValueOf, type RunSort } from './repository.js';
 import {
   AgentParams, CancelAnswer, CancelBody, DefinitionsPage, DefinitionsQuery, DetailQuery, errorResponses, RunDetail, RunParams, RunsPage, RunsQuery,
-  StartAnswer, StartBodySchema,
-  type CancelBodyT, type DefinitionsQueryT, type DetailQueryT, type RunsQueryT, type StartBodyT,
+  StartAnswer, StartBodySchema, DefinitionParams, RollupQuery, RollupAnswer,
+  type CancelBodyT, type RollupQueryT, type DefinitionsQueryT, type DetailQueryT, type RunsQueryT, type StartBodyT,
 } from './schemas.js';
 import { validationFailed, type WorkflowService } from './service.js';
+import type { Rollups } from './rollup.js';
 import { RUN_STATUSES, type RunStatus } from './state.js';
 
 const CORRELATION_KEY = /^[A-Za-z0-9:_./-]{1,128}$/;
@@ -51,6 +52,7 @@ export interface WorkflowRouteDeps {
   store: Store;
   limiter: RateLimiter;
   buckets: Buckets;
+  rollups: Rollups;
 }
 
 export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRouteDeps): void {
@@ -80,6 +82,17 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return { items: page.map(definitionItem), nextCursor: rows.length > limit && last ? encode([last.updated_at.getTime(), last.id]) : null };
+  });
+
+  app.get<{ Params: { agentId: string; workflowId: string }; Querystring: RollupQueryT }>(`${WORKFLOWS_BASE}/definitions/:workflowId/rollup`, {
+    schema: { tags: ['workflows'], summary: "A definition's runs by UTC creation day", params: DefinitionParams, querystring: RollupQuery, response: { 200: RollupAnswer, ...errorResponses } },
+    config: read,
+    onRequest: countIn(limiter, BUCKETS.read),
+  }, async (req) => {
+    const { agentId } = grantedOf(req);
+    const def = await service.repo.findDefinition(agentId!, { id: req.params.workflowId });
+    if (!def) throw WorkflowErrors.WORKFLOW_NOT_FOUND(`No workflow with id ${req.params.workflowId} for agent ${agentId!}`, { workflowId: req.params.workflowId });
+    return deps.rollups.rollup(def.id, req.query);
   });
 
   app.post<{ Params: { agentId: string }; Body: StartBodyT }>(`${WORKFLOWS_BASE}/runs`, {

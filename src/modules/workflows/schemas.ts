@@ -86,3 +86,11 @@ export const CancelBody = Type.Object({
 export type CancelBodyT = Static<typeof CancelBody>;
 export const CancelAnswer = Open('{cancelRequested, state, status, transitioned, requestedAt?, nextAction, forceAvailableAt?, forced?}');
 export const RunDetail = Open('a run detail (spec 03 part 2.4)');
+
+export const DefinitionParams = Type.Object({ agentId: Type.String(), workflowId: Id });
+export const RollupQuery = Type.Object({
+  from: Type.Optional(Type.String({ maxLength: 40, [RULE]: 'from must be Unix milliseconds or an ISO 8601 date-time' })),
+  to: Type.Optional(Type.String({ maxLength: 40, [RULE]: 'to must be Unix milliseconds or an ISO 8601 date-time' })),
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a parameter of this route' } });
+export type RollupQueryT = Static<typeof RollupQuery>;
+export const RollupAnswer = Open('{workflowId, bucket: day, from, to, rows: [{date, runs, completed, failed, cancelled, suspended, p50DurationMs, p95DurationMs, creditsTotal, stepFailures}]}');
