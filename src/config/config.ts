@@ -113,8 +113,8 @@ export interface WorkflowsConfig {
   readonly pollMs: number;
   /** WORKFLOW_EXECUTOR_SLOTS: runs one executor executes at a time. */
   readonly slots: number;
-  /** WORKFLOW_RATE_LIMIT_{READ,START,MUTATE}_PER_MIN: the wf-read, wf-start and wf-mutate buckets (spec 03 part 8: 600, 30, 60). */
-  readonly rateLimits: { readonly read: number; readonly start: number; readonly mutate: number };
+  /** WORKFLOW_RATE_LIMIT_{READ,START,BATCH,MUTATE}_PER_MIN: the wf-read, wf-start, wf-batch and wf-mutate buckets (spec 03 part 8: 600, 30, 5, 60). */
+  readonly rateLimits: { readonly read: number; readonly start: number; readonly batch: number; readonly mutate: number };
 }
 
 export interface ChannelsConfig {
@@ -343,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimits: {
         read: int('WORKFLOW_RATE_LIMIT_READ_PER_MIN', 600, 1),
         start: int('WORKFLOW_RATE_LIMIT_START_PER_MIN', 30, 1),
+        batch: int('WORKFLOW_RATE_LIMIT_BATCH_PER_MIN', 5, 1),
         mutate: int('WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
       },
     },

@@ -40,9 +40,10 @@ const WINDOW_MS = 60_000;
 const bucket = (name: string, limit: number): Bucket => ({ name, limit, windowMs: WINDOW_MS, error: KernelErrors.RATE_LIMITED, style: 'named' });
 
 /** Spec 03 part 8 (the limits are the deployment's: WORKFLOW_RATE_LIMIT_*_PER_MIN, the spec's by default). */
-export const bucketsOf = (limits: { read: number; start: number; mutate: number }) => ({
+export const bucketsOf = (limits: { read: number; start: number; batch: number; mutate: number }) => ({
   read: bucket('wf-read', limits.read),
   start: bucket('wf-start', limits.start),
+  batch: bucket('wf-batch', limits.batch),
   mutate: bucket('wf-mutate', limits.mutate),
 });
 export type Buckets = ReturnType<typeof bucketsOf>;

@@ -8,3 +8,9 @@ export const WorkflowErrors = defineErrors('workflows', {
   BAD_CURSOR: { status: 400, when: '`GET /workflows/:agentId/runs` with a `cursor` that is not one this route returned for the same sort' },
   CORRELATION_KEY_INVALID: { status: 400, fields: ['correlationKey'], when: 'a `correlationKey` filter over 128 characters or with characters other than letters, digits, `:`, `_`, `-`, `.`, `/`' },
 });
+
+export const BatchErrors = defineErrors('workflows', {
+  BATCH_TOO_LARGE: { status: 400, fields: ['max', 'count'], when: '`POST /workflows/:agentId/runs/batch` with more than 200 items' },
+  BATCH_ITEM_INVALID: { status: 400, fields: ['index', 'issues'], when: 'a batch item breaks a rule (its key missing or repeated in the batch, its input not matching `inputSchema`, ...): `index` names it, `issues[] {path, constraint, message}` say why; no run is created' },
+  RUNS_IN_FLIGHT: { status: 409, fields: ['workflowId'], when: 'a batch with `inFlight: forbid` for a definition with a run not yet terminal; no run is created' },
+});

@@ -17,10 +17,10 @@ import { definitionItem } from './model.js';
 import { sortValueOf, type RunSort } from './repository.js';
 import {
   AgentParams, CancelAnswer, CancelBody, DefinitionsPage, DefinitionsQuery, DetailQuery, errorResponses, RunDetail, RunParams, RunsPage, RunsQuery,
-  StartAnswer, StartBodySchema, DefinitionParams, RollupQuery, RollupAnswer,
-  type CancelBodyT, type RollupQueryT, type DefinitionsQueryT, type DetailQueryT, type RunsQueryT, type StartBodyT,
+  StartAnswer, StartBodySchema, DefinitionParams, RollupQuery, RollupAnswer, BatchAnswer, BatchBodySchema,
+  type CancelBodyT, type RollupQueryT, type BatchBodyT, type DefinitionsQueryT, type DetailQueryT, type RunsQueryT, type StartBodyT,
 } from './schemas.js';
-import { validationFailed, type WorkflowService } from './service.js';
+import { validationFailed, type BatchBody, type WorkflowService } from './service.js';
 import type { Rollups } from './rollup.js';
 import { RUN_STATUSES, type RunStatus } from './state.js';
 
@@ -116,6 +116,17 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
       if (settled) return reply.status(200).send(settled);
     }
     return reply.status(started.status).send(started.body);
+  });
+
+  app.post<{ Params: { agentId: string }; Body: BatchBodyT }>(`${WORKFLOWS_BASE}/runs/batch`, {
+    schema: { tags: ['workflows'], summary: 'Start up to 200 runs of one definition, each with its own idempotency key', params: AgentParams, body: BatchBodySchema, response: { 202: BatchAnswer, ...errorResponses } },
+    config: execute,
+    bodyLimit: 2 * 1024 * 1024,
+    onRequest: countIn(limiter, BUCKETS.batch),
+  }, async (req, reply) => {
+    const g = grantedOf(req);
+    const caller = { userId: g.principal.userId, orgId: g.orgId!, agentId: g.agentId!, mayWrite: holds(g.principal, WRITE_SCOPE) };
+    return reply.status(202).send(await service.startBatch(caller, req.body as BatchBody));
   });
 
   app.get<{ Params: { agentId: string }; Querystring: RunsQueryT }>(`${WORKFLOWS_BASE}/runs`, {

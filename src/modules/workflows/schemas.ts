@@ -77,6 +77,19 @@ export const StartBodySchema = Type.Object({
 }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a run start', type: 'the body must be a JSON object' } });
 export type StartBodyT = Static<typeof StartBodySchema>;
 
+export const BudgetSchema = StartBodySchema.properties.budget;
+export const BatchBodySchema = Type.Object({
+  workflowName: Type.Optional(Type.String({ minLength: 1, maxLength: 120, [RULE]: 'workflowName must be 1 to 120 characters' })),
+  workflowId: Type.Optional(Id),
+  workflowVersionId: Type.Optional(Id),
+  items: Type.Array(Type.Unknown(), { minItems: 1, [RULE]: { minItems: 'items must hold at least one item', '*': 'items must be an array of items' } }),
+  overCap: Type.Optional(Enum(['gate', 'reject'], 'overCap must be gate or reject')),
+  inFlight: Type.Optional(Enum(['allow', 'forbid'], 'inFlight must be allow or forbid')),
+  budget: BudgetSchema,
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a batch start', type: 'the body must be a JSON object' } });
+export type BatchBodyT = Static<typeof BatchBodySchema>;
+export const BatchAnswer = Open('{batchId, accepted, items: [{idempotencyKey, runId?, status (queued, gated, replayed, rejected), code?, gate?}]}');
+
 export const StartAnswer = Open('202: {runId, status, watchHint}; 200: a replay of the same key, or (waitSeconds) the settled run\'s detail');
 
 export const CancelBody = Type.Object({
