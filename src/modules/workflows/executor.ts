@@ -83,18 +83,18 @@ export function createExecutor(o: ExecutorOptions) {
   }
 
   /** Opens the next attempt of step `idx` (closing one a dead executor left open); undefined without the lease. */
-  async function beginAttempt(runId: string, idx: number): Promise<number | undefined> {
+  async function beginAttempt(runId: string, idx: number): Promise<{ attempt: number; retryBudget: number | null } | undefined> {
     return sql.transaction(async (tx) => {
       const held = await tx.query(`select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [runId, id]);
       if (held.length === 0) return undefined;
       await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'lost' where run_id = $1 and idx = $2 and ended_at is null", [runId, idx]);
-      const [s] = await tx.query<{ attempt: number }>(
-        "update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null where run_id = $1 and idx = $2 returning attempt",
+      const [s] = await tx.query<{ attempt: number; retry_budget: number | null }>(
+        "update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null where run_id = $1 and idx = $2 returning attempt, retry_budget",
         [runId, idx],
       );
       await tx.query('insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) values ($1,$2,$3,$4, now())', [runId, idx, s!.attempt, id]);
       await tx.query(`update workflow_runs set lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1 where id = $1`, [runId]);
-      return s!.attempt;
+      return { attempt: s!.attempt, retryBudget: s!.retry_budget };
     });
   }
 
@@ -155,8 +155,10 @@ export function createExecutor(o: ExecutorOptions) {
       const [held] = await tx.query<{ status: RunStatus }>(`select status from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [run.id, id]);
       if (!held) return false;
       await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'failed' where run_id = $1 and idx = $2 and attempt = $3", [run.id, idx, attempt]);
-      await tx.query('update workflow_run_steps set status = $3, ended_at = now(), error = $4::jsonb where run_id = $1 and idx = $2',
-        [run.id, idx, park ? 'suspended' : 'pending', JSON.stringify(error)]);
+      await tx.query(
+        `update workflow_run_steps set status = $3, ended_at = now(), error = $4::jsonb,
+           park_seq = park_seq + case when $5 then 1 else 0 end, recovery = case when $5 then null else recovery end where run_id = $1 and idx = $2`,
+        [run.id, idx, park ? 'suspended' : 'pending', JSON.stringify(error), park]);
       if (park) {
         const next = mustTransition(held.status, { type: 'park_exception', at: Date.now(), stepId, attempt, code: error.code });
         await tx.query(
@@ -204,14 +206,15 @@ export function createExecutor(o: ExecutorOptions) {
       if (step.kind === 'costly' && budget.maxCredits !== undefined && budget.spent.credits + (step.credits ?? 0) > budget.maxCredits) {
         return parkOnBudget(run, step, budget);
       }
-      const attempt = await beginAttempt(run.id, idx);
-      if (attempt === undefined) return;
+      const begun = await beginAttempt(run.id, idx);
+      if (begun === undefined) return;
+      const attempt = begun.attempt;
       const outcome = await perform(run, step, attempt);
       if (outcome.kind === 'lost') return;
       if (outcome.kind === 'deadline') return void (await finish(run, 'deadline'));
       if (outcome.kind === 'failed') {
         failures += 1;
-        const park = failures > (step.retries ?? 0);
+        const park = failures > (begun.retryBudget ?? step.retries ?? 0);
         if (!(await failAttempt(run, idx, attempt, { code: outcome.code, message: outcome.message }, park, step.id)) || park) return;
         continue;
       }

@@ -12,6 +12,7 @@ import { registerWorkflowRoutes } from './routes.js';
 import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
 import { createWorkflowService, validationFailed } from './service.js';
 import { createRollups } from './rollup.js';
+import { createRecovery } from './recovery.js';
 import { holdsText, LONE_SURROGATE } from '../../model/record.js';
 
 const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
@@ -34,7 +35,9 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
         throw validationFailed([{ path: 'body', constraint: 'pattern', message: 'the body must not contain NUL characters or unpaired surrogates' }]);
       }
     });
-    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits), rollups: createRollups(deps.store.sql) });
+    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits), rollups: createRollups(deps.store.sql),
+      recovery: createRecovery({ store: deps.store, policy: (orgId) => service.repo.policy(orgId), wake: () => executor?.wake() }),
+    });
   },
 });
 

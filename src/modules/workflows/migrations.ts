@@ -71,7 +71,8 @@ create table workflow_runs (
   updated_at timestamptz not null,
   completed_at timestamptz,
   deadline_at timestamptz,
-  duration_ms bigint
+  duration_ms bigint,
+  budget_raises jsonb not null default '[]'
 );
 create index workflow_runs_agent on workflow_runs (agent_id, created_at desc, id desc);
 create index workflow_runs_claim on workflow_runs (created_at, id) where status in ('queued', 'running');
@@ -88,6 +89,11 @@ create table workflow_run_steps (
   error jsonb,
   started_at timestamptz,
   ended_at timestamptz,
+  -- Automatic retries left to the step after a manual retry (null: the step's own retries).
+  retry_budget int,
+  -- How many times the step parked the run, and how its last park was recovered ({seq, kind, at, by, outcome}).
+  park_seq int not null default 0,
+  recovery jsonb,
   primary key (run_id, idx)
 );
 

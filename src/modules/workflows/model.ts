@@ -51,6 +51,7 @@ export interface RunRow {
   completed_at: Date | null;
   deadline_at: Date | null;
   duration_ms: number | null;
+  budget_raises: { at: number; by: string; caps: Record<string, number>; note?: string }[];
 }
 
 export interface StepRow {
@@ -64,6 +65,18 @@ export interface StepRow {
   error: { code: string; message: string } | null;
   started_at: Date | null;
   ended_at: Date | null;
+  retry_budget: number | null;
+  park_seq: number;
+  recovery: Recovery | null;
+}
+
+/** How a step's last park was recovered. */
+export interface Recovery {
+  seq: number;
+  kind: 'retried' | 'resolved';
+  at: number;
+  by: string;
+  outcome: string;
 }
 
 export interface DefinitionRow {
@@ -149,7 +162,7 @@ export function runDetail(r: RunRow, steps: readonly StepRow[], o: DetailOptions
       spent: { credits: r.budget.spent.credits, actionsEstimate: r.budget.spent.steps, steps: r.budget.spent.steps }, reserved: 0,
       ...(r.budget.maxCredits !== undefined ? { remaining: Math.max(0, r.budget.maxCredits - r.budget.spent.credits) } : {}),
     },
-    budgetRaises: [],
+    budgetRaises: r.budget_raises,
   };
   if (o.full) {
     detail.input = o.payloads ? r.input : { __hidden: true };

@@ -22,6 +22,8 @@ import {
 } from './schemas.js';
 import { validationFailed, type BatchBody, type WorkflowService } from './service.js';
 import type { Rollups } from './rollup.js';
+import type { RecoveryService } from './recovery.js';
+import { BudgetBody, RecoveryAnswer, ResolveBody, RetryBody, StepParams, type BudgetBodyT, type ResolveBodyT, type RetryBodyT } from './schemas.js';
 import { RUN_STATUSES, type RunStatus } from './state.js';
 
 const CORRELATION_KEY = /^[A-Za-z0-9:_./-]{1,128}$/;
@@ -53,6 +55,7 @@ export interface WorkflowRouteDeps {
   limiter: RateLimiter;
   buckets: Buckets;
   rollups: Rollups;
+  recovery: RecoveryService;
 }
 
 export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRouteDeps): void {
@@ -187,4 +190,36 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const body = req.body ?? {};
     return service.cancel(g.agentId!, req.params.runId, body.mode ?? 'request', body.reason, { userId: g.principal.userId, orgId: g.orgId! });
   });
+
+  const mutate = { ...execute };
+  const emptyBody = async (req: FastifyRequest) => {
+    if (req.body === undefined || req.body === null) req.body = {};
+  };
+  const actor = (req: FastifyRequest) => {
+    const g = grantedOf(req);
+    return { principal: g.principal, agentId: g.agentId! };
+  };
+  type StepReq = { Params: { agentId: string; runId: string; stepId: string } };
+
+  app.post<StepReq & { Body: RetryBodyT }>(`${WORKFLOWS_BASE}/runs/:runId/steps/:stepId/retry`, {
+    schema: { tags: ['workflows'], summary: 'Re-arm a step parked on an exception', params: StepParams, body: RetryBody, response: { 200: RecoveryAnswer, ...errorResponses } },
+    config: mutate, onRequest: countIn(limiter, BUCKETS.mutate), preValidation: emptyBody,
+  }, async (req) => deps.recovery.retry(actor(req), req.params.runId, req.params.stepId, req.body));
+
+  app.post<StepReq & { Body: ResolveBodyT }>(`${WORKFLOWS_BASE}/runs/:runId/steps/:stepId/resolve`, {
+    schema: { tags: ['workflows'], summary: 'Resolve a parked step (skip, complete with an output, or fail the run); person only', params: StepParams, body: ResolveBody, response: { 200: RecoveryAnswer, ...errorResponses } },
+    // An output may be 256 KB (413 OUTPUT_TOO_LARGE past it).
+    bodyLimit: 1024 * 1024,
+    config: mutate, onRequest: countIn(limiter, BUCKETS.mutate), preValidation: emptyBody,
+  }, async (req) => deps.recovery.resolve(actor(req), req.params.runId, req.params.stepId, req.body));
+
+  app.post<{ Params: { agentId: string; runId: string }; Body: BudgetBodyT }>(`${WORKFLOWS_BASE}/runs/:runId/budget`, {
+    schema: { tags: ['workflows'], summary: 'Raise the budget of a run parked on it', params: RunParams, body: BudgetBody, response: { 200: RecoveryAnswer, ...errorResponses } },
+    config: mutate, onRequest: countIn(limiter, BUCKETS.mutate), preValidation: emptyBody,
+  }, async (req) => deps.recovery.raiseBudget(actor(req), req.params.runId, req.body));
+
+  app.delete<{ Params: { agentId: string; runId: string } }>(`${WORKFLOWS_BASE}/runs/:runId`, {
+    schema: { tags: ['workflows'], summary: 'Erase a terminal run with its steps; person only', params: RunParams, response: { 202: RecoveryAnswer, ...errorResponses } },
+    config: mutate, onRequest: countIn(limiter, BUCKETS.mutate),
+  }, async (req, reply) => reply.status(202).send(await deps.recovery.erase(actor(req), req.params.runId)));
 }

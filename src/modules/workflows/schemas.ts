@@ -107,3 +107,19 @@ export const RollupQuery = Type.Object({
 }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a parameter of this route' } });
 export type RollupQueryT = Static<typeof RollupQuery>;
 export const RollupAnswer = Open('{workflowId, bucket: day, from, to, rows: [{date, runs, completed, failed, cancelled, suspended, p50DurationMs, p95DurationMs, creditsTotal, stepFailures}]}');
+
+export const StepParams = Type.Object({ agentId: Type.String(), runId: Type.String({ maxLength: 128, [RULE]: 'runId must be at most 128 characters' }), stepId: Type.String({ maxLength: 64, [RULE]: 'stepId must be at most 64 characters' }) });
+const Note = Type.Optional(Type.String({ maxLength: 2000, [RULE]: 'note must be at most 2000 characters' }));
+export const RetryBody = Type.Object({ note: Note, resetRetries: Type.Optional(Type.Boolean({ [RULE]: 'resetRetries must be a boolean' })) },
+  { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a retry', type: 'the body must be a JSON object' } });
+export type RetryBodyT = Static<typeof RetryBody>;
+export const ResolveBody = Type.Object({ outcome: Type.Optional(Enum(['skip', 'complete', 'fail'], 'outcome must be skip, complete or fail')), output: Type.Optional(Type.Unknown()), note: Note },
+  { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a resolve', type: 'the body must be a JSON object' } });
+export type ResolveBodyT = Static<typeof ResolveBody>;
+const Cap = (name: string) => Type.Optional(Type.Integer({ minimum: 1, [RULE]: `${name} must be an integer of at least 1` }));
+export const BudgetBody = Type.Object({
+  maxCredits: Type.Optional(Type.Number({ exclusiveMinimum: 0, [RULE]: 'maxCredits must be a number above 0' })),
+  maxSteps: Cap('maxSteps'), maxJobSeconds: Cap('maxJobSeconds'), maxDurationSeconds: Cap('maxDurationSeconds'), note: Note,
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a budget raise', type: 'the body must be a JSON object' } });
+export type BudgetBodyT = Static<typeof BudgetBody>;
+export const RecoveryAnswer = Open('the action\'s answer, or its no-op form (spec 03 part 4.3)');

@@ -34,7 +34,13 @@ export type RunEvent =
   /** A cancel forced after `forceAvailableAt` while a step runs. */
   | { type: 'force' }
   /** `budget.maxDurationSeconds` after `startedAt` passed. */
-  | { type: 'deadline' };
+  | { type: 'deadline' }
+  /** A parked step re-armed (retry) or resolved with skip or complete: the run goes on. */
+  | { type: 'recover' }
+  /** A parked step resolved with fail. */
+  | { type: 'fail' }
+  /** A budget raise covering the next step's reserve. */
+  | { type: 'resume' };
 
 export interface RunState {
   status: RunStatus;
@@ -68,6 +74,12 @@ export function transition(from: RunStatus | null, event: RunEvent): RunState | 
       return from === 'running' ? { status: 'abandoned', gate: null } : undefined;
     case 'deadline':
       return from === null ? undefined : { status: 'timed_out', gate: null };
+    case 'recover':
+      return from === 'suspended' ? { status: 'queued', gate: null } : undefined;
+    case 'fail':
+      return from === 'suspended' ? { status: 'failed', gate: null } : undefined;
+    case 'resume':
+      return from === 'gated' ? { status: 'queued', gate: null } : undefined;
   }
 }
 
