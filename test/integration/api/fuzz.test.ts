@@ -253,7 +253,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     // The persona routes' parameters: a version that may exist, one that does not; a built-in preset and an unknown one.
     version: ['1', '2', '99'], presetId: ['pre_customer_support', 'pre_nope'],
     // The workflow routes' run: an unknown one (the lookups and rules still run).
-    runId: ['wfr_missing'],
+    runId: ['wfr_missing'], stepId: ['try'], workflowId: ['wf_missing'],
   };
 
   beforeAll(async () => {
