@@ -102,6 +102,23 @@ export interface Config {
   readonly carrierAdapter: 'sandbox';
   /** Channel sends (docs/api-channels.md): the mail adapter, attachment fetching, the status sweep, the sandbox receipts. */
   readonly channels: ChannelsConfig;
+  /** The workflow runtime (docs/api-workflows.md): cancel escalation and the executor this process runs. */
+  readonly workflows: WorkflowsConfig;
+}
+
+export interface WorkflowsConfig {
+  /** WORKFLOW_FORCE_CANCEL_AFTER_MS: from a cancel request to `forceAvailableAt`. */
+  readonly forceCancelAfterMs: number;
+  /** WORKFLOW_EXECUTOR: whether this API process runs an executor (`false`: it only serves the routes). */
+  readonly executor: boolean;
+  /** WORKFLOW_LEASE_MS: how long an executor holds a run without renewing; a dead executor's runs are taken over after it. */
+  readonly leaseMs: number;
+  /** WORKFLOW_POLL_MS: how often an idle executor looks for runs started by other processes. */
+  readonly pollMs: number;
+  /** WORKFLOW_EXECUTOR_SLOTS: runs one executor executes at a time. */
+  readonly slots: number;
+  /** WORKFLOW_RATE_LIMIT_{READ,START,BATCH,MUTATE}_PER_MIN: the wf-read, wf-start, wf-batch and wf-mutate buckets (spec 03 part 8: 600, 30, 5, 60). */
+  readonly rateLimits: { readonly read: number; readonly start: number; readonly batch: number; readonly mutate: number };
 }
 
 export interface ChannelsConfig {
@@ -341,6 +358,19 @@ export function loadConfig(env: Env = process.env): Config {
       queueExpiryMs: int('CHANNEL_QUEUE_EXPIRY_MS', 7 * 86_400_000, 1000),
       sweepIntervalMs: int('CHANNEL_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
       sandboxReceiptStepMs: int('SANDBOX_RECEIPT_STEP_MS', 500, 1, 2000),
+    },
+    workflows: {
+      forceCancelAfterMs: int('WORKFLOW_FORCE_CANCEL_AFTER_MS', 60_000, 0, 86_400_000),
+      executor: bool('WORKFLOW_EXECUTOR', true),
+      leaseMs: int('WORKFLOW_LEASE_MS', 30_000, 100, 3_600_000),
+      pollMs: int('WORKFLOW_POLL_MS', 500, 10, 60_000),
+      slots: int('WORKFLOW_EXECUTOR_SLOTS', 8, 1, 1000),
+      rateLimits: {
+        read: int('WORKFLOW_RATE_LIMIT_READ_PER_MIN', 600, 1),
+        start: int('WORKFLOW_RATE_LIMIT_START_PER_MIN', 30, 1),
+        batch: int('WORKFLOW_RATE_LIMIT_BATCH_PER_MIN', 5, 1),
+        mutate: int('WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
+      },
     },
   };
   if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');

@@ -13,6 +13,7 @@ import { ingestFamily } from './ingest/records.js';
 import { telephonyFamily } from './telephony/index.js';
 import { channelsFamily } from './channels/index.js';
 import { personaFamily } from './persona/index.js';
+import { workflowsFamily } from './workflows/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
@@ -21,12 +22,13 @@ export const families: readonly Family<PlatformDeps>[] = [
   telephonyFamily,
   channelsFamily,
   personaFamily,
+  workflowsFamily,
 ];
 
 /** Every family's migrations, for openStore. */
 export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.migrations ?? []);
 
 /** Every family's seed array, for the seed loader (readSeedFile). */
-export const familySeeds: readonly SeedSection[] = families.flatMap((f) => (f.seed ? [f.seed] : []));
+export const familySeeds: readonly SeedSection[] = families.flatMap((f) => (f.seed === undefined ? [] : Array.isArray(f.seed) ? f.seed : [f.seed as SeedSection]));
 
 export type { PlatformDeps };

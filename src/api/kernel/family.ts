@@ -15,8 +15,8 @@ export interface Family<Deps> {
   readonly name: string;
   /** Its own tables, applied when the store opens, after the store kernel's; ids `<name>/<nnn>-<what>`. */
   readonly migrations?: readonly Migration[];
-  /** Its own top-level seed array (CONTRACT part 6), checked and applied with the seed file. */
-  readonly seed?: SeedSection;
+  /** Its own top-level seed arrays (CONTRACT part 6), checked and applied with the seed file, in this order. */
+  readonly seed?: SeedSection | readonly SeedSection[];
   register(app: FastifyInstance, deps: Deps): void | Promise<void>;
 }
 

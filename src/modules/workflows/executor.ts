@@ -1,0 +1,337 @@
+/**
+ * The durable executor of the graph language (contract W2, W3). Runs live in
+ * `workflow_runs`; any number of executors (one per API process, on one
+ * store) share them:
+ *
+ * - a claim takes the oldest queued run, or a running one whose lease ran out (its executor
+ *   died), with FOR UPDATE SKIP LOCKED, and holds it under a lease (WORKFLOW_LEASE_MS) that the
+ *   executor renews while a step runs; every write of the run's progress is conditional on still
+ *   holding the lease, so two executors never advance one run, and a run is never lost;
+ * - each attempt of a step is recorded (`workflow_step_attempts`) before the step runs; an attempt
+ *   whose executor died is closed as `lost` by the executor that takes the run over and runs the
+ *   step again (at least once);
+ * - between steps the executor honours a cancel request and the run's deadline; a housekeeping
+ *   pass times runs out past their deadline (even mid-step) and releases runs gated on the
+ *   organization's concurrency cap in start order.
+ */
+import { ulid } from 'ulid';
+import type { Store } from '../../store/store.js';
+import type { Sql } from '../../store/sql.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { Step } from './graph.js';
+import type { Budget, RunRow } from './model.js';
+import { finishRun } from './service.js';
+import { mustTransition, sourcesOf, TERMINAL_STATUSES, type RunStatus } from './state.js';
+import { createWorkflowsRepo } from './repository.js';
+
+export interface ExecutorOptions {
+  store: Store;
+  logger: Logger;
+  /** How long a claim holds a run without renewal. */
+  leaseMs: number;
+  /** How often an idle executor looks for work (it is also woken by starts in its process). */
+  pollMs: number;
+  /** Runs executed at a time. */
+  slots: number;
+}
+
+/** The executor stopped (or, in a test, was made to die): it writes nothing more. */
+class Halted extends Error {}
+
+type Outcome = { kind: 'ok'; output?: unknown } | { kind: 'failed'; code: string; message: string } | { kind: 'lost' } | { kind: 'deadline' };
+
+const NON_TERMINAL = (['queued', 'gated', 'running', 'suspended'] as RunStatus[]);
+
+export function createExecutor(o: ExecutorOptions) {
+  const id = `exe_${ulid()}`;
+  const repo = createWorkflowsRepo(o.store.sql);
+  let stopped = false;
+  let dead = false;
+  let wakeUp: (() => void) | undefined;
+  let lastHousekeeping = 0;
+  const inflight = new Set<Promise<void>>();
+  let loopDone: Promise<void> | undefined;
+  let signalStop!: () => void;
+  const stopping = new Promise<void>((res) => (signalStop = res));
+
+  /** Every statement of this executor: none once it is stopped or dead. */
+  const sql: Sql = new Proxy(o.store.sql, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (prop === 'query' || prop === 'transaction') {
+        return (...args: unknown[]) => {
+          if (dead) return Promise.reject(new Halted());
+          return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      }
+      return v;
+    },
+  });
+
+  const lease = `now() + ${Math.round(o.leaseMs)} * interval '1 millisecond'`;
+
+  async function claim(): Promise<RunRow | undefined> {
+    const [r] = await sql.query<RunRow>(
+      `update workflow_runs set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
+       where id = (select id from workflow_runs where status = 'queued' or (status = 'running' and lease_until < now())
+                   order by created_at, id limit 1 for update skip locked)
+         and status = any($2::text[])
+       returning *`,
+      [id, sourcesOf({ type: 'claim' })],
+    );
+    return r;
+  }
+
+  /** Opens the next attempt of step `idx` (closing one a dead executor left open); undefined without the lease. */
+  async function beginAttempt(runId: string, idx: number): Promise<{ attempt: number; retryBudget: number | null } | undefined> {
+    return sql.transaction(async (tx) => {
+      const held = await tx.query(`select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [runId, id]);
+      if (held.length === 0) return undefined;
+      await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'lost' where run_id = $1 and idx = $2 and ended_at is null", [runId, idx]);
+      const [s] = await tx.query<{ attempt: number; retry_budget: number | null }>(
+        "update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null where run_id = $1 and idx = $2 returning attempt, retry_budget",
+        [runId, idx],
+      );
+      await tx.query('insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) values ($1,$2,$3,$4, now())', [runId, idx, s!.attempt, id]);
+      await tx.query(`update workflow_runs set lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1 where id = $1`, [runId]);
+      return { attempt: s!.attempt, retryBudget: s!.retry_budget };
+    });
+  }
+
+  /** Renews the lease; false when the run is no longer this executor's running run. */
+  async function renew(runId: string): Promise<{ held: boolean; deadlineAt: Date | null }> {
+    const [r] = await sql.query<{ deadline_at: Date | null }>(
+      `update workflow_runs set lease_until = ${lease} where id = $1 and lease_owner = $2 and status = 'running' returning deadline_at`, [runId, id],
+    );
+    return r ? { held: true, deadlineAt: r.deadline_at } : { held: false, deadlineAt: null };
+  }
+
+  async function perform(run: RunRow, step: Step, attempt: number): Promise<Outcome> {
+    switch (step.kind) {
+      case 'noop':
+      case 'costly':
+        return { kind: 'ok' };
+      case 'output':
+        return { kind: 'ok', output: step.value };
+      case 'fail':
+        if (step.times === undefined || attempt <= step.times) return { kind: 'failed', code: step.code ?? 'STEP_FAILED', message: step.message ?? `step ${step.id} failed` };
+        return { kind: 'ok' };
+      case 'sleep': {
+        const until = Date.now() + (step.ms ?? 0);
+        for (;;) {
+          const left = until - Date.now();
+          if (left <= 0) return { kind: 'ok' };
+          let t: NodeJS.Timeout | undefined;
+          await Promise.race([new Promise((res) => (t = setTimeout(res, Math.min(left, Math.max(10, o.leaseMs / 3))))), stopping]);
+          clearTimeout(t);
+          if (stopped) throw new Halted();
+          const r = await renew(run.id);
+          if (!r.held) return { kind: 'lost' };
+          if (r.deadlineAt !== null && r.deadlineAt.getTime() <= Date.now()) return { kind: 'deadline' };
+        }
+      }
+    }
+  }
+
+  /** Records a completed step and moves the run past it, if this executor still holds it. */
+  async function completeStep(run: RunRow, idx: number, attempt: number, budget: Budget, output: unknown, hasOutput: boolean): Promise<boolean> {
+    return sql.transaction(async (tx) => {
+      const moved = await tx.query(
+        `update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
+           lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
+         where id = $1 and lease_owner = $2 and status = 'running' returning id`,
+        [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, hasOutput ? JSON.stringify(output ?? null) : null],
+      );
+      if (moved.length === 0) return false;
+      await tx.query("update workflow_run_steps set status = 'completed', ended_at = now(), output = $3::jsonb, error = null where run_id = $1 and idx = $2",
+        [run.id, idx, hasOutput ? JSON.stringify(output ?? null) : null]);
+      await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'completed' where run_id = $1 and idx = $2 and attempt = $3", [run.id, idx, attempt]);
+      return true;
+    });
+  }
+
+  async function failAttempt(run: RunRow, idx: number, attempt: number, error: { code: string; message: string }, park: boolean, stepId: string): Promise<boolean> {
+    return sql.transaction(async (tx) => {
+      const [held] = await tx.query<{ status: RunStatus }>(`select status from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [run.id, id]);
+      if (!held) return false;
+      await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'failed' where run_id = $1 and idx = $2 and attempt = $3", [run.id, idx, attempt]);
+      await tx.query(
+        `update workflow_run_steps set status = $3, ended_at = now(), error = $4::jsonb,
+           park_seq = park_seq + case when $5 then 1 else 0 end, recovery = case when $5 then null else recovery end where run_id = $1 and idx = $2`,
+        [run.id, idx, park ? 'suspended' : 'pending', JSON.stringify(error), park]);
+      if (park) {
+        const next = mustTransition(held.status, { type: 'park_exception', at: Date.now(), stepId, attempt, code: error.code });
+        await tx.query(
+          'update workflow_runs set status = $2, gate = $3::jsonb, lease_owner = null, lease_until = null, updated_at = now(), event_seq = event_seq + 1 where id = $1',
+          [run.id, next.status, JSON.stringify(next.gate)],
+        );
+      }
+      return true;
+    });
+  }
+
+  async function parkOnBudget(run: RunRow, step: Step, budget: Budget): Promise<void> {
+    const next = mustTransition('running', { type: 'park_budget', at: Date.now(), stepId: step.id, spent: budget.spent.credits, cap: budget.maxCredits! });
+    await sql.query(
+      `update workflow_runs set status = $3, gate = $4::jsonb, lease_owner = null, lease_until = null, updated_at = now(), event_seq = event_seq + 1
+       where id = $1 and lease_owner = $2 and status = 'running'`,
+      [run.id, id, next.status, JSON.stringify(next.gate)],
+    );
+  }
+
+  /** Ends the run this executor holds; false when it no longer holds it. */
+  async function finish(run: RunRow, event: 'complete' | 'cancel' | 'deadline'): Promise<boolean> {
+    const next = mustTransition('running', { type: event });
+    return sql.transaction(async (tx) => {
+      const held = await tx.query(`select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [run.id, id]);
+      if (held.length === 0) return false;
+      return finishRun(tx, { id: run.id, status: 'running' }, next.status);
+    });
+  }
+
+  async function execute(run: RunRow): Promise<void> {
+    const steps = run.graph.steps;
+    const budget: Budget = run.budget;
+    let failures = 0;
+    let idx = run.next_step;
+    while (idx < steps.length) {
+      if (stopped) return;
+      const [now] = await sql.query<{ status: RunStatus; lease_owner: string | null; cancel: unknown; deadline_at: Date | null }>(
+        'select status, lease_owner, cancel, deadline_at from workflow_runs where id = $1', [run.id],
+      );
+      if (!now || now.lease_owner !== id || now.status !== 'running') return;
+      if (now.cancel !== null) return void (await finish(run, 'cancel'));
+      if (now.deadline_at !== null && now.deadline_at.getTime() <= Date.now()) return void (await finish(run, 'deadline'));
+      const step = steps[idx]!;
+      if (step.kind === 'costly' && budget.maxCredits !== undefined && budget.spent.credits + (step.credits ?? 0) > budget.maxCredits) {
+        return parkOnBudget(run, step, budget);
+      }
+      const begun = await beginAttempt(run.id, idx);
+      if (begun === undefined) return;
+      const attempt = begun.attempt;
+      const outcome = await perform(run, step, attempt);
+      if (outcome.kind === 'lost') return;
+      if (outcome.kind === 'deadline') return void (await finish(run, 'deadline'));
+      if (outcome.kind === 'failed') {
+        failures += 1;
+        const park = failures > (begun.retryBudget ?? step.retries ?? 0);
+        if (!(await failAttempt(run, idx, attempt, { code: outcome.code, message: outcome.message }, park, step.id)) || park) return;
+        continue;
+      }
+      budget.spent = { credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 };
+      if (!(await completeStep(run, idx, attempt, budget, outcome.output, step.kind === 'output'))) return;
+      failures = 0;
+      idx += 1;
+    }
+    await finish(run, 'complete');
+  }
+
+  /** Times runs out past their deadline; releases runs gated on the concurrency cap, oldest first. */
+  async function housekeeping(): Promise<boolean> {
+    const late = await sql.query<{ id: string; status: RunStatus }>(
+      'select id, status from workflow_runs where status = any($1::text[]) and deadline_at < now() order by deadline_at limit 100', [NON_TERMINAL],
+    );
+    for (const r of late) {
+      const next = mustTransition(r.status, { type: 'deadline' });
+      await sql.transaction(async (tx) => {
+        const [locked] = await tx.query<{ status: RunStatus }>('select status from workflow_runs where id = $1 for update', [r.id]);
+        if (locked && !TERMINAL_STATUSES.includes(locked.status)) await finishRun(tx, { id: r.id, status: locked.status }, next.status);
+      });
+    }
+    const orgs = await sql.query<{ org_id: string }>("select distinct org_id from workflow_runs where status = 'gated' and gate->>'kind' = 'quota'");
+    let released = 0;
+    for (const { org_id: orgId } of orgs) {
+      const policy = await repo.policy(orgId);
+      released += await sql.transaction(async (tx) => {
+        await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
+        const [{ active }] = (await tx.query<{ active: number }>("select count(*)::int as active from workflow_runs where org_id = $1 and status in ('queued', 'running')", [orgId])) as [{ active: number }];
+        const free = policy.maxConcurrentRuns - active;
+        if (free <= 0) return 0;
+        const next = mustTransition('gated', { type: 'release' });
+        const rows = await tx.query(
+          `update workflow_runs r set status = $3, gate = null, started_at = now(), updated_at = now(), event_seq = event_seq + 1,
+             deadline_at = now() + (r.budget->>'maxDurationSeconds')::int * interval '1 second'
+           where r.id in (select id from workflow_runs where org_id = $1 and status = 'gated' and gate->>'kind' = 'quota' order by created_at, id limit $2)
+           returning r.id`,
+          [orgId, free, next.status],
+        );
+        return rows.length;
+      });
+    }
+    return released > 0;
+  }
+
+  function wake(): void {
+    const w = wakeUp;
+    wakeUp = undefined;
+    w?.();
+  }
+
+  async function loop(): Promise<void> {
+    while (!stopped) {
+      try {
+        if (Date.now() - lastHousekeeping >= Math.min(o.pollMs, 250)) {
+          lastHousekeeping = Date.now();
+          await housekeeping();
+        }
+        while (!stopped && inflight.size < o.slots) {
+          const run = await claim();
+          if (!run) break;
+          const p: Promise<void> = execute(run)
+            .catch((e: unknown) => {
+              if (!(e instanceof Halted)) o.logger.error({ event: 'workflows.executor.error', runId: run.id, err: { message: (e as Error).message } }, 'workflow step execution failed');
+            })
+            .finally(() => {
+              inflight.delete(p);
+              // A run that ended may free a slot of its organization's cap.
+              lastHousekeeping = 0;
+              wake();
+            });
+          inflight.add(p);
+        }
+      } catch (e) {
+        if (e instanceof Halted) return;
+        o.logger.error({ event: 'workflows.executor.error', err: { message: (e as Error).message } }, 'workflow executor pass failed');
+      }
+      if (stopped) break;
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, o.pollMs);
+        wakeUp = () => {
+          clearTimeout(t);
+          res();
+        };
+      });
+    }
+  }
+
+  return {
+    id,
+    start(): void {
+      loopDone ??= loop();
+    },
+    wake,
+    /**
+     * Stops: claims no more, interrupts sleeping steps, and hands the runs it holds back (their
+     * leases end now, so another executor takes them over at once and runs the open step again).
+     */
+    async stop(): Promise<void> {
+      stopped = true;
+      signalStop();
+      wake();
+      await loopDone;
+      await Promise.allSettled([...inflight]);
+      if (!dead) await o.store.sql.query("update workflow_runs set lease_until = now() where lease_owner = $1 and status = 'running'", [id]).catch(() => {});
+    },
+    /** Dies on the spot, as a killed process would: no statement more, leases left to run out. */
+    async die(): Promise<void> {
+      dead = true;
+      stopped = true;
+      signalStop();
+      wake();
+      await loopDone?.catch(() => {});
+      await Promise.allSettled([...inflight]);
+    },
+  };
+}
+
+export type Executor = ReturnType<typeof createExecutor>;

@@ -1,0 +1,44 @@
+/**
+ * The workflows family (spec 03 parts 2.4, 3, 4.3, 5, 7, 8): deployed
+ * definitions from the seed, runs started, listed, read and cancelled, and
+ * the durable executor that moves runs through the graph language.
+ */
+import type { FastifyInstance } from 'fastify';
+import { defineFamily } from '../../api/kernel/family.js';
+import { bucketsOf, type WorkflowDeps } from './context.js';
+import { createExecutor } from './executor.js';
+import { workflowMigrations } from './migrations.js';
+import { registerWorkflowRoutes } from './routes.js';
+import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
+import { createWorkflowService, validationFailed } from './service.js';
+import { createRollups } from './rollup.js';
+import { createRecovery } from './recovery.js';
+import { holdsText, LONE_SURROGATE } from '../../model/record.js';
+
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
+
+export const workflowsFamily = defineFamily<WorkflowDeps>({
+  name: 'workflows',
+  migrations: workflowMigrations,
+  seed: [workflowsSeed, workflowPoliciesSeed],
+  register(app: FastifyInstance, deps: WorkflowDeps) {
+    const c = deps.config.workflows;
+    const executor = c.executor ? createExecutor({ store: deps.store, logger: deps.logger, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots }) : undefined;
+    const service = createWorkflowService({ store: deps.store, forceCancelAfterMs: c.forceCancelAfterMs, wake: () => executor?.wake() });
+    if (executor) {
+      app.addHook('onReady', async () => executor.start());
+      app.addHook('onClose', async () => executor.stop());
+    }
+    // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused in any string of a body.
+    app.addHook('preHandler', async (req) => {
+      if (req.body !== undefined && holdsText(req.body, UNSTORABLE)) {
+        throw validationFailed([{ path: 'body', constraint: 'pattern', message: 'the body must not contain NUL characters or unpaired surrogates' }]);
+      }
+    });
+    registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits), rollups: createRollups(deps.store.sql),
+      recovery: createRecovery({ store: deps.store, policy: (orgId) => service.repo.policy(orgId), wake: () => executor?.wake() }),
+    });
+  },
+});
+
+export type { WorkflowDeps };

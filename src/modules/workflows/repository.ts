@@ -1,0 +1,112 @@
+/** The workflow family's statements. Every status write names the statuses it moves from (state.ts). */
+import type { Sql } from '../../store/sql.js';
+import type { DefinitionRow, RunRow, StepRow } from './model.js';
+import { DEFAULT_POLICY, type PolicyLimits } from './seed.js';
+import type { RunStatus } from './state.js';
+import type { Graph, JsonSchema } from './graph.js';
+
+export interface VersionRow {
+  id: string;
+  workflow_id: string;
+  input_schema: JsonSchema | null;
+  graph: Graph | null;
+  script: string | null;
+}
+
+export type RunSort = '-createdAt' | 'createdAt' | '-durationMs' | 'durationMs';
+
+export interface RunFilter {
+  statuses?: RunStatus[] | undefined;
+  workflowId?: string | undefined;
+  trigger?: string | undefined;
+  updatedSince?: number | undefined;
+  batchId?: string | undefined;
+  correlationKey?: string | undefined;
+  tags?: string[] | undefined;
+  minDurationMs?: number | undefined;
+  maxDurationMs?: number | undefined;
+  sort: RunSort;
+  /** The last row of the previous page: its sort value and id. */
+  after?: { value: number; id: string } | undefined;
+  limit: number;
+}
+
+/** The sort value of a row in the cursor (durations of unfinished runs sort as -1). */
+export const sortValueOf = (r: RunRow, sort: RunSort): number =>
+  sort.endsWith('createdAt') ? r.created_at.getTime() : r.duration_ms === null ? -1 : Number(r.duration_ms);
+
+export function createWorkflowsRepo(sql: Sql) {
+  return {
+    async listDefinitions(agentId: string, q: { form?: string | undefined; includeComposed: boolean; after?: { at: Date; id: string } | undefined; limit: number }): Promise<DefinitionRow[]> {
+      const params: unknown[] = [agentId, q.limit];
+      let where = 'd.agent_id = $1';
+      if (q.form) where += ` and d.form = $${params.push(q.form)}`;
+      if (!q.includeComposed) where += ' and not d.dynamic';
+      if (q.after) where += ` and (d.updated_at, d.id) < ($${params.push(q.after.at.toISOString())}::timestamptz, $${params.push(q.after.id)})`;
+      return sql.query<DefinitionRow>(
+        `select d.*, v.input_schema from workflow_definitions d left join workflow_versions v on v.id = d.active_version_id
+         where ${where} order by d.updated_at desc, d.id desc limit $2`,
+        params,
+      );
+    },
+
+    async findDefinition(agentId: string, by: { id?: string | undefined; name?: string | undefined }): Promise<DefinitionRow | undefined> {
+      const [d] = by.id !== undefined
+        ? await sql.query<DefinitionRow>('select d.*, null as input_schema from workflow_definitions d where d.agent_id = $1 and d.id = $2', [agentId, by.id])
+        : await sql.query<DefinitionRow>('select d.*, null as input_schema from workflow_definitions d where d.agent_id = $1 and d.name = $2', [agentId, by.name]);
+      return d;
+    },
+
+    async version(workflowId: string, versionId: string): Promise<VersionRow | undefined> {
+      const [v] = await sql.query<VersionRow>('select id, workflow_id, input_schema, graph, script from workflow_versions where workflow_id = $1 and id = $2', [workflowId, versionId]);
+      return v;
+    },
+
+    async policy(orgId: string): Promise<PolicyLimits> {
+      const [p] = await sql.query<{ max_concurrent_runs: number; max_credits: number; max_steps: number; max_duration_seconds: number; max_job_seconds: number }>(
+        'select * from workflow_policies where org_id = $1', [orgId],
+      );
+      return p
+        ? { maxConcurrentRuns: p.max_concurrent_runs, maxCredits: Number(p.max_credits), maxSteps: p.max_steps, maxDurationSeconds: p.max_duration_seconds, maxJobSeconds: p.max_job_seconds }
+        : DEFAULT_POLICY;
+    },
+
+    async run(id: string): Promise<RunRow | undefined> {
+      const [r] = await sql.query<RunRow>('select * from workflow_runs where id = $1', [id]);
+      return r;
+    },
+
+    async steps(runIds: readonly string[]): Promise<Map<string, StepRow[]>> {
+      const out = new Map<string, StepRow[]>(runIds.map((id) => [id, []]));
+      if (runIds.length === 0) return out;
+      const rows = await sql.query<StepRow>('select * from workflow_run_steps where run_id = any($1::text[]) order by run_id, idx', [runIds]);
+      for (const s of rows) out.get(s.run_id)!.push(s);
+      return out;
+    },
+
+    async listRuns(agentId: string, f: RunFilter): Promise<RunRow[]> {
+      const params: unknown[] = [agentId, f.limit];
+      const p = (v: unknown) => `$${params.push(v)}`;
+      const where = ['agent_id = $1'];
+      if (f.statuses) where.push(`status = any(${p(f.statuses)}::text[])`);
+      if (f.workflowId !== undefined) where.push(`workflow_id = ${p(f.workflowId)}`);
+      if (f.trigger !== undefined) where.push(`trigger = ${p(f.trigger)}`);
+      if (f.updatedSince !== undefined) where.push(`updated_at >= ${p(new Date(f.updatedSince).toISOString())}::timestamptz`);
+      if (f.batchId !== undefined) where.push(`batch_id = ${p(f.batchId)}`);
+      if (f.correlationKey !== undefined) where.push(`correlation_key = ${p(f.correlationKey)}`);
+      if (f.tags && f.tags.length > 0) where.push(`tags @> ${p(JSON.stringify(f.tags))}::jsonb`);
+      if (f.minDurationMs !== undefined) where.push(`duration_ms >= ${p(f.minDurationMs)}`);
+      if (f.maxDurationMs !== undefined) where.push(`duration_ms <= ${p(f.maxDurationMs)}`);
+      if (f.minDurationMs !== undefined || f.maxDurationMs !== undefined) where.push("status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned')");
+      const key = f.sort.endsWith('createdAt') ? '(extract(epoch from created_at) * 1000)::bigint' : 'coalesce(duration_ms, -1)';
+      const desc = f.sort.startsWith('-');
+      if (f.after) where.push(`(${key}, id) ${desc ? '<' : '>'} (${p(f.after.value)}::bigint, ${p(f.after.id)})`);
+      return sql.query<RunRow>(
+        `select * from workflow_runs where ${where.join(' and ')} order by ${key} ${desc ? 'desc' : 'asc'}, id ${desc ? 'desc' : 'asc'} limit $2`,
+        params,
+      );
+    },
+  };
+}
+
+export type WorkflowsRepo = ReturnType<typeof createWorkflowsRepo>;

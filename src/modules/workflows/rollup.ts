@@ -1,0 +1,91 @@
+/**
+ * The daily rollup of a definition's runs (spec 03 part 4.3, contract W5): one row per UTC
+ * creation day that has runs, oldest first; answers are kept 60 seconds per query.
+ */
+import type { Sql } from '../../store/sql.js';
+import { WorkflowErrors } from './errors.js';
+import { validationFailed } from './service.js';
+
+export const ROLLUP_MAX_DAYS = 90;
+const DAY_MS = 86_400_000;
+const CACHE_MS = 60_000;
+const CACHE_MAX = 1000;
+
+export interface RollupRow {
+  date: string;
+  runs: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  suspended: number;
+  p50DurationMs: number | null;
+  p95DurationMs: number | null;
+  creditsTotal: number;
+  stepFailures: number;
+}
+
+/** `from` or `to` as Unix ms (digits) or ISO 8601; undefined when absent. */
+function instant(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (!Number.isFinite(ms) || ms > 8.64e15) throw validationFailed([{ path: name, constraint: 'format', message: `${name} must be Unix milliseconds or an ISO 8601 date-time` }]);
+  return ms;
+}
+
+export function createRollups(sql: Sql) {
+  const cache = new Map<string, { atMs: number; answer: Record<string, unknown> }>();
+
+  async function compute(workflowId: string, from: number, to: number): Promise<RollupRow[]> {
+    const params = [workflowId, new Date(from).toISOString(), new Date(to).toISOString()];
+    const days = await sql.query<{ date: string; runs: number; completed: number; failed: number; cancelled: number; suspended: number; p50: number | null; p95: number | null; credits: number }>(
+      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
+         count(*)::int as runs,
+         (count(*) filter (where status = 'completed'))::int as completed,
+         (count(*) filter (where status in ('failed', 'timed_out', 'abandoned')))::int as failed,
+         (count(*) filter (where status = 'cancelled'))::int as cancelled,
+         (count(*) filter (where status in ('suspended', 'gated', 'waiting')))::int as suspended,
+         percentile_cont(0.5) within group (order by duration_ms) filter (where status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned')) as p50,
+         percentile_cont(0.95) within group (order by duration_ms) filter (where status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned')) as p95,
+         coalesce(sum((budget->'spent'->>'credits')::float8), 0) as credits
+       from workflow_runs where workflow_id = $1 and created_at >= $2::timestamptz and created_at <= $3::timestamptz
+       group by 1 order by 1`,
+      params,
+    );
+    const failures = await sql.query<{ date: string; n: number }>(
+      `select to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as date, count(*)::int as n
+       from workflow_step_attempts a join workflow_runs r on r.id = a.run_id
+       where r.workflow_id = $1 and r.created_at >= $2::timestamptz and r.created_at <= $3::timestamptz and a.outcome = 'failed'
+       group by 1`,
+      params,
+    );
+    const failed = new Map(failures.map((f) => [f.date, f.n]));
+    const round = (v: number | null) => (v === null ? null : Math.round(Number(v)));
+    return days.map((d) => ({
+      date: d.date, runs: d.runs, completed: d.completed, failed: d.failed, cancelled: d.cancelled, suspended: d.suspended,
+      p50DurationMs: round(d.p50), p95DurationMs: round(d.p95), creditsTotal: Number(d.credits), stepFailures: failed.get(d.date) ?? 0,
+    }));
+  }
+
+  return {
+    /** The rollup answer for the query as given (kept 60 seconds); throws the route's 400s. */
+    async rollup(workflowId: string, query: { from?: string | undefined; to?: string | undefined }, nowMs = Date.now()): Promise<Record<string, unknown>> {
+      const key = JSON.stringify([workflowId, query.from ?? null, query.to ?? null]);
+      const kept = cache.get(key);
+      if (kept && nowMs - kept.atMs < CACHE_MS) return kept.answer;
+      const to = instant(query.to, 'to') ?? nowMs;
+      const from = instant(query.from, 'from') ?? to - 30 * DAY_MS;
+      if (from > to) throw validationFailed([{ path: 'from', constraint: 'maximum', message: 'from must not be after to' }]);
+      const days = Math.ceil((to - from) / DAY_MS);
+      if (days > ROLLUP_MAX_DAYS) {
+        throw WorkflowErrors.ROLLUP_RANGE_TOO_WIDE(`The rollup range is ${days} days; at most ${ROLLUP_MAX_DAYS} days may be asked for`, { maxDays: ROLLUP_MAX_DAYS, days });
+      }
+      const answer = { workflowId, bucket: 'day', from, to, rows: await compute(workflowId, from, to) };
+      if (cache.size >= CACHE_MAX) for (const [k, v] of cache) if (nowMs - v.atMs >= CACHE_MS) cache.delete(k);
+      if (cache.size >= CACHE_MAX) cache.clear();
+      cache.set(key, { atMs: nowMs, answer });
+      return answer;
+    },
+  };
+}
+
+export type Rollups = ReturnType<typeof createRollups>;
