@@ -123,4 +123,19 @@ create index telephony_voice_versions_voice on telephony_voice_versions (voice_i
 alter table telephony_phone_numbers add column voice_id text;
 `,
   },
+  {
+    id: 'telephony/003-dispatch-ledger',
+    sql: `
+-- Each agent's dispatches of the last 60 seconds (contract telephony T3.4: a sliding window of the
+-- dispatches answered 201), and the places reserved by dispatches under way. Rows older than the
+-- window are removed by the next dispatch of the agent.
+create table telephony_dispatches (
+  id text primary key,
+  agent_id text not null,
+  at bigint not null,
+  answered boolean not null default false
+);
+create index telephony_dispatches_agent on telephony_dispatches (agent_id, at);
+`,
+  },
 ];

@@ -3,35 +3,29 @@
  * T6.4, T6.5): an outbound phone call, a meeting joined, or a web room,
  * through the voice calls port. Checked in this order: the body's fields, the
  * voice (named, or the agent's first active one), the caller id, then the
- * agent's dispatch budget (100 a minute, the kernel's rate-limit buckets,
- * shared by every API process of the store), so only a dispatch that is
- * placed counts.
+ * agent's dispatch budget (100 answered in the last 60 seconds, a sliding
+ * window shared by every API process of the store: dispatch-ledger.ts), so
+ * only a dispatch that is placed counts.
  */
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { RULE } from '../../../api/kernel/schema.js';
 import { KernelErrors } from '../../../api/kernel/error-registry.js';
-import type { Bucket } from '../../../api/kernel/rate-limit.js';
 import type { DispatchTarget } from '../../../vendors/voice/port.js';
 import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules } from '../errors.js';
 import { msisdnOf } from '../numbers/e164.js';
 import { errors } from '../schemas.js';
 import { voiceRepo, type VoiceRow } from './repo.js';
+import { dispatchLedger } from './dispatch-ledger.js';
 
 export const DISPATCH_LIMIT = { perMinute: 100 } as const;
 export const CONTEXT_MAX_BYTES = 16 * 1024;
 export const MEET_URL_MAX = 2048;
 const CHANNELS = ['phone', 'meeting', 'chatapp', 'webchat', 'unknown'] as const;
 
-export const DISPATCH_BUCKET: Bucket = {
-  name: 'voice-dispatch',
-  limit: DISPATCH_LIMIT.perMinute,
-  windowMs: 60_000,
-  error: KernelErrors.RATE_LIMITED,
-  message: (agentId) => `Voice dispatch rate limit exceeded for agent ${agentId} (${DISPATCH_LIMIT.perMinute}/min)`,
-};
+const limitMessage = (agentId: string): string => `Voice dispatch rate limit exceeded for agent ${agentId} (${DISPATCH_LIMIT.perMinute}/min)`;
 
 export const DispatchBody = Type.Object(
   {
@@ -98,9 +92,10 @@ function targetOf(to: unknown): DispatchTarget {
 const CHANNEL_OF: Record<DispatchTarget['kind'], (typeof CHANNELS)[number]> = { phone: 'phone', meet: 'meeting', web: 'webchat' };
 
 export function createDispatcher(deps: TelephonyDeps) {
-  const { store, limiter } = deps;
+  const { store } = deps;
   const { voiceCalls } = deps.vendors;
   const repo = voiceRepo(store.sql);
+  const ledger = dispatchLedger(store.sql, DISPATCH_LIMIT.perMinute);
 
   /** The voice `ref` names (id, else name), active and the agent's; or the agent's first active voice. */
   async function voiceFor(agentId: string, ref: string | undefined): Promise<VoiceRow> {
@@ -127,10 +122,21 @@ export function createDispatcher(deps: TelephonyDeps) {
         const owned = await store.sql.query(`select 1 from telephony_phone_numbers where org_id = $1 and msisdn = $2 and status = 'active'`, [actor.orgId, digits]);
         if (owned.length === 0) throw TelephonyErrors.CALLER_ID_NOT_AUTHORIZED('Caller ID is not authorized for this agent.');
       }
-      await limiter.enforce(DISPATCH_BUCKET, actor.agentId, reply);
+      const place = await ledger.reserve(actor.agentId);
+      if ('retryAfterSeconds' in place) {
+        reply.header('Retry-After', String(place.retryAfterSeconds));
+        throw KernelErrors.RATE_LIMITED(limitMessage(actor.agentId), { retryAfterSeconds: place.retryAfterSeconds });
+      }
       const sessionId = randomUUID();
       const roomName = `svc-voice-${sessionId}`;
-      const placed = await voiceCalls.dispatch({ sessionId, roomName, agentId: actor.agentId, voiceId: voice.id, target });
+      let placed;
+      try {
+        placed = await voiceCalls.dispatch({ sessionId, roomName, agentId: actor.agentId, voiceId: voice.id, target });
+      } catch (e) {
+        await ledger.release(place.placeId);
+        throw e;
+      }
+      await ledger.answered(place.placeId);
       const threadId = body.threadId ?? `voice:${sessionId}`;
       const channel = body.channel ?? CHANNEL_OF[target.kind];
       await store.unitOfWork((tx) => tx.audit({
