@@ -256,8 +256,10 @@ describe('hostile input at the REST layer', () => {
       for (let i = 0; i < 20; i++) statuses.push((await limited.inject({ method: 'GET', url: '/admin/orgs/org_globex/log-drains', headers: { authorization: 'Bearer lk_globex_manage' } })).statusCode);
       expect(statuses.slice(20, 22)).toEqual([200, 200]);
       expect(statuses.slice(22).every((s) => s === 429)).toBe(true);
-      expect(hit.mock.calls.length).toBeGreaterThanOrEqual(1);
-      expect(hit.mock.calls.length).toBeLessThanOrEqual(3);
+      // This bucket's writes only: the file's other API keeps reconciling its own windows meanwhile.
+      const globexHits = hit.mock.calls.filter(([, subject]) => subject === 'org_globex').length;
+      expect(globexHits).toBeGreaterThanOrEqual(1);
+      expect(globexHits).toBeLessThanOrEqual(3);
       expect(findKey.mock.calls.length).toBeLessThanOrEqual(2);
     } finally {
       hit.mockRestore();
