@@ -29,6 +29,6 @@ export const families: readonly Family<PlatformDeps>[] = [
 export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.migrations ?? []);
 
 /** Every family's seed array, for the seed loader (readSeedFile). */
-export const familySeeds: readonly SeedSection[] = families.flatMap((f) => (f.seed === undefined ? [] : Array.isArray(f.seed) ? f.seed : [f.seed as SeedSection]));
+export const familySeeds: readonly SeedSection[] = families.flatMap((f) => f.seed ?? []);
 
 export type { PlatformDeps };

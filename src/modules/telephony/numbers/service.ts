@@ -10,7 +10,7 @@ import { CARRIER_TRANSPORTS, type CarrierTransport, type InventoryNumber, type N
 import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, atCarrier, fieldRule } from '../errors.js';
 import { COUNTRY_RULE, MSISDN_RULE, countryOf, msisdnOf } from './e164.js';
-import { isUniqueViolation, numbersRepo, type NumberFilter, type PhoneNumberRow } from './repo.js';
+import { isUniqueViolation, numbersRepo, type NumberFilter, type NumberStatus, type PhoneNumberRow } from './repo.js';
 
 export const SEARCH_LIMIT = { default: 10, max: 50 } as const;
 export const LIST_LIMIT = { default: 50, max: 200 } as const;
@@ -87,6 +87,16 @@ export function createNumberService(deps: TelephonyDeps) {
       if (!n) throw TelephonyErrors.NUMBER_NOT_FOUND(notFound);
       return fn(tx, n);
     });
+  }
+
+  /** Moves a number from `from` to `to` (suspend, reactivate), with its audit entry; any other status is not found. */
+  async function move(actor: Actor, raw: string, from: NumberStatus, to: NumberStatus, action: string, notFound: string): Promise<PhoneNumberView> {
+    return numberView(await mutate(actor, raw, notFound, async (tx, n) => {
+      if (n.status !== from) throw TelephonyErrors.NUMBER_NOT_FOUND(notFound);
+      await numbersRepo(tx.sql).setStatus(n.id, to, Date.now());
+      await audit(tx, actor, action, n);
+      return { ...n, status: to };
+    }));
   }
 
   return {
@@ -181,23 +191,11 @@ export function createNumberService(deps: TelephonyDeps) {
     },
 
     async suspend(actor: Actor, raw: string): Promise<PhoneNumberView> {
-      const notFound = 'Phone number not found or not active';
-      return numberView(await mutate(actor, raw, notFound, async (tx, n) => {
-        if (n.status !== 'active') throw TelephonyErrors.NUMBER_NOT_FOUND(notFound);
-        await numbersRepo(tx.sql).setStatus(n.id, 'suspended', Date.now());
-        await audit(tx, actor, 'suspended', n);
-        return { ...n, status: 'suspended' };
-      }));
+      return move(actor, raw, 'active', 'suspended', 'suspended', 'Phone number not found or not active');
     },
 
     async reactivate(actor: Actor, raw: string): Promise<PhoneNumberView> {
-      const notFound = 'Phone number not found or not suspended';
-      return numberView(await mutate(actor, raw, notFound, async (tx, n) => {
-        if (n.status !== 'suspended') throw TelephonyErrors.NUMBER_NOT_FOUND(notFound);
-        await numbersRepo(tx.sql).setStatus(n.id, 'active', Date.now());
-        await audit(tx, actor, 'reactivated', n);
-        return { ...n, status: 'active' };
-      }));
+      return move(actor, raw, 'suspended', 'active', 'reactivated', 'Phone number not found or not suspended');
     },
 
     /** Re-applies the carrier's voice configuration; a carrier-a number fails at the carrier (422). */
