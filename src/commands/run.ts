@@ -4,7 +4,8 @@
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
 import type { Config } from '../config/config.js';
-import { familyMigrations, familySeeds } from '../modules/index.js';
+import { createWorkflowExecutor, familyMigrations, familySeeds } from '../modules/index.js';
+import type { Executor } from '../modules/workflows/executor.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
 import { applySeed } from '../store/seed-repo.js';
@@ -111,10 +112,16 @@ async function runOn(
   let worker: Worker | undefined;
   let closeListener = bound.close;
   let kafkaSink: KafkaSink | undefined;
+  let workflowExecutor: Executor | undefined;
   if (role === 'worker') {
     // Open before the consumer joins its group: liveness and metrics from the start (telemetry/worker-listener.ts).
     logger.info({ event: 'process.listening', role, port: bound.port }, `logdrain ${role} health and metrics on ${bound.port}`);
     worker = await startWorkerWithGauges();
+    // The API processes run theirs through the workflows family; a worker runs one beside its pipeline.
+    if (config.workflows.executor) {
+      workflowExecutor = createWorkflowExecutor({ config, store, logger });
+      await workflowExecutor.start();
+    }
   } else {
     if (role === 'start') worker = await startWorkerWithGauges();
     if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
@@ -146,7 +153,7 @@ async function runOn(
         // The API stops taking requests first; a worker keeps answering /healthz (and /readyz with
         // 503, shutting down) while it drains, so a liveness probe does not kill it mid-stop.
         if (role !== 'worker') await closeListener();
-        await worker?.stop();
+        await Promise.all([worker?.stop(), workflowExecutor?.stop()]);
         if (role === 'worker') await closeListener();
         await kafkaSink?.close().catch(() => {});
         await store.close();

@@ -109,7 +109,7 @@ export interface Config {
 export interface WorkflowsConfig {
   /** WORKFLOW_FORCE_CANCEL_AFTER_MS: from a cancel request to `forceAvailableAt`. */
   readonly forceCancelAfterMs: number;
-  /** WORKFLOW_EXECUTOR: whether this API process runs an executor (`false`: it only serves the routes). */
+  /** WORKFLOW_EXECUTOR: whether this process (`start`, `serve` or `worker`) runs a workflow executor (`false`: an API only serves the routes). */
   readonly executor: boolean;
   /** WORKFLOW_LEASE_MS: how long an executor holds a run without renewing; a dead executor's runs are taken over after it. */
   readonly leaseMs: number;

@@ -31,4 +31,7 @@ export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.
 /** Every family's seed array, for the seed loader (readSeedFile). */
 export const familySeeds: readonly SeedSection[] = families.flatMap((f) => f.seed ?? []);
 
+/** The workflow executor a `logdrain worker` runs beside its delivery pipeline. */
+export { createWorkflowExecutor } from './workflows/index.js';
+
 export type { PlatformDeps };

@@ -40,6 +40,9 @@ class Halted extends Error {}
 
 type Outcome = { kind: 'ok'; output?: unknown } | { kind: 'failed'; code: string; message: string } | { kind: 'lost' } | { kind: 'deadline' };
 
+/** Notified when a run becomes queued (migration workflows/002) or a lease is handed back. */
+const WAKE_CHANNEL = 'logdrain_workflow_runs';
+
 const NON_TERMINAL = (['queued', 'gated', 'running', 'suspended'] as RunStatus[]);
 
 export function createExecutor(o: ExecutorOptions) {
@@ -53,6 +56,7 @@ export function createExecutor(o: ExecutorOptions) {
   let loopDone: Promise<void> | undefined;
   let signalStop!: () => void;
   const stopping = new Promise<void>((res) => (signalStop = res));
+  let unlisten: Promise<(() => Promise<void>) | undefined> = Promise.resolve(undefined);
 
   /** Every statement of this executor: none once it is stopped or dead. */
   const sql: Sql = new Proxy(o.store.sql, {
@@ -306,8 +310,18 @@ export function createExecutor(o: ExecutorOptions) {
 
   return {
     id,
-    start(): void {
-      loopDone ??= loop();
+    /** Starts the loop; resolves once listening for runs queued by other processes. */
+    async start(): Promise<void> {
+      if (loopDone) return;
+      loopDone = loop();
+      // Without the wake-up the poll still finds the work, only later; a listener that fails to
+      // open is logged, not fatal.
+      unlisten = o.store.sql.listen(WAKE_CHANNEL, wake).catch((e: unknown) => {
+        o.logger.warn({ event: 'workflows.executor.listen_failed', err: { message: (e as Error).message } }, 'workflow executor polls only: listening failed');
+        return undefined;
+      });
+      await unlisten;
+      o.logger.info({ event: 'workflows.executor.started', executorId: id, slots: o.slots, leaseMs: o.leaseMs }, 'workflow executor started');
     },
     wake,
     /**
@@ -320,11 +334,16 @@ export function createExecutor(o: ExecutorOptions) {
       wake();
       await loopDone;
       await Promise.allSettled([...inflight]);
-      if (!dead) await o.store.sql.query("update workflow_runs set lease_until = now() where lease_owner = $1 and status = 'running'", [id]).catch(() => {});
+      await unlisten.then((f) => f?.()).catch(() => {});
+      if (!dead) {
+        const handedBack = await o.store.sql.query("update workflow_runs set lease_until = now() where lease_owner = $1 and status = 'running' returning id", [id]).catch(() => []);
+        if (handedBack.length > 0) await o.store.sql.query(`select pg_notify('${WAKE_CHANNEL}', '')`).catch(() => {});
+      }
     },
     /** Dies on the spot, as a killed process would: no statement more, leases left to run out. */
     async die(): Promise<void> {
       dead = true;
+      await unlisten.then((f) => f?.()).catch(() => {});
       stopped = true;
       signalStop();
       wake();

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
 import { bucketsOf, type WorkflowDeps } from './context.js';
-import { createExecutor } from './executor.js';
+import { createExecutor, type Executor } from './executor.js';
 import { workflowMigrations } from './migrations.js';
 import { registerWorkflowRoutes } from './routes.js';
 import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
@@ -23,7 +23,7 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
   seed: [workflowsSeed, workflowPoliciesSeed],
   register(app: FastifyInstance, deps: WorkflowDeps) {
     const c = deps.config.workflows;
-    const executor = c.executor ? createExecutor({ store: deps.store, logger: deps.logger, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots }) : undefined;
+    const executor = c.executor ? createWorkflowExecutor(deps) : undefined;
     const service = createWorkflowService({ store: deps.store, forceCancelAfterMs: c.forceCancelAfterMs, wake: () => executor?.wake() });
     if (executor) {
       app.addHook('onReady', async () => executor.start());
@@ -40,5 +40,15 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
     });
   },
 });
+
+/**
+ * An executor on this process's store, as configured (WORKFLOW_LEASE_MS, WORKFLOW_POLL_MS,
+ * WORKFLOW_EXECUTOR_SLOTS): the API's (`start`, `serve`) through the family, a `logdrain worker`'s
+ * through the process composition (src/commands/run.ts).
+ */
+export function createWorkflowExecutor(deps: Pick<WorkflowDeps, 'config' | 'store' | 'logger'>): Executor {
+  const c = deps.config.workflows;
+  return createExecutor({ store: deps.store, logger: deps.logger, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots });
+}
 
 export type { WorkflowDeps };

@@ -30,7 +30,7 @@ describe('workflow executor', () => {
   const executor = (leaseMs: number): Executor => {
     const e = createExecutor({ store: app.store, logger, leaseMs, pollMs: 50, slots: 4 });
     executors.push(e);
-    e.start();
+    void e.start();
     return e;
   };
   const start = async (body: unknown): Promise<string> => {
@@ -102,11 +102,13 @@ describe('workflow executor', () => {
   }, 30_000);
 
   it('shares runs between two executors, each step completed exactly once', async () => {
-    const a = executor(2000);
-    const b = executor(2000);
     const graph = { steps: [{ id: 'one', kind: 'noop' }, { id: 'two', kind: 'sleep', ms: 40 }, { id: 'three', kind: 'output', value: 3 }] };
     const ids: string[] = [];
+    // Queued before either executor runs: more runs than one executor's slots, so both take some
+    // (an executor woken by each start would otherwise keep up with one start at a time alone).
     for (let i = 0; i < 30; i++) ids.push(await start({ graph }));
+    const a = executor(2000);
+    const b = executor(2000);
     await until('every run to complete', async () => {
       const [{ n }] = (await app.store.sql.query<{ n: number }>("select count(*)::int as n from workflow_runs where id = any($1::text[]) and status = 'completed'", [ids])) as [{ n: number }];
       return n === ids.length ? true : undefined;
