@@ -16,8 +16,8 @@ export interface LogdrainProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-export function spawnLogdrain(args: string[], env: Record<string, string>): LogdrainProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+export function spawnLogdrain(args: string[], env: Record<string, string>, nodeArgs: string[] = []): LogdrainProcess {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

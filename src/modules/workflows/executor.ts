@@ -52,6 +52,7 @@ export function createExecutor(o: ExecutorOptions) {
   let dead = false;
   let wakeUp: (() => void) | undefined;
   let lastHousekeeping = 0;
+  let releaseDue = false;
   const inflight = new Set<Promise<void>>();
   let loopDone: Promise<void> | undefined;
   let signalStop!: () => void;
@@ -86,20 +87,41 @@ export function createExecutor(o: ExecutorOptions) {
     return r;
   }
 
-  /** Opens the next attempt of step `idx` (closing one a dead executor left open); undefined without the lease. */
+  /**
+   * Opens the next attempt of step `idx` in one statement, if this executor still holds the run
+   * and it is neither cancelled nor past its deadline: an attempt a dead executor left open is
+   * closed as lost, the step's attempt counter moves on and the attempt is recorded, all before the
+   * step runs. `undefined`: the run is not to go on here (`stop` says why).
+   */
   async function beginAttempt(runId: string, idx: number): Promise<{ attempt: number; retryBudget: number | null } | undefined> {
-    return sql.transaction(async (tx) => {
-      const held = await tx.query(`select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [runId, id]);
-      if (held.length === 0) return undefined;
-      await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'lost' where run_id = $1 and idx = $2 and ended_at is null", [runId, idx]);
-      const [s] = await tx.query<{ attempt: number; retry_budget: number | null }>(
-        "update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null where run_id = $1 and idx = $2 returning attempt, retry_budget",
-        [runId, idx],
-      );
-      await tx.query('insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) values ($1,$2,$3,$4, now())', [runId, idx, s!.attempt, id]);
-      await tx.query(`update workflow_runs set lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1 where id = $1`, [runId]);
-      return { attempt: s!.attempt, retryBudget: s!.retry_budget };
-    });
+    const [s] = await sql.query<{ attempt: number; retry_budget: number | null }>(
+      `with held as (
+         update workflow_runs set lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
+          where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())
+          returning id),
+       lost as (
+         update workflow_step_attempts set ended_at = now(), outcome = 'lost'
+          where run_id = $1 and idx = $3 and ended_at is null and exists (select 1 from held)),
+       step as (
+         update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null
+          where run_id = $1 and idx = $3 and exists (select 1 from held)
+          returning attempt, retry_budget),
+       recorded as (
+         insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) select $1, $3, attempt, $2, now() from step)
+       select attempt, retry_budget from step`,
+      [runId, id, idx],
+    );
+    return s ? { attempt: s.attempt, retryBudget: s.retry_budget } : undefined;
+  }
+
+  /** Why a run this executor claimed is not to go on: ended here on a cancel or the deadline, else left alone. */
+  async function stop(run: RunRow): Promise<void> {
+    const [now] = await sql.query<{ status: RunStatus; lease_owner: string | null; cancel: unknown; deadline_at: Date | null }>(
+      'select status, lease_owner, cancel, deadline_at from workflow_runs where id = $1', [run.id],
+    );
+    if (!now || now.lease_owner !== id || now.status !== 'running') return;
+    if (now.cancel !== null) return void (await finish(run, 'cancel'));
+    if (now.deadline_at !== null && now.deadline_at.getTime() <= Date.now()) await finish(run, 'deadline');
   }
 
   /** Renews the lease; false when the run is no longer this executor's running run. */
@@ -137,21 +159,24 @@ export function createExecutor(o: ExecutorOptions) {
     }
   }
 
-  /** Records a completed step and moves the run past it, if this executor still holds it. */
+  /** Records a completed step and moves the run past it in one statement, if this executor still holds it. */
   async function completeStep(run: RunRow, idx: number, attempt: number, budget: Budget, output: unknown, hasOutput: boolean): Promise<boolean> {
-    return sql.transaction(async (tx) => {
-      const moved = await tx.query(
-        `update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
+    const kept = hasOutput ? JSON.stringify(output ?? null) : null;
+    const [r] = await sql.query<{ n: number }>(
+      `with moved as (
+         update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
            lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
-         where id = $1 and lease_owner = $2 and status = 'running' returning id`,
-        [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, hasOutput ? JSON.stringify(output ?? null) : null],
-      );
-      if (moved.length === 0) return false;
-      await tx.query("update workflow_run_steps set status = 'completed', ended_at = now(), output = $3::jsonb, error = null where run_id = $1 and idx = $2",
-        [run.id, idx, hasOutput ? JSON.stringify(output ?? null) : null]);
-      await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'completed' where run_id = $1 and idx = $2 and attempt = $3", [run.id, idx, attempt]);
-      return true;
-    });
+          where id = $1 and lease_owner = $2 and status = 'running' returning id),
+       step as (
+         update workflow_run_steps set status = 'completed', ended_at = now(), output = $6::jsonb, error = null
+          where run_id = $1 and idx = $7 and exists (select 1 from moved)),
+       attempted as (
+         update workflow_step_attempts set ended_at = now(), outcome = 'completed'
+          where run_id = $1 and idx = $7 and attempt = $8 and exists (select 1 from moved))
+       select count(*)::int as n from moved`,
+      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx, attempt],
+    );
+    return r!.n === 1;
   }
 
   async function failAttempt(run: RunRow, idx: number, attempt: number, error: { code: string; message: string }, park: boolean, stepId: string): Promise<boolean> {
@@ -186,11 +211,9 @@ export function createExecutor(o: ExecutorOptions) {
   /** Ends the run this executor holds; false when it no longer holds it. */
   async function finish(run: RunRow, event: 'complete' | 'cancel' | 'deadline'): Promise<boolean> {
     const next = mustTransition('running', { type: event });
-    return sql.transaction(async (tx) => {
-      const held = await tx.query(`select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [run.id, id]);
-      if (held.length === 0) return false;
-      return finishRun(tx, { id: run.id, status: 'running' }, next.status);
-    });
+    const held = { id: run.id, status: 'running' as const };
+    if (next.status === 'completed') return finishRun(sql, held, next.status, { leaseOwner: id });
+    return sql.transaction((tx) => finishRun(tx, held, next.status, { leaseOwner: id }));
   }
 
   async function execute(run: RunRow): Promise<void> {
@@ -200,18 +223,14 @@ export function createExecutor(o: ExecutorOptions) {
     let idx = run.next_step;
     while (idx < steps.length) {
       if (stopped) return;
-      const [now] = await sql.query<{ status: RunStatus; lease_owner: string | null; cancel: unknown; deadline_at: Date | null }>(
-        'select status, lease_owner, cancel, deadline_at from workflow_runs where id = $1', [run.id],
-      );
-      if (!now || now.lease_owner !== id || now.status !== 'running') return;
-      if (now.cancel !== null) return void (await finish(run, 'cancel'));
-      if (now.deadline_at !== null && now.deadline_at.getTime() <= Date.now()) return void (await finish(run, 'deadline'));
       const step = steps[idx]!;
       if (step.kind === 'costly' && budget.maxCredits !== undefined && budget.spent.credits + (step.credits ?? 0) > budget.maxCredits) {
-        return parkOnBudget(run, step, budget);
+        // A cancel or the deadline comes first, as at any other step boundary.
+        const [held] = await sql.query("select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())", [run.id, id]);
+        return held ? parkOnBudget(run, step, budget) : stop(run);
       }
       const begun = await beginAttempt(run.id, idx);
-      if (begun === undefined) return;
+      if (begun === undefined) return stop(run);
       const attempt = begun.attempt;
       const outcome = await perform(run, step, attempt);
       if (outcome.kind === 'lost') return;
@@ -230,10 +249,10 @@ export function createExecutor(o: ExecutorOptions) {
     await finish(run, 'complete');
   }
 
-  /** Times runs out past their deadline; releases runs gated on the concurrency cap, oldest first. */
-  async function housekeeping(): Promise<boolean> {
+  /** Times runs out past their deadline (the partial index workflow_runs_deadline finds them). */
+  async function timeOut(): Promise<void> {
     const late = await sql.query<{ id: string; status: RunStatus }>(
-      'select id, status from workflow_runs where status = any($1::text[]) and deadline_at < now() order by deadline_at limit 100', [NON_TERMINAL],
+      `select id, status from workflow_runs where status in (${NON_TERMINAL.map((x) => `'${x}'`).join(', ')}) and deadline_at < now() order by deadline_at limit 100`,
     );
     for (const r of late) {
       const next = mustTransition(r.status, { type: 'deadline' });
@@ -242,6 +261,10 @@ export function createExecutor(o: ExecutorOptions) {
         if (locked && !TERMINAL_STATUSES.includes(locked.status)) await finishRun(tx, { id: r.id, status: locked.status }, next.status);
       });
     }
+  }
+
+  /** Releases runs gated on their organization's concurrency cap, oldest first, as far as slots are free. */
+  async function release(): Promise<boolean> {
     const orgs = await sql.query<{ org_id: string }>("select distinct org_id from workflow_runs where status = 'gated' and gate->>'kind' = 'quota'");
     let released = 0;
     for (const { org_id: orgId } of orgs) {
@@ -276,7 +299,12 @@ export function createExecutor(o: ExecutorOptions) {
       try {
         if (Date.now() - lastHousekeeping >= Math.min(o.pollMs, 250)) {
           lastHousekeeping = Date.now();
-          await housekeeping();
+          releaseDue = false;
+          await timeOut();
+          await release();
+        } else if (releaseDue) {
+          releaseDue = false;
+          await release();
         }
         while (!stopped && inflight.size < o.slots) {
           const run = await claim();
@@ -288,7 +316,7 @@ export function createExecutor(o: ExecutorOptions) {
             .finally(() => {
               inflight.delete(p);
               // A run that ended may free a slot of its organization's cap.
-              lastHousekeeping = 0;
+              releaseDue = true;
               wake();
             });
           inflight.add(p);

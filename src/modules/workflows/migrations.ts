@@ -112,7 +112,7 @@ create table workflow_step_attempts (
 `,
   },
   {
-    id: 'workflows/002-executor-wake',
+    id: 'workflows/002-executor-indexes',
     sql: /* sql */ `
 -- Executors of other processes learn of a run to pick up at once rather than at their next poll:
 -- a run that becomes queued (a start, a recovery, a release from the cap) notifies, and so does a
@@ -125,6 +125,11 @@ begin
 end $$;
 create trigger workflow_runs_wake after insert or update of status on workflow_runs
   for each row when (new.status = 'queued') execute function workflow_runs_wake();
+-- The executors' pass over runs past their deadline reads only the runs not yet ended.
+create index workflow_runs_deadline on workflow_runs (deadline_at) where status in ('queued', 'gated', 'running', 'suspended');
+-- A start counts its organization's queued, running and gated runs under the organization's lock:
+-- from the runs not yet ended only, not the organization's whole history.
+create index workflow_runs_admission on workflow_runs (org_id, status) where status in ('queued', 'running', 'gated');
 `,
   },
 ];

@@ -213,15 +213,18 @@ export function createWorkflowService(o: ServiceOptions) {
     return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
   }
 
-  /** The organization's admission counts, under its lock (held until `tx` ends): runs queued or running, runs gated on the cap. */
-  async function admissionCounts(tx: Sql, orgId: string): Promise<{ active: number; gated: number }> {
+  /**
+   * The organization's admission counts, under its lock (held until `tx` ends): runs queued or
+   * running, runs gated on the cap; `self`, a run this transaction inserted, is not counted.
+   */
+  async function admissionCounts(tx: Sql, orgId: string, self: string | null = null): Promise<{ active: number; gated: number }> {
     // Admissions of one organization one at a time: the cap is counted and taken in one move.
     await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
     const [c] = await tx.query<{ active: number; gated: number }>(
       `select (count(*) filter (where status in ('queued', 'running')))::int as active,
               (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated
-       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated')`,
-      [orgId],
+       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated') and id is distinct from $2`,
+      [orgId, self],
     );
     return c!;
   }
@@ -232,10 +235,19 @@ export function createWorkflowService(o: ServiceOptions) {
     const budget = budgetOf(b.budget, policy);
     const now = new Date();
     return store.unitOfWork(async (tx) => {
-      const { active, gated } = await admissionCounts(tx.sql, caller.orgId);
+      // The run is written first and admitted after: the organization's lock is held until the
+      // commit, so only the count and the decision run under it, not the inserts (concurrent starts
+      // of one organization queue on that lock).
+      const provisional = mustTransition(null, { type: 'admit', overCap: false, at: now.getTime() });
+      let body = await insertRunTx(tx.sql, caller, b, target, provisional, budget, null, now);
+      const { active, gated } = await admissionCounts(tx.sql, caller.orgId, body.runId);
       // Runs gated before this one go first: a new start never overtakes them.
       const state = mustTransition(null, { type: 'admit', overCap: active >= policy.maxConcurrentRuns || gated > 0, at: now.getTime() });
-      const body = await insertRunTx(tx.sql, caller, b, target, state, budget, null, now);
+      if (state.status !== provisional.status) {
+        await tx.sql.query('update workflow_runs set status = $2, gate = $3::jsonb, started_at = null, deadline_at = null where id = $1',
+          [body.runId, state.status, JSON.stringify(state.gate)]);
+        body = { ...body, status: state.status, startedAt: null };
+      }
       if (claim) await tx.idempotency.complete(claim, { status: 202, body });
       await tx.audit({
         orgId: caller.orgId, action: 'workflow.run.start', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_run', targetId: body.runId,
@@ -420,13 +432,20 @@ export function createWorkflowService(o: ServiceOptions) {
  * Ends a run in a terminal status (the caller has the move from the state machine and holds the
  * row): its running step and open attempt are closed, the lease released, the duration recorded.
  */
-export async function finishRun(sql: Sql, r: Pick<RunRow, 'id' | 'status'>, to: RunStatus, extra: { cancel?: CancelState; error?: unknown } = {}): Promise<boolean> {
+/**
+ * Ends a run in status `to` if it is still in `r.status` (and, with `leaseOwner`, still held by
+ * that executor). A run ending `completed` has no step left open, so that is one statement; any
+ * other end closes the open step and attempt too, and wants a transaction around it.
+ */
+export async function finishRun(
+  sql: Sql, r: Pick<RunRow, 'id' | 'status'>, to: RunStatus, extra: { cancel?: CancelState; error?: unknown; leaseOwner?: string } = {},
+): Promise<boolean> {
   const rows = await sql.query(
     `update workflow_runs set status = $2, gate = null, lease_owner = null, lease_until = null, completed_at = now(), updated_at = now(), event_seq = event_seq + 1,
        cancel = coalesce($4::jsonb, cancel), error = coalesce($5::jsonb, error),
        duration_ms = (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::bigint
-     where id = $1 and status = any($3::text[]) returning id`,
-    [r.id, to, [r.status], extra.cancel ? JSON.stringify(extra.cancel) : null, extra.error ? JSON.stringify(extra.error) : null],
+     where id = $1 and status = any($3::text[]) and ($6::text is null or lease_owner = $6) returning id`,
+    [r.id, to, [r.status], extra.cancel ? JSON.stringify(extra.cancel) : null, extra.error ? JSON.stringify(extra.error) : null, extra.leaseOwner ?? null],
   );
   if (rows.length === 0) return false;
   if (to !== 'completed') {
