@@ -2,7 +2,7 @@
 import { defineErrors } from '../../api/kernel/error-registry.js';
 
 export const WorkflowErrors = defineErrors('workflows', {
-  WORKFLOW_NOT_FOUND: { status: 404, fields: ['workflowId'], when: 'a workflow definition that does not exist or belongs to another agent (`workflowId`/`workflowName` of a start)' },
+  WORKFLOW_NOT_FOUND: { status: 404, fields: ['workflowId'], when: 'a workflow definition that does not exist or belongs to another agent (`workflowId`/`workflowName` of a start), or a `composeId` that names no chat-composed definition of the agent' },
   RUN_NOT_FOUND: { status: 404, fields: ['runId'], when: 'a run that does not exist, or belongs to another agent than the path\'s' },
   ROLLUP_RANGE_TOO_WIDE: { status: 400, fields: ['maxDays', 'days'], when: '`GET /workflows/:agentId/definitions/:workflowId/rollup` over a range of more than 90 days (`days`: the range rounded up to whole days)' },
   BAD_CURSOR: { status: 400, when: '`GET /workflows/:agentId/runs` with a `cursor` that is not one this route returned for the same sort' },
@@ -26,4 +26,9 @@ export const RecoveryErrors = defineErrors('workflows', {
   CAP_EXCEEDED: { status: 400, fields: ['field', 'cap'], when: "a budget raise above the organization's policy" },
   BUDGET_NOT_RAISABLE: { status: 409, fields: ['runId', 'status'], when: 'a budget raise of a run not parked on its budget' },
   RUN_NOT_TERMINAL: { status: 409, fields: ['runId', 'status', 'nextAction'], when: 'an erase of a run not yet terminal (`nextAction: cancel`)' },
+});
+
+export const StartErrors = defineErrors('workflows', {
+  ORIGIN_THREAD_INVALID: { status: 400, fields: ['field', 'max'], when: 'a start whose `originThreadId` is not a string of 1 to 256 characters without control characters' },
+  CALLBACK_THREAD_REQUIRED: { status: 400, fields: ['field'], when: 'a start with `callback: true` and no `originThreadId` to call back on' },
 });

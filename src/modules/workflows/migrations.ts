@@ -132,4 +132,143 @@ create index workflow_runs_deadline on workflow_runs (deadline_at) where status 
 create index workflow_runs_admission on workflow_runs (org_id, status) where status in ('queued', 'running', 'gated');
 `,
   },
+  {
+    id: 'workflows/003-run-start-fields',
+    sql: /* sql */ `
+-- What a start may say beyond the definition and input (spec 03 part 4.3): the thread it came from
+-- and whether to call back there, how the run-end summary is to be notified, the customer a run acts
+-- for, a workspace override and a state seed. A batch run carries none of them (notify_mode null).
+alter table workflow_runs
+  add column origin_thread_id text,
+  add column callback boolean not null default false,
+  add column notify_mode text,
+  add column notify_target jsonb,
+  add column principal jsonb,
+  add column workspace jsonb,
+  add column state_seed jsonb;
+`,
+  },
+  {
+    id: 'workflows/004-run-events',
+    sql: /* sql */ `
+-- A run's append-only event log. Triggers write it in the transaction of each move (so no move
+-- happens without its event, whichever module makes it), and keep workflow_runs.event_seq at the
+-- seq of the run's latest event. step_id, attempt, status and code never hold payloads.
+create table workflow_run_events (
+  run_id text not null references workflow_runs (id) on delete cascade,
+  seq int not null,
+  kind text not null,
+  at timestamptz not null,
+  step_id text,
+  attempt int,
+  status text,
+  code text,
+  primary key (run_id, seq)
+);
+
+-- Runs started before the log existed: one event saying where each stood, at its eventSeq so far.
+insert into workflow_run_events (run_id, seq, kind, at, status)
+  select id, greatest(event_seq, 1), 'snapshot', updated_at, status from workflow_runs;
+update workflow_runs set event_seq = greatest(event_seq, 1);
+
+-- Appends an event to the run's log and answers its seq. Every writer holds the run's row (each
+-- move updates or locks it first), so the seqs of one run are taken one at a time.
+create function workflow_run_log(p_run text, p_kind text, p_step text, p_attempt int, p_status text, p_code text) returns int language plpgsql as $$
+declare
+  s int;
+begin
+  select coalesce(max(seq), 0) + 1 into s from workflow_run_events where run_id = p_run;
+  insert into workflow_run_events (run_id, seq, kind, at, step_id, attempt, status, code) values (p_run, s, p_kind, now(), p_step, p_attempt, p_status, p_code);
+  return s;
+end
+$$;
+
+create function workflow_run_created_seq() returns trigger language plpgsql as $$
+begin
+  new.event_seq := 1;
+  return new;
+end
+$$;
+create trigger workflow_runs_created_seq before insert on workflow_runs for each row execute function workflow_run_created_seq();
+
+create function workflow_run_created() returns trigger language plpgsql as $$
+begin
+  perform workflow_run_log(new.id, 'created', null, null, new.status, new.gate->>'code');
+  return null;
+end
+$$;
+create trigger workflow_runs_created after insert on workflow_runs for each row execute function workflow_run_created();
+
+-- The run's own moves, told apart by what the update changes; event_seq follows the log.
+create function workflow_run_moved() returns trigger language plpgsql as $$
+declare
+  was_terminal boolean := old.status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned');
+  now_terminal boolean := new.status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned');
+begin
+  if not was_terminal then
+    if jsonb_array_length(new.budget_raises) > jsonb_array_length(old.budget_raises) then
+      perform workflow_run_log(new.id, 'budget_raised', null, null, new.status, null);
+    end if;
+    if new.cancel is not null and old.cancel is null and not now_terminal then
+      perform workflow_run_log(new.id, 'cancel_requested', null, null, new.status, null);
+    end if;
+    if now_terminal then
+      perform workflow_run_log(new.id, new.status, new.error->>'stepId', null, new.status, new.error->>'code');
+    elsif new.status = 'running' and new.lease_owner is not null and (old.status <> 'running' or new.lease_owner is distinct from old.lease_owner) then
+      perform workflow_run_log(new.id, 'started', null, null, new.status, null);
+    elsif old.status = 'running' and new.status in ('suspended', 'gated') then
+      perform workflow_run_log(new.id, 'parked', new.gate->>'stepId', (new.gate->>'attempt')::int, new.status, coalesce(new.gate->>'code', new.gate->>'kind'));
+    elsif old.status = 'gated' and old.gate->>'kind' = 'quota' and new.status = 'queued' then
+      perform workflow_run_log(new.id, 'released', null, null, new.status, null);
+    elsif old.status in ('suspended', 'gated') and new.status = 'queued' then
+      perform workflow_run_log(new.id, 'resumed', null, null, new.status, null);
+    end if;
+  end if;
+  new.event_seq := (select coalesce(max(seq), 0) from workflow_run_events where run_id = new.id);
+  return new;
+end
+$$;
+create trigger workflow_runs_moved before update on workflow_runs for each row execute function workflow_run_moved();
+
+-- A step's moves: started (each attempt), completed, failed (retried at once, or parking the run),
+-- and a park recovered by a retry or a resolve.
+create function workflow_step_moved() returns trigger language plpgsql as $$
+declare
+  s int;
+begin
+  if new.recovery is not null and new.recovery is distinct from old.recovery then
+    s := workflow_run_log(new.run_id, new.recovery->>'kind', new.step_id,
+      case when new.recovery->>'kind' = 'retried' then new.attempt + 1 else new.attempt end, new.status, null);
+  elsif new.status = 'running' and (old.status <> 'running' or new.attempt <> old.attempt) then
+    s := workflow_run_log(new.run_id, 'step_started', new.step_id, new.attempt, new.status, null);
+  elsif old.status = 'running' and new.status = 'completed' then
+    s := workflow_run_log(new.run_id, 'step_completed', new.step_id, new.attempt, new.status, null);
+  elsif old.status = 'running' and new.status in ('pending', 'suspended') and new.error is not null then
+    s := workflow_run_log(new.run_id, 'step_failed', new.step_id, new.attempt, new.status, new.error->>'code');
+  end if;
+  if s is not null then
+    update workflow_runs set event_seq = s where id = new.run_id;
+  end if;
+  return null;
+end
+$$;
+create trigger workflow_run_steps_moved after update on workflow_run_steps for each row
+  when (old.status is distinct from new.status or old.attempt is distinct from new.attempt or old.recovery is distinct from new.recovery)
+  execute function workflow_step_moved();
+
+-- An attempt whose executor died, closed by the executor taking the run over.
+create function workflow_attempt_lost() returns trigger language plpgsql as $$
+declare
+  s int;
+begin
+  s := workflow_run_log(new.run_id, 'step_lost', (select step_id from workflow_run_steps where run_id = new.run_id and idx = new.idx), new.attempt, null, null);
+  update workflow_runs set event_seq = s where id = new.run_id;
+  return null;
+end
+$$;
+create trigger workflow_step_attempts_lost after update on workflow_step_attempts for each row
+  when (new.outcome = 'lost' and old.outcome is null)
+  execute function workflow_attempt_lost();
+`,
+  },
 ];

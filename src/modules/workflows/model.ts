@@ -18,6 +18,23 @@ export interface CancelState {
   reason?: string;
 }
 
+export type NotifyMode = 'emailApp' | 'email' | 'app' | 'off';
+export interface NotifyTarget {
+  channel: 'chatapp' | 'sms' | 'email' | 'webchat' | 'teamchat';
+  threadId: string;
+}
+/** The customer a run acts for; its creator stays the calling user (who alone may approve). */
+export interface CustomerPrincipal {
+  kind: 'customer';
+  externalId: string;
+}
+export interface Workspace {
+  repo?: string;
+  ref?: string;
+  credentialsRef?: string;
+  sizeGb: number;
+}
+
 export interface RunRow {
   id: string;
   org_id: string;
@@ -26,7 +43,7 @@ export interface RunRow {
   workflow_name: string | null;
   workflow_version_id: string | null;
   form: 'graph' | 'script';
-  origin: 'definition' | 'inline';
+  origin: 'definition' | 'inline' | 'compose';
   trigger: string;
   status: RunStatus;
   gate: Gate | null;
@@ -52,6 +69,33 @@ export interface RunRow {
   deadline_at: Date | null;
   duration_ms: number | null;
   budget_raises: { at: number; by: string; caps: Record<string, number>; note?: string }[];
+  origin_thread_id: string | null;
+  callback: boolean;
+  /** null: a run whose start took no notification settings (a batch item). */
+  notify_mode: NotifyMode | null;
+  notify_target: NotifyTarget | null;
+  principal: CustomerPrincipal | null;
+  workspace: Workspace | null;
+  state_seed: unknown;
+}
+
+/** One entry of a run's event log (written by the store's triggers of migration workflows/004). */
+export interface EventRow {
+  seq: number;
+  kind: string;
+  at: Date;
+  step_id: string | null;
+  attempt: number | null;
+  status: string | null;
+  code: string | null;
+}
+
+export function eventItem(e: EventRow): Record<string, unknown> {
+  return {
+    seq: e.seq, kind: e.kind, at: e.at.getTime(),
+    ...(e.step_id !== null ? { stepId: e.step_id } : {}), ...(e.attempt !== null ? { attempt: e.attempt } : {}),
+    ...(e.status !== null ? { status: e.status } : {}), ...(e.code !== null ? { code: e.code } : {}),
+  };
 }
 
 export interface StepRow {
@@ -121,7 +165,7 @@ export function runSummary(r: RunRow, steps: readonly StepRow[]): Record<string,
     createdBy: { subjectType: 'user', subjectId: r.created_by }, counts: countsOf(steps),
     createdAt: r.created_at.getTime(), startedAt: ms(r.started_at), updatedAt: r.updated_at.getTime(), completedAt: ms(r.completed_at),
     ...(isTerminal(r.status) && r.duration_ms !== null ? { durationMs: Number(r.duration_ms) } : {}),
-    correlationKey: r.correlation_key, tags: r.tags, principalKind: 'user', batchId: r.batch_id, goalId: null,
+    correlationKey: r.correlation_key, tags: r.tags, principalKind: r.principal?.kind ?? 'user', batchId: r.batch_id, goalId: null,
     cancel: r.cancel, usage: { credits: r.budget.spent.credits, steps: r.budget.spent.steps }, error: r.error, hasOutput: r.has_output,
     restricted: false, stepCount: steps.length, currentLabel: current?.step_id ?? null, phase, eventSeq: r.event_seq,
   };
@@ -167,10 +211,27 @@ export function runDetail(r: RunRow, steps: readonly StepRow[], o: DetailOptions
   if (o.full) {
     detail.input = o.payloads ? r.input : { __hidden: true };
     detail.output = o.payloads ? outputForm(r) : { __hidden: true };
+    detail.stateSeed = o.payloads ? r.state_seed : { __hidden: true };
+    detail.originThreadId = r.origin_thread_id;
+    detail.callback = r.callback;
+    detail.principal = r.principal;
+    detail.workspace = r.workspace;
     if (o.receipts) {
-      detail.receipt = null;
-      detail.notify = null;
+      detail.receipt = receiptOf(r, steps);
+      detail.notify = r.notify_mode === null ? null : { mode: r.notify_mode, target: r.notify_target };
     }
   }
   return detail;
+}
+
+/**
+ * The run-end summary (what a notification of the run's end would carry): null until the run is
+ * terminal. The service records the notification settings and sends nothing itself.
+ */
+export function receiptOf(r: RunRow, steps: readonly StepRow[]): Record<string, unknown> | null {
+  if (!isTerminal(r.status)) return null;
+  return {
+    status: r.status, completedAt: ms(r.completed_at), durationMs: r.duration_ms === null ? null : Number(r.duration_ms),
+    steps: countsOf(steps), usage: { credits: r.budget.spent.credits, steps: r.budget.spent.steps }, ...(r.error ? { error: r.error } : {}),
+  };
 }

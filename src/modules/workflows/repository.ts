@@ -1,6 +1,6 @@
 /** The workflow family's statements. Every status write names the statuses it moves from (state.ts). */
 import type { Sql } from '../../store/sql.js';
-import type { DefinitionRow, RunRow, StepRow } from './model.js';
+import type { DefinitionRow, EventRow, RunRow, StepRow } from './model.js';
 import { DEFAULT_POLICY, type PolicyLimits } from './seed.js';
 import type { RunStatus } from './state.js';
 import type { Graph, JsonSchema } from './graph.js';
@@ -82,6 +82,13 @@ export function createWorkflowsRepo(sql: Sql) {
       const rows = await sql.query<StepRow>('select * from workflow_run_steps where run_id = any($1::text[]) order by run_id, idx', [runIds]);
       for (const s of rows) out.get(s.run_id)!.push(s);
       return out;
+    },
+
+    /** The run's events after seq `after`, oldest first. */
+    async events(runId: string, after: number, limit: number): Promise<EventRow[]> {
+      return sql.query<EventRow>(
+        'select seq, kind, at, step_id, attempt, status, code from workflow_run_events where run_id = $1 and seq > $2 order by seq limit $3', [runId, after, limit],
+      );
     },
 
     async listRuns(agentId: string, f: RunFilter): Promise<RunRow[]> {

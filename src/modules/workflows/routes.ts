@@ -1,8 +1,9 @@
 /**
- * The workflow routes of spec 03 part 4.3 built so far: definitions list,
- * run start, run list, run detail, cancel. Each declares its access (the
- * agent in the path with its scope), its wf-* bucket and its schemas; errors
- * answer in the workflow shape.
+ * The workflow routes of spec 03 part 4.3: definitions and their rollup,
+ * run starts (single and batch), run list, detail and event log, cancel,
+ * recovery and erasure. Each declares its access (the agent in the path with
+ * its scope), its wf-* bucket and its schemas; errors answer in the workflow
+ * shape.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf } from '../../api/kernel/access.js';
@@ -11,13 +12,14 @@ import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
 import type { Store } from '../../store/store.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
-import { WorkflowErrors } from './errors.js';
+import { StartErrors, WorkflowErrors } from './errors.js';
 import type { Issue } from './graph.js';
-import { definitionItem } from './model.js';
+import { definitionItem, eventItem } from './model.js';
 import { sortValueOf, type RunSort } from './repository.js';
 import {
   AgentParams, CancelAnswer, CancelBody, DefinitionsPage, DefinitionsQuery, DetailQuery, errorResponses, RunDetail, RunParams, RunsPage, RunsQuery,
   StartAnswer, StartBodySchema, DefinitionParams, RollupQuery, RollupAnswer, BatchAnswer, BatchBodySchema,
+  EventsPage, EventsQuery, ORIGIN_THREAD_RULE, type EventsQueryT,
   type CancelBodyT, type RollupQueryT, type BatchBodyT, type DefinitionsQueryT, type DetailQueryT, type RunsQueryT, type StartBodyT,
 } from './schemas.js';
 import { validationFailed, type BatchBody, type WorkflowService } from './service.js';
@@ -45,6 +47,12 @@ function decode(raw: string, check: (parts: unknown[]) => boolean): unknown[] {
   }
   if (!Array.isArray(parts) || !check(parts)) throw badCursor();
   return parts;
+}
+
+/** A start's schema failure: `ORIGIN_THREAD_INVALID` when the origin thread is at fault, else VALIDATION_FAILED. */
+function startInvalid(issues: readonly SchemaIssue[]) {
+  if (issues.some((i) => i.path === 'originThreadId')) return StartErrors.ORIGIN_THREAD_INVALID(ORIGIN_THREAD_RULE, { field: 'originThreadId', max: 256 });
+  return validationFailed(issues);
 }
 
 const holds = (p: Principal, scope: string): boolean => p.scopes === null || scopesSatisfy(p.scopes, scope);
@@ -100,7 +108,7 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
 
   app.post<{ Params: { agentId: string }; Body: StartBodyT }>(`${WORKFLOWS_BASE}/runs`, {
     schema: { tags: ['workflows'], summary: 'Start a run of a deployed definition or an inline graph or script', params: AgentParams, body: StartBodySchema, response: { 200: StartAnswer, 202: StartAnswer, ...errorResponses } },
-    config: execute,
+    config: { ...execute, validationError: startInvalid },
     // input, graph and script may each be 256 KB (413 PAYLOAD_TOO_LARGE names the field past it).
     bodyLimit: 1024 * 1024,
     onRequest: countIn(limiter, BUCKETS.start),
@@ -175,6 +183,18 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const full = req.query.fields === 'full';
     const receipts = full && (await creatorOrManager(g.principal, r.created_by, r.org_id));
     return service.detailOf(r, { full, payloads: holds(g.principal, READ_OUTPUTS_SCOPE), receipts });
+  });
+
+  app.get<{ Params: { agentId: string; runId: string }; Querystring: EventsQueryT }>(`${WORKFLOWS_BASE}/runs/:runId/events`, {
+    schema: { tags: ['workflows'], summary: "A run's event log after a seq, oldest first", params: RunParams, querystring: EventsQuery, response: { 200: EventsPage, ...errorResponses } },
+    config: read,
+    onRequest: countIn(limiter, BUCKETS.read),
+  }, async (req) => {
+    const g = grantedOf(req);
+    const r = await service.runOf(g.agentId!, req.params.runId);
+    const after = Number(req.query.after ?? 0);
+    const items = await service.repo.events(r.id, after, Number(req.query.limit ?? 50));
+    return { items: items.map(eventItem), nextAfter: items.at(-1)?.seq ?? after };
   });
 
   app.post<{ Params: { agentId: string; runId: string }; Body: CancelBodyT | undefined }>(`${WORKFLOWS_BASE}/runs/:runId/cancel`, {

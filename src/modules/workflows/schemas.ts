@@ -57,6 +57,11 @@ export const DetailQuery = Type.Object({
 export type DetailQueryT = Static<typeof DetailQuery>;
 
 const CORRELATION = '^[A-Za-z0-9:_./-]{1,128}$';
+/** 1-256 characters, none of them a control character (C0, DEL, C1). */
+const ORIGIN_THREAD = '^[^\\u0000-\\u001F\\u007F-\\u009F]{1,256}$';
+export const ORIGIN_THREAD_RULE = 'originThreadId must be 1 to 256 characters without control characters';
+export const NOTIFY_MODES = ['emailApp', 'email', 'app', 'off'] as const;
+export const NOTIFY_CHANNELS = ['chatapp', 'sms', 'email', 'webchat', 'teamchat'] as const;
 export const StartBodySchema = Type.Object({
   workflowName: Type.Optional(Type.String({ minLength: 1, maxLength: 120, [RULE]: 'workflowName must be 1 to 120 characters' })),
   workflowId: Type.Optional(Id),
@@ -74,6 +79,25 @@ export const StartBodySchema = Type.Object({
   correlationKey: Type.Optional(Type.String({ pattern: CORRELATION, [RULE]: 'correlationKey must be 1 to 128 letters, digits, :, _, -, . or /' })),
   tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40, [RULE]: 'each tag must be 1 to 40 characters' }), { maxItems: 10, [RULE]: { maxItems: 'tags may hold at most 10 tags', '*': 'tags must be an array of strings' } })),
   workflowVersionId: Type.Optional(Id),
+  composeId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$', [RULE]: 'composeId must be 1-128 letters, digits, _ or -' })),
+  originThreadId: Type.Optional(Type.String({ pattern: ORIGIN_THREAD, [RULE]: ORIGIN_THREAD_RULE })),
+  callback: Type.Optional(Type.Boolean({ [RULE]: 'callback must be a boolean' })),
+  notifyMode: Type.Optional(Enum(NOTIFY_MODES, `notifyMode must be one of ${NOTIFY_MODES.join(', ')}`)),
+  notifyTarget: Type.Optional(Type.Object({
+    channel: Enum(NOTIFY_CHANNELS, `notifyTarget.channel must be one of ${NOTIFY_CHANNELS.join(', ')}`),
+    threadId: Type.String({ pattern: ORIGIN_THREAD, [RULE]: 'notifyTarget.threadId must be 1 to 256 characters without control characters' }),
+  }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of notifyTarget', required: '{path} is required', type: 'notifyTarget must be an object {channel, threadId}' } })),
+  principal: Type.Optional(Type.Object({
+    kind: Enum(['customer'], 'principal.kind must be customer'),
+    externalId: Type.String({ pattern: ORIGIN_THREAD, [RULE]: 'principal.externalId must be 1 to 256 characters without control characters' }),
+  }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of principal', required: '{path} is required', type: 'principal must be an object {kind: customer, externalId}' } })),
+  workspace: Type.Optional(Type.Object({
+    repo: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, [RULE]: 'workspace.repo must be 1 to 2048 characters' })),
+    ref: Type.Optional(Type.String({ minLength: 1, maxLength: 256, [RULE]: 'workspace.ref must be 1 to 256 characters' })),
+    credentialsRef: Type.Optional(Type.String({ minLength: 1, maxLength: 256, [RULE]: 'workspace.credentialsRef must be 1 to 256 characters' })),
+    sizeGb: Type.Integer({ minimum: 1, maximum: 50, [RULE]: 'workspace.sizeGb must be an integer from 1 to 50' }),
+  }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of workspace', required: '{path} is required', type: 'workspace must be an object {repo?, ref?, credentialsRef?, sizeGb}' } })),
+  stateSeed: Type.Optional(Type.Unknown()),
 }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a run start', type: 'the body must be a JSON object' } });
 export type StartBodyT = Static<typeof StartBodySchema>;
 
@@ -122,4 +146,16 @@ export const BudgetBody = Type.Object({
   maxSteps: Cap('maxSteps'), maxJobSeconds: Cap('maxJobSeconds'), maxDurationSeconds: Cap('maxDurationSeconds'), note: Note,
 }, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a field of a budget raise', type: 'the body must be a JSON object' } });
 export type BudgetBodyT = Static<typeof BudgetBody>;
+export const EventsQuery = Type.Object({
+  after: Type.Optional(Type.String({ pattern: '^\\d{1,9}$', [RULE]: 'after must be a whole number (an event seq), 0 or more' })),
+  limit: Type.Optional(LimitParam({ fallback: 50, max: 100 })),
+}, { additionalProperties: false, [RULE]: { additionalProperties: '{path} is not a parameter of this route' } });
+export type EventsQueryT = Static<typeof EventsQuery>;
+export const EventsPage = Type.Object({
+  items: Type.Array(Type.Object({
+    seq: Type.Integer(), kind: Type.String(), at: Type.Integer(),
+    stepId: Type.Optional(Type.String()), attempt: Type.Optional(Type.Integer()), status: Type.Optional(Type.String()), code: Type.Optional(Type.String()),
+  })),
+  nextAfter: Type.Integer(),
+});
 export const RecoveryAnswer = Open('the action\'s answer, or its no-op form (spec 03 part 4.3)');

@@ -9,15 +9,18 @@ import type { Sql } from '../../store/sql.js';
 import { AppError } from '../../errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
-import { BatchErrors, WorkflowErrors } from './errors.js';
+import { BatchErrors, StartErrors, WorkflowErrors } from './errors.js';
 import { checkGraph, stepsOf, validateValue, type Graph, type Issue } from './graph.js';
 import { runDetail, runSummary, type Budget, type CancelState, type RunRow } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
 import { isTerminal, mustTransition, type RunState, type RunStatus } from './state.js';
 import type { PolicyLimits } from './seed.js';
 import type { JsonSchema } from './graph.js';
+import type { CustomerPrincipal, NotifyMode, NotifyTarget, Workspace } from './model.js';
 
 export const FIELD_MAX_BYTES = 262_144;
+/** A state seed's cap: 64 KB of JSON text (spec 03, run start limits). */
+export const STATE_SEED_MAX_BYTES = 65_536;
 export const BATCH_MAX = 200;
 /** Single and batch starts share one key space per agent: a key seen by either is replayed by both. */
 const START_ROUTE = 'POST /workflows/:agentId/runs';
@@ -86,6 +89,40 @@ export interface StartBody {
   correlationKey?: string;
   tags?: string[];
   workflowVersionId?: string;
+  /** A chat-composed definition (`dynamic`) of the agent: the run's origin is `compose`. */
+  composeId?: string;
+  originThreadId?: string;
+  callback?: boolean;
+  notifyMode?: NotifyMode;
+  notifyTarget?: NotifyTarget;
+  principal?: CustomerPrincipal;
+  workspace?: Workspace;
+  stateSeed?: unknown;
+}
+
+/** What a single start records beyond its definition, input and budget (a batch run has none of it). */
+export interface StartExtras {
+  originThreadId: string | null;
+  callback: boolean;
+  notify: { mode: NotifyMode; target: NotifyTarget | null };
+  principal: CustomerPrincipal | null;
+  workspace: Workspace | null;
+  /** undefined: none given (JSON null is a seed). */
+  stateSeed: unknown;
+}
+
+/** A single start's extras, checked: a callback needs a thread; the seed is bounded. */
+function extrasOf(b: StartBody): StartExtras {
+  if (b.callback === true && b.originThreadId === undefined) {
+    throw StartErrors.CALLBACK_THREAD_REQUIRED('callback: true needs an originThreadId to call back on', { field: 'callback' });
+  }
+  if (b.stateSeed !== undefined && bytesOf(b.stateSeed) > STATE_SEED_MAX_BYTES) {
+    throw KernelErrors.PAYLOAD_TOO_LARGE(`stateSeed is over ${STATE_SEED_MAX_BYTES} bytes of JSON`, { field: 'stateSeed', max: STATE_SEED_MAX_BYTES });
+  }
+  return {
+    originThreadId: b.originThreadId ?? null, callback: b.callback ?? false, notify: { mode: b.notifyMode ?? 'app', target: b.notifyTarget ?? null },
+    principal: b.principal ?? null, workspace: b.workspace ?? null, stateSeed: b.stateSeed,
+  };
 }
 
 export interface Caller {
@@ -102,7 +139,7 @@ export interface Target {
   workflowName: string | null;
   versionId: string | null;
   form: 'graph' | 'script';
-  origin: 'definition' | 'inline';
+  origin: 'definition' | 'inline' | 'compose';
   graph: Graph;
   inputSchema?: JsonSchema | null;
 }
@@ -140,9 +177,9 @@ export function createWorkflowService(o: ServiceOptions) {
 
   /** What a start runs, resolved and checked: the definition and version, or the inline graph. */
   async function resolve(caller: Caller, b: StartBody, checkInput = true): Promise<Target> {
-    const refs = (['workflowName', 'workflowId', 'graph', 'script'] as const).filter((k) => b[k] !== undefined);
+    const refs = (['workflowName', 'workflowId', 'composeId', 'graph', 'script'] as const).filter((k) => b[k] !== undefined);
     if (refs.length !== 1) {
-      const message = 'exactly one of workflowName, workflowId, graph or script is required';
+      const message = 'exactly one of workflowName, workflowId, composeId, graph or script is required';
       throw validationFailed((refs.length === 0 ? ['workflowName'] : refs).map((path) => ({ path, constraint: 'oneOf', message })));
     }
     if (b.graph !== undefined && bytesOf(b.graph) > FIELD_MAX_BYTES) throw tooLarge('graph');
@@ -160,13 +197,17 @@ export function createWorkflowService(o: ServiceOptions) {
       const form = b.graph !== undefined ? ('graph' as const) : ('script' as const);
       return { workflowId: null, workflowName: null, versionId: null, form, origin: 'inline' as const, graph: { steps: stepsOf(form, (b.graph as unknown as Graph) ?? null) } };
     }
-    const def = await repo.findDefinition(caller.agentId, { id: b.workflowId, name: b.workflowName });
+    const def = await repo.findDefinition(caller.agentId, { id: b.workflowId ?? b.composeId, name: b.workflowName });
+    // A draft from compose names a chat-composed (`dynamic`) definition of the agent; compose itself is not a route of this service.
+    if (b.composeId !== undefined && !def?.dynamic) {
+      throw WorkflowErrors.WORKFLOW_NOT_FOUND(`No composed workflow ${b.composeId} for agent ${caller.agentId}`, { workflowId: b.composeId });
+    }
     if (!def) {
       const which = b.workflowId !== undefined ? `id ${b.workflowId}` : `name ${b.workflowName!}`;
       throw WorkflowErrors.WORKFLOW_NOT_FOUND(`No workflow with ${which} for agent ${caller.agentId}`, { workflowId: b.workflowId ?? null });
     }
     const versionId = b.workflowVersionId ?? def.active_version_id;
-    if (versionId === null) throw validationFailed([{ path: b.workflowId !== undefined ? 'workflowId' : 'workflowName', constraint: 'active', message: `workflow ${def.id} has no active version; pin one with workflowVersionId` }]);
+    if (versionId === null) throw validationFailed([{ path: b.workflowId !== undefined ? 'workflowId' : b.composeId !== undefined ? 'composeId' : 'workflowName', constraint: 'active', message: `workflow ${def.id} has no active version; pin one with workflowVersionId` }]);
     const version = await repo.version(def.id, versionId);
     if (!version) throw validationFailed([{ path: 'workflowVersionId', constraint: 'exists', message: `workflowVersionId ${versionId} is not a version of workflow ${def.id}` }]);
     if (version.input_schema && checkInput) {
@@ -174,7 +215,7 @@ export function createWorkflowService(o: ServiceOptions) {
       if (issues.length > 0) throw validationFailed(issues);
     }
     return {
-      workflowId: def.id, workflowName: def.name, versionId: version.id, form: def.form, origin: 'definition' as const,
+      workflowId: def.id, workflowName: def.name, versionId: version.id, form: def.form, origin: b.composeId !== undefined ? ('compose' as const) : ('definition' as const),
       graph: { steps: stepsOf(def.form, version.graph) }, inputSchema: version.input_schema,
     };
   }
@@ -193,17 +234,22 @@ export function createWorkflowService(o: ServiceOptions) {
   }
 
   /** Inserts one run and its steps in `tx`, in the state the admission gave it. */
-  async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target: Target, state: RunState, budget: Budget, batchId: string | null, now: Date): Promise<StartedBody> {
+  async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target: Target, state: RunState, budget: Budget, batchId: string | null, now: Date, extras: StartExtras | null = null): Promise<StartedBody> {
     const id = `wfr_${ulid()}`;
     const started = state.status === 'queued' ? now : null;
+    const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
     await tx.query(
       `insert into workflow_runs (id, org_id, agent_id, workflow_id, workflow_name, workflow_version_id, form, origin, trigger, status, gate, created_by,
-         correlation_key, tags, input, graph, budget, created_at, started_at, updated_at, deadline_at, batch_id)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,'api',$9,$10::jsonb,$11,$12,$13::jsonb,$14::jsonb,$15::jsonb,$16::jsonb,$17,$18,$17,$19,$20)`,
+         correlation_key, tags, input, graph, budget, created_at, started_at, updated_at, deadline_at, batch_id,
+         origin_thread_id, callback, notify_mode, notify_target, principal, workspace, state_seed)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,'api',$9,$10::jsonb,$11,$12,$13::jsonb,$14::jsonb,$15::jsonb,$16::jsonb,$17,$18,$17,$19,$20,
+         $21,$22,$23,$24::jsonb,$25::jsonb,$26::jsonb,$27::jsonb)`,
       [id, caller.orgId, caller.agentId, target.workflowId, target.workflowName, target.versionId, target.form, target.origin, state.status,
         state.gate === null ? null : JSON.stringify(state.gate), caller.userId, b.correlationKey ?? null, JSON.stringify(b.tags ?? []),
         b.input === undefined ? null : JSON.stringify(b.input), JSON.stringify(target.graph), JSON.stringify(budget), now, started,
-        started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId],
+        started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId,
+        extras?.originThreadId ?? null, extras?.callback ?? false, extras?.notify.mode ?? null, json(extras?.notify.target), json(extras?.principal),
+        json(extras?.workspace), extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed)],
     );
     await tx.query(
       `insert into workflow_run_steps (run_id, idx, step_id, kind, status) select $1, i - 1, s->>'id', s->>'kind', 'pending'
@@ -213,45 +259,36 @@ export function createWorkflowService(o: ServiceOptions) {
     return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
   }
 
-  /**
-   * The organization's admission counts, under its lock (held until `tx` ends): runs queued or
-   * running, runs gated on the cap; `self`, a run this transaction inserted, is not counted.
-   */
-  async function admissionCounts(tx: Sql, orgId: string, self: string | null = null): Promise<{ active: number; gated: number }> {
+  /** The organization's admission counts, under its lock (held until `tx` ends): runs queued or running, runs gated on the cap. */
+  async function admissionCounts(tx: Sql, orgId: string): Promise<{ active: number; gated: number }> {
     // Admissions of one organization one at a time: the cap is counted and taken in one move.
     await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
     const [c] = await tx.query<{ active: number; gated: number }>(
       `select (count(*) filter (where status in ('queued', 'running')))::int as active,
               (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated
-       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated') and id is distinct from $2`,
-      [orgId, self],
+       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated')`,
+      [orgId],
     );
     return c!;
   }
 
   /** Inserts the run in one transaction with the admission decision and (when given) the idempotency outcome. */
-  async function insertRun(caller: Caller, b: StartBody, target: Target, claim?: { scope: string; route: string; key: string; claimId: string }) {
+  async function insertRun(caller: Caller, b: StartBody, target: Target, extras: StartExtras, claim?: { scope: string; route: string; key: string; claimId: string }) {
     const policy = await repo.policy(caller.orgId);
     const budget = budgetOf(b.budget, policy);
     const now = new Date();
     return store.unitOfWork(async (tx) => {
-      // The run is written first and admitted after: the organization's lock is held until the
-      // commit, so only the count and the decision run under it, not the inserts (concurrent starts
-      // of one organization queue on that lock).
-      const provisional = mustTransition(null, { type: 'admit', overCap: false, at: now.getTime() });
-      let body = await insertRunTx(tx.sql, caller, b, target, provisional, budget, null, now);
-      const { active, gated } = await admissionCounts(tx.sql, caller.orgId, body.runId);
+      const { active, gated } = await admissionCounts(tx.sql, caller.orgId);
       // Runs gated before this one go first: a new start never overtakes them.
       const state = mustTransition(null, { type: 'admit', overCap: active >= policy.maxConcurrentRuns || gated > 0, at: now.getTime() });
-      if (state.status !== provisional.status) {
-        await tx.sql.query('update workflow_runs set status = $2, gate = $3::jsonb, started_at = null, deadline_at = null where id = $1',
-          [body.runId, state.status, JSON.stringify(state.gate)]);
-        body = { ...body, status: state.status, startedAt: null };
-      }
+      const body = await insertRunTx(tx.sql, caller, b, target, state, budget, null, now, extras);
       if (claim) await tx.idempotency.complete(claim, { status: 202, body });
       await tx.audit({
         orgId: caller.orgId, action: 'workflow.run.start', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_run', targetId: body.runId,
-        details: { agentId: caller.agentId, workflowId: target.workflowId, workflowVersionId: target.versionId, origin: target.origin, status: state.status },
+        details: {
+          agentId: caller.agentId, workflowId: target.workflowId, workflowVersionId: target.versionId, origin: target.origin, status: state.status,
+          ...(extras.principal ? { principalKind: extras.principal.kind } : {}),
+        },
       });
       return body;
     });
@@ -270,9 +307,10 @@ export function createWorkflowService(o: ServiceOptions) {
      * the new run, or 200 with a replay.
      */
     async start(caller: Caller, b: StartBody, key: string | undefined): Promise<{ status: number; body: Record<string, unknown>; runId: string }> {
+      const extras = extrasOf(b);
       const target = await resolve(caller, b);
       if (key === undefined) {
-        const body = await insertRun(caller, b, target);
+        const body = await insertRun(caller, b, target, extras);
         o.wake();
         return { status: 202, body: { runId: body.runId, status: body.status, watchHint: body.watchHint }, runId: body.runId };
       }
@@ -282,7 +320,7 @@ export function createWorkflowService(o: ServiceOptions) {
       };
       const result = await retryWhileInProgress(() =>
         withIdempotency(store.idempotency, request, async ({ claimId }) => {
-          const body = await insertRun(caller, b, target, { ...request, claimId });
+          const body = await insertRun(caller, b, target, extras, { ...request, claimId });
           return { status: 202, body };
         }, { conflictDetails: (original) => ({ runId: (original?.body as { runId?: string } | undefined)?.runId ?? null }) }),
       );

@@ -80,10 +80,10 @@ describe('workflow runs', () => {
       expect(typed.body.details).toEqual([{ path: 'input.day', constraint: 'type', message: 'input.day must be a string' }]);
     });
 
-    it('needs exactly one of workflowName, workflowId, graph or script', async () => {
+    it('needs exactly one of workflowName, workflowId, composeId, graph or script', async () => {
       const none = await start({ input: {} });
       expect(none.status).toBe(400);
-      expect(none.body.details).toEqual([{ path: 'workflowName', constraint: 'oneOf', message: 'exactly one of workflowName, workflowId, graph or script is required' }]);
+      expect(none.body.details).toEqual([{ path: 'workflowName', constraint: 'oneOf', message: 'exactly one of workflowName, workflowId, composeId, graph or script is required' }]);
       const two = await start({ workflowName: 'slow', workflowId: 'wf_slow' });
       expect(two.body.details.map((d: { path: string }) => d.path)).toEqual(['workflowName', 'workflowId']);
     });
@@ -317,8 +317,8 @@ describe('workflow runs', () => {
       expect(shown.body.input).toEqual({ day: 'tags' });
       expect(shown.body.output).toBe('v2');
       // receipt and notify: for the creator (usr_ann owns these keys) or an org:manage holder only.
-      expect(shown.body).toHaveProperty('receipt', null);
-      expect(shown.body).toHaveProperty('notify', null);
+      expect(shown.body.receipt).toMatchObject({ status: 'completed', completedAt: shown.body.completedAt });
+      expect(shown.body.notify).toEqual({ mode: 'app', target: null });
       const member = await detail(tagged, '?fields=full', 'sess_max');
       expect(member.body.output).toBe('v2');
       expect(member.body).not.toHaveProperty('receipt');
