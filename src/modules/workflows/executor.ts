@@ -101,10 +101,12 @@ export function createExecutor(o: ExecutorOptions) {
           returning id),
        lost as (
          update workflow_step_attempts set ended_at = now(), outcome = 'lost'
-          where run_id = $1 and idx = $3 and ended_at is null and exists (select 1 from held)),
+          where run_id = $1 and idx = $3 and ended_at is null and exists (select 1 from held)
+          returning attempt),
+       -- Reads lost, so that lost runs first: the run's event log tells the lost attempt before the new one.
        step as (
          update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null
-          where run_id = $1 and idx = $3 and exists (select 1 from held)
+          where run_id = $1 and idx = $3 and exists (select 1 from held) and (select count(*) from lost) >= 0
           returning attempt, retry_budget),
        recorded as (
          insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) select $1, $3, attempt, $2, now() from step)
