@@ -158,6 +158,31 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/**
+ * Single starts at RATE a second for SECONDS, open loop, with no executor running: the start
+ * route's own answer times. The runs are deleted afterwards (no executor is to find them).
+ */
+async function startsAlone(ctx: Ctx, label: string) {
+  const total = Math.round(RATE * SECONDS);
+  const answerMs: number[] = [];
+  const ids: string[] = [];
+  const answers: Promise<void>[] = [];
+  const t0 = Date.now() + 50;
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / RATE - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const at = Date.now();
+    answers.push(post(ctx, '/runs', { workflowName: WORKFLOW, idempotencyKey: `${label}-${i}` }).then((res) => {
+      answerMs.push(Date.now() - at);
+      if (res.status === 202) ids.push(res.body.runId as string);
+    }));
+  }
+  await Promise.all(answers);
+  await ctx.pool.query('delete from workflow_runs where id = any($1::text[])', [ids]);
+  answerMs.sort((a, b) => a - b);
+  return { runs: total, accepted: ids.length, p50Ms: percentile(answerMs, 50), p99Ms: percentile(answerMs, 99) };
+}
+
 /** Single starts at RATE a second for SECONDS, open loop; start-to-completed of each run. */
 async function latency(ctx: Ctx, label: string) {
   const total = Math.round(RATE * SECONDS);
@@ -203,6 +228,8 @@ async function main(): Promise<void> {
   try {
     const bareFirst = await bareLoop(ctx, 'bare-first');
     console.log(`bare loop (first): ${bareFirst.stepsPerSecond.toFixed(0)} steps/s`);
+    const alone = await startsAlone(ctx, 'alone');
+    console.log(`starts alone (no executor) at ${RATE}/s: the 202 at p50 ${alone.p50Ms} ms, p99 ${alone.p99Ms} ms`);
     const scenarios: Record<string, unknown>[] = [];
     for (const n of [1, 2]) {
       const ids = await queueRuns(ctx, `throughput-${n}`, RUNS);
@@ -237,6 +264,7 @@ async function main(): Promise<void> {
       settings: { runs: RUNS, rate: RATE, seconds: SECONDS, slots: SLOTS, steps: STEPS },
       baseline: 'a bare claim-and-complete loop in the benchmark process on the same tables (the executor\'s claim, one statement a step, one to complete), SLOTS loops at once; measured first and last, the mean is the denominator',
       bare: { first: bareFirst, last: bareLast, meanStepsPerSecond: Math.round(bare) },
+      startsAlone: alone,
       scenarios: results,
     };
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });

@@ -69,6 +69,8 @@ export interface WithIdempotencyOptions {
    * rather than run twice.
    */
   onCompleteFailed?: (e: unknown) => void;
+  /** The run completed the key in its own unit of work (`tx.idempotency.complete`): nothing is left to store. */
+  completedByRun?: boolean;
 }
 
 export const idempotencyKeyReused = (details: Record<string, unknown> = {}): AppError =>
@@ -103,6 +105,7 @@ export async function withIdempotency(
     await repo.abandon(ref).catch(() => {});
     throw e;
   }
+  if (options.completedByRun) return { status: outcome.status, body: outcome.body, replayed: false };
   try {
     await repo.complete(ref, outcome);
   } catch (e) {

@@ -40,6 +40,9 @@ class Halted extends Error {}
 
 type Outcome = { kind: 'ok'; output?: unknown } | { kind: 'failed'; code: string; message: string } | { kind: 'lost' } | { kind: 'deadline' };
 
+/** Step kinds that take no time: each is recorded and done in one statement (runInstantStep). */
+const INSTANT = new Set<Step['kind']>(['noop', 'output', 'costly']);
+
 /** Notified when a run becomes queued (migration workflows/002) or a lease is handed back. */
 const WAKE_CHANNEL = 'logdrain_workflow_runs';
 
@@ -53,6 +56,8 @@ export function createExecutor(o: ExecutorOptions) {
   let wakeUp: (() => void) | undefined;
   let lastHousekeeping = 0;
   let releaseDue = false;
+  /** Whether the last release pass found runs gated on a cap. */
+  let gatedSeen = false;
   const inflight = new Set<Promise<void>>();
   let loopDone: Promise<void> | undefined;
   let signalStop!: () => void;
@@ -161,6 +166,38 @@ export function createExecutor(o: ExecutorOptions) {
     }
   }
 
+  /**
+   * Runs an instantaneous step (`INSTANT`) in one statement, if this executor still holds the run
+   * and it is neither cancelled nor past its deadline: an attempt a dead executor left open is
+   * closed as lost, and the step's next attempt is recorded as started and completed, with the run
+   * moved past it. False: the run is not to go on here.
+   */
+  async function runInstantStep(run: RunRow, idx: number, budget: Budget, output: unknown, hasOutput: boolean): Promise<boolean> {
+    const kept = hasOutput ? JSON.stringify(output ?? null) : null;
+    const [r] = await sql.query<{ n: number }>(
+      `with held as (
+         update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
+           lease_until = ${lease}, updated_at = now()
+          where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())
+          returning id),
+       lost as (
+         update workflow_step_attempts set ended_at = now(), outcome = 'lost'
+          where run_id = $1 and idx = $7 and ended_at is null and exists (select 1 from held)
+          returning attempt),
+       -- Reads lost, so that lost runs first: the run's event log tells the lost attempt before the new one.
+       step as (
+         update workflow_run_steps set status = 'completed', attempt = attempt + 1, started_at = now(), ended_at = now(), output = $6::jsonb, error = null
+          where run_id = $1 and idx = $7 and exists (select 1 from held) and (select count(*) from lost) >= 0
+          returning attempt),
+       recorded as (
+         insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at, ended_at, outcome)
+         select $1, $7, attempt, $2, now(), now(), 'completed' from step)
+       select count(*)::int as n from step`,
+      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx],
+    );
+    return r!.n === 1;
+  }
+
   /** Records a completed step and moves the run past it in one statement, if this executor still holds it. */
   async function completeStep(run: RunRow, idx: number, attempt: number, budget: Budget, output: unknown, hasOutput: boolean): Promise<boolean> {
     const kept = hasOutput ? JSON.stringify(output ?? null) : null;
@@ -231,6 +268,16 @@ export function createExecutor(o: ExecutorOptions) {
         const [held] = await sql.query("select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())", [run.id, id]);
         return held ? parkOnBudget(run, step, budget) : stop(run);
       }
+      if (INSTANT.has(step.kind)) {
+        // Nothing to wait for: the attempt is recorded and completed in one statement, which is
+        // the step's whole execution (a crash before its commit leaves the step to run again).
+        const spent = { credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 };
+        if (!(await runInstantStep(run, idx, { ...budget, spent }, step.kind === 'output' ? step.value : undefined, step.kind === 'output'))) return stop(run);
+        budget.spent = spent;
+        failures = 0;
+        idx += 1;
+        continue;
+      }
       const begun = await beginAttempt(run.id, idx);
       if (begun === undefined) return stop(run);
       const attempt = begun.attempt;
@@ -268,6 +315,7 @@ export function createExecutor(o: ExecutorOptions) {
   /** Releases runs gated on their organization's concurrency cap, oldest first, as far as slots are free. */
   async function release(): Promise<boolean> {
     const orgs = await sql.query<{ org_id: string }>("select distinct org_id from workflow_runs where status = 'gated' and gate->>'kind' = 'quota'");
+    gatedSeen = orgs.length > 0;
     let released = 0;
     for (const { org_id: orgId } of orgs) {
       const policy = await repo.policy(orgId);
@@ -317,8 +365,9 @@ export function createExecutor(o: ExecutorOptions) {
             })
             .finally(() => {
               inflight.delete(p);
-              // A run that ended may free a slot of its organization's cap.
-              releaseDue = true;
+              // A run that ended may free a slot of its organization's cap (when runs wait on one:
+              // otherwise the next housekeeping pass finds runs gated since).
+              if (gatedSeen) releaseDue = true;
               wake();
             });
           inflight.add(p);

@@ -241,6 +241,10 @@ begin
       case when new.recovery->>'kind' = 'retried' then new.attempt + 1 else new.attempt end, new.status, null);
   elsif new.status = 'running' and (old.status <> 'running' or new.attempt <> old.attempt) then
     s := workflow_run_log(new.run_id, 'step_started', new.step_id, new.attempt, new.status, null);
+  elsif new.status = 'completed' and old.status <> 'running' and new.attempt > old.attempt then
+    -- An instantaneous step, started and completed in one move.
+    perform workflow_run_log(new.run_id, 'step_started', new.step_id, new.attempt, 'running', null);
+    s := workflow_run_log(new.run_id, 'step_completed', new.step_id, new.attempt, new.status, null);
   elsif old.status = 'running' and new.status = 'completed' then
     s := workflow_run_log(new.run_id, 'step_completed', new.step_id, new.attempt, new.status, null);
   elsif old.status = 'running' and new.status in ('pending', 'suspended') and new.error is not null then

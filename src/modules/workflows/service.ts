@@ -322,7 +322,7 @@ export function createWorkflowService(o: ServiceOptions) {
         withIdempotency(store.idempotency, request, async ({ claimId }) => {
           const body = await insertRun(caller, b, target, extras, { ...request, claimId });
           return { status: 202, body };
-        }, { conflictDetails: (original) => ({ runId: (original?.body as { runId?: string } | undefined)?.runId ?? null }) }),
+        }, { completedByRun: true, conflictDetails: (original) => ({ runId: (original?.body as { runId?: string } | undefined)?.runId ?? null }) }),
       );
       const stored = result.body as { runId: string; status: RunStatus; workflowId: string | null; workflowName: string | null; startedAt: number | null; watchHint: unknown };
       if (!result.replayed) {
