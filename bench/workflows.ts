@@ -18,8 +18,12 @@
  *   (open loop: each at its scheduled time, whether or not earlier ones answered) for a fixed time;
  *   start-to-completed is the run's `completedAt` minus the moment its request was sent.
  *
+ * The first BENCH_WF_WARMUP_SECONDS of each fixed-rate phase warm the processes up (pools, JIT) and
+ * are not counted.
+ *
  * Environment: BENCH_WF_RUNS (2000), BENCH_WF_RATE (100), BENCH_WF_SECONDS (10),
- * BENCH_WF_SLOTS (8, WORKFLOW_EXECUTOR_SLOTS of each executor), BENCH_POSTGRES_URL.
+ * BENCH_WF_WARMUP_SECONDS (2), BENCH_WF_SLOTS (8, WORKFLOW_EXECUTOR_SLOTS of each executor),
+ * BENCH_POSTGRES_URL.
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -34,6 +38,8 @@ const RUNS = Number(process.env.BENCH_WF_RUNS ?? 2000);
 const RATE = Number(process.env.BENCH_WF_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_WF_SECONDS ?? 10);
 const SLOTS = Number(process.env.BENCH_WF_SLOTS ?? 8);
+/** The first seconds of each fixed-rate phase warm the processes (connection pools, JIT) and are not counted. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WF_WARMUP_SECONDS ?? 2);
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TARGET_STEPS_RATIO = 0.5;
 const TARGET_P99_MS = 250;
@@ -163,17 +169,18 @@ function percentile(sorted: number[], p: number): number {
  * route's own answer times. The runs are deleted afterwards (no executor is to find them).
  */
 async function startsAlone(ctx: Ctx, label: string) {
+  const warm = Math.round(RATE * WARMUP_SECONDS);
   const total = Math.round(RATE * SECONDS);
   const answerMs: number[] = [];
   const ids: string[] = [];
   const answers: Promise<void>[] = [];
   const t0 = Date.now() + 50;
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < warm + total; i++) {
     const wait = t0 + (i * 1000) / RATE - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const at = Date.now();
     answers.push(post(ctx, '/runs', { workflowName: WORKFLOW, idempotencyKey: `${label}-${i}` }).then((res) => {
-      answerMs.push(Date.now() - at);
+      if (i >= warm) answerMs.push(Date.now() - at);
       if (res.status === 202) ids.push(res.body.runId as string);
     }));
   }
@@ -185,27 +192,32 @@ async function startsAlone(ctx: Ctx, label: string) {
 
 /** Single starts at RATE a second for SECONDS, open loop; start-to-completed of each run. */
 async function latency(ctx: Ctx, label: string) {
+  const warm = Math.round(RATE * WARMUP_SECONDS);
   const total = Math.round(RATE * SECONDS);
   const sentAt = new Map<string, number>();
+  const warmIds: string[] = [];
   const answers: Promise<void>[] = [];
   const t0 = Date.now() + 50;
   let refused = 0;
+  let measuredFrom = t0;
   const answerMs: number[] = [];
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < warm + total; i++) {
     const due = t0 + (i * 1000) / RATE;
     const wait = due - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const at = Date.now();
+    if (i === warm) measuredFrom = at;
     answers.push(post(ctx, '/runs', { workflowName: WORKFLOW, idempotencyKey: `${label}-${i}` }).then((res) => {
+      if (i < warm) return void (res.status === 202 && warmIds.push(res.body.runId as string));
       answerMs.push(Date.now() - at);
       if (res.status !== 202) refused += 1;
       else sentAt.set(res.body.runId as string, at);
     }));
   }
-  const sendSpanMs = Date.now() - t0;
+  const sendSpanMs = Date.now() - measuredFrom;
   await Promise.all(answers);
   const ids = [...sentAt.keys()];
-  await waitCompleted(ctx, ids, 60_000);
+  await waitCompleted(ctx, [...warmIds, ...ids], 60_000);
   const { rows } = await ctx.pool.query<{ id: string; completed_at: Date }>('select id, completed_at from workflow_runs where id = any($1::text[])', [ids]);
   const ms = rows.map((r) => r.completed_at.getTime() - sentAt.get(r.id)!).sort((a, b) => a - b);
   return {
@@ -261,7 +273,7 @@ async function main(): Promise<void> {
       when: new Date().toISOString(), commit, node: process.version,
       machine: { cpu: cpus()[0]?.model, cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) },
       loadavgAtStart: loadavgStart, loadavgAtEnd: loadavg(),
-      settings: { runs: RUNS, rate: RATE, seconds: SECONDS, slots: SLOTS, steps: STEPS },
+      settings: { runs: RUNS, rate: RATE, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, slots: SLOTS, steps: STEPS },
       baseline: 'a bare claim-and-complete loop in the benchmark process on the same tables (the executor\'s claim, one statement a step, one to complete), SLOTS loops at once; measured first and last, the mean is the denominator',
       bare: { first: bareFirst, last: bareLast, meanStepsPerSecond: Math.round(bare) },
       startsAlone: alone,

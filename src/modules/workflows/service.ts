@@ -259,28 +259,39 @@ export function createWorkflowService(o: ServiceOptions) {
     return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
   }
 
-  /** The organization's admission counts, under its lock (held until `tx` ends): runs queued or running, runs gated on the cap. */
-  async function admissionCounts(tx: Sql, orgId: string): Promise<{ active: number; gated: number }> {
-    // Admissions of one organization one at a time: the cap is counted and taken in one move.
-    await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
+  /**
+   * The organization's admission counts: runs queued or running, runs gated on the cap; `self`, a
+   * run this transaction inserted, is not counted. `lock`: under the organization's lock, held
+   * until `tx` ends (admissions of one organization then decide one at a time).
+   */
+  async function admissionCounts(tx: Sql, orgId: string, o: { lock: boolean; self?: string }): Promise<{ active: number; gated: number }> {
+    if (o.lock) await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
     const [c] = await tx.query<{ active: number; gated: number }>(
       `select (count(*) filter (where status in ('queued', 'running')))::int as active,
               (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated
-       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated')`,
-      [orgId],
+       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated') and id is distinct from $2`,
+      [orgId, o.self ?? null],
     );
     return c!;
   }
 
-  /** Inserts the run in one transaction with the admission decision and (when given) the idempotency outcome. */
+  /**
+   * Inserts the run in one transaction with the admission decision and (when given) the idempotency
+   * outcome. The decision is made on a count without the organization's lock, everything written,
+   * and then checked under the lock just before the commit: the lock, held until the commit, covers
+   * only that check, so concurrent starts of one organization wait on each other briefly. When the
+   * check disagrees (another start took the last slot meanwhile), the transaction is undone and done
+   * again with the lock taken first.
+   */
   async function insertRun(caller: Caller, b: StartBody, target: Target, extras: StartExtras, claim?: { scope: string; route: string; key: string; claimId: string }) {
     const policy = await repo.policy(caller.orgId);
     const budget = budgetOf(b.budget, policy);
     const now = new Date();
-    return store.unitOfWork(async (tx) => {
-      const { active, gated } = await admissionCounts(tx.sql, caller.orgId);
-      // Runs gated before this one go first: a new start never overtakes them.
-      const state = mustTransition(null, { type: 'admit', overCap: active >= policy.maxConcurrentRuns || gated > 0, at: now.getTime() });
+    // Runs gated before this one go first: a new start never overtakes them.
+    const admit = (c: { active: number; gated: number }) =>
+      mustTransition(null, { type: 'admit', overCap: c.active >= policy.maxConcurrentRuns || c.gated > 0, at: now.getTime() });
+    const attempt = (lockFirst: boolean) => store.unitOfWork(async (tx) => {
+      const state = admit(await admissionCounts(tx.sql, caller.orgId, { lock: lockFirst }));
       const body = await insertRunTx(tx.sql, caller, b, target, state, budget, null, now, extras);
       if (claim) await tx.idempotency.complete(claim, { status: 202, body });
       await tx.audit({
@@ -290,8 +301,15 @@ export function createWorkflowService(o: ServiceOptions) {
           ...(extras.principal ? { principalKind: extras.principal.kind } : {}),
         },
       });
+      if (!lockFirst && admit(await admissionCounts(tx.sql, caller.orgId, { lock: true, self: body.runId })).status !== state.status) throw new AdmissionChanged();
       return body;
     });
+    try {
+      return await attempt(false);
+    } catch (e) {
+      if (!(e instanceof AdmissionChanged)) throw e;
+      return attempt(true);
+    }
   }
 
   async function detailOf(r: RunRow, opts: { full: boolean; payloads: boolean; receipts: boolean }) {
@@ -362,7 +380,7 @@ export function createWorkflowService(o: ServiceOptions) {
       const now = new Date();
       const scope = `agent:${caller.agentId}`;
       const answer = await store.unitOfWork(async (tx) => {
-        const counts = await admissionCounts(tx.sql, caller.orgId);
+        const counts = await admissionCounts(tx.sql, caller.orgId, { lock: true });
         if (b.inFlight === 'forbid') {
           const [busy] = await tx.sql.query("select id from workflow_runs where workflow_id = $1 and status not in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned') limit 1", [target.workflowId]);
           if (busy) throw BatchErrors.RUNS_IN_FLIGHT(`Workflow ${target.workflowId!} has runs in flight; inFlight is forbid`, { workflowId: target.workflowId });
@@ -494,6 +512,9 @@ export async function finishRun(
 }
 
 export type WorkflowService = ReturnType<typeof createWorkflowService>;
+
+/** A start's admission, decided without the organization's lock, came out otherwise under it: the start is done again. */
+class AdmissionChanged extends Error {}
 
 /**
  * A start racing another with the same key and request waits for it (up to 10 s) and answers its

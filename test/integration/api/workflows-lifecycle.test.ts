@@ -5,7 +5,7 @@
  * boundary, and forced after forceAvailableAt.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
 
 const FORCE_AFTER_MS = 400;
@@ -134,6 +134,22 @@ describe('workflow run lifecycle', () => {
     for (let i = 1; i < runs.length; i++) expect(runs[i].startedAt).toBeGreaterThanOrEqual(runs[i - 1].completedAt);
     expect(runs[2].gate).toBeNull();
   }, 20_000);
+
+  it('admits exactly as many of simultaneous starts as the cap has room for: one queued, the rest gated, all completed one at a time', async () => {
+    const base = '/workflows/agt_globex';
+    // Globex's cap is one run: wait until no run of an earlier test holds the slot.
+    await waitFor(async () => {
+      const [{ n }] = (await app.store.sql.query<{ n: number }>("select count(*)::int as n from workflow_runs where org_id = 'org_globex' and status in ('queued', 'running', 'gated')")) as [{ n: number }];
+      return n === 0;
+    }, { what: 'no Globex run active' });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => start({ workflowName: 'slow' }, base, 'lk_wf_globex')));
+    for (const a of answers) expect(a.status).toBe(202);
+    expect(answers.map((a) => a.body.status).sort()).toEqual(['gated', 'gated', 'gated', 'gated', 'gated', 'queued']);
+    const runs = [];
+    for (const a of answers) runs.push(await until(a.body.runId, (r) => r.status === 'completed', base, 'lk_wf_globex'));
+    runs.sort((x, y) => x.startedAt - y.startedAt);
+    for (let i = 1; i < runs.length; i++) expect(runs[i].startedAt).toBeGreaterThanOrEqual(runs[i - 1].completedAt);
+  }, 30_000);
 
   it('refuses a cancel without workflows:execute, of an unknown run, or with a reason over 2,000 characters', async () => {
     const res = await start({ workflowName: 'nightly-report', input: { day: 'd' } });
