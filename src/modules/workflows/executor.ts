@@ -23,6 +23,7 @@ import type { Budget, RunRow } from './model.js';
 import { finishRun } from './service.js';
 import { mustTransition, sourcesOf, TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { createWorkflowsRepo } from './repository.js';
+import { WAKE_CHANNEL } from './wake.js';
 
 export interface ExecutorOptions {
   store: Store;
@@ -43,8 +44,6 @@ type Outcome = { kind: 'ok'; output?: unknown } | { kind: 'failed'; code: string
 /** Step kinds that take no time: each is recorded and done in one statement (runInstantStep). */
 const INSTANT = new Set<Step['kind']>(['noop', 'output', 'costly']);
 
-/** Notified when a run becomes queued (migration workflows/002) or a lease is handed back. */
-const WAKE_CHANNEL = 'logdrain_workflow_runs';
 
 const NON_TERMINAL = (['queued', 'gated', 'running', 'suspended'] as RunStatus[]);
 
@@ -63,6 +62,7 @@ export function createExecutor(o: ExecutorOptions) {
   let signalStop!: () => void;
   const stopping = new Promise<void>((res) => (signalStop = res));
   let unlisten: Promise<(() => Promise<void>) | undefined> = Promise.resolve(undefined);
+  let started: Promise<void> | undefined;
 
   /** Every statement of this executor: none once it is stopped or dead. */
   const sql: Sql = new Proxy(o.store.sql, {
@@ -389,18 +389,24 @@ export function createExecutor(o: ExecutorOptions) {
 
   return {
     id,
-    /** Starts the loop; resolves once listening for runs queued by other processes. */
-    async start(): Promise<void> {
-      if (loopDone) return;
-      loopDone = loop();
-      // Without the wake-up the poll still finds the work, only later; a listener that fails to
-      // open is logged, not fatal.
-      unlisten = o.store.sql.listen(WAKE_CHANNEL, wake).catch((e: unknown) => {
-        o.logger.warn({ event: 'workflows.executor.listen_failed', err: { message: (e as Error).message } }, 'workflow executor polls only: listening failed');
-        return undefined;
-      });
-      await unlisten;
-      o.logger.info({ event: 'workflows.executor.started', executorId: id, slots: o.slots, leaseMs: o.leaseMs }, 'workflow executor started');
+    /**
+     * Listens for runs queued by other processes, then starts the loop (so that nothing queued
+     * between its first pass and the listening is left to the poll); resolves once running.
+     */
+    start(): Promise<void> {
+      started ??= (async () => {
+        // Without the wake-up the poll still finds the work, only later; a listener that fails to
+        // open is logged, not fatal.
+        unlisten = o.store.sql.listen(WAKE_CHANNEL, wake).catch((e: unknown) => {
+          o.logger.warn({ event: 'workflows.executor.listen_failed', err: { message: (e as Error).message } }, 'workflow executor polls only: listening failed');
+          return undefined;
+        });
+        await unlisten;
+        if (stopped) return;
+        loopDone = loop();
+        o.logger.info({ event: 'workflows.executor.started', executorId: id, slots: o.slots, leaseMs: o.leaseMs }, 'workflow executor started');
+      })();
+      return started;
     },
     wake,
     /**
@@ -410,6 +416,7 @@ export function createExecutor(o: ExecutorOptions) {
     async stop(): Promise<void> {
       stopped = true;
       signalStop();
+      await started;
       wake();
       await loopDone;
       await Promise.allSettled([...inflight]);
@@ -422,9 +429,10 @@ export function createExecutor(o: ExecutorOptions) {
     /** Dies on the spot, as a killed process would: no statement more, leases left to run out. */
     async die(): Promise<void> {
       dead = true;
-      await unlisten.then((f) => f?.()).catch(() => {});
       stopped = true;
       signalStop();
+      await started;
+      await unlisten.then((f) => f?.()).catch(() => {});
       wake();
       await loopDone?.catch(() => {});
       await Promise.allSettled([...inflight]);

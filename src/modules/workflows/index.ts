@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
 import { bucketsOf, type WorkflowDeps } from './context.js';
 import { createExecutor, type Executor } from './executor.js';
+import { createRunWaker } from './wake.js';
 import { workflowMigrations } from './migrations.js';
 import { registerWorkflowRoutes } from './routes.js';
 import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
@@ -24,7 +25,8 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
   register(app: FastifyInstance, deps: WorkflowDeps) {
     const c = deps.config.workflows;
     const executor = c.executor ? createWorkflowExecutor(deps) : undefined;
-    const service = createWorkflowService({ store: deps.store, forceCancelAfterMs: c.forceCancelAfterMs, wake: () => executor?.wake() });
+    const wake = createRunWaker(deps.store.sql, deps.logger, () => executor?.wake());
+    const service = createWorkflowService({ store: deps.store, forceCancelAfterMs: c.forceCancelAfterMs, wake });
     if (executor) {
       app.addHook('onReady', async () => executor.start());
       app.addHook('onClose', async () => executor.stop());
@@ -36,7 +38,7 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
       }
     });
     registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits), rollups: createRollups(deps.store.sql),
-      recovery: createRecovery({ store: deps.store, policy: (orgId) => service.repo.policy(orgId), wake: () => executor?.wake() }),
+      recovery: createRecovery({ store: deps.store, policy: (orgId) => service.repo.policy(orgId), wake }),
     });
   },
 });

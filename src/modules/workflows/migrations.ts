@@ -114,17 +114,6 @@ create table workflow_step_attempts (
   {
     id: 'workflows/002-executor-indexes',
     sql: /* sql */ `
--- Executors of other processes learn of a run to pick up at once rather than at their next poll:
--- a run that becomes queued (a start, a recovery, a release from the cap) notifies, and so does a
--- lease handed back at a graceful stop. NOTIFY is sent at commit and collapses repeats of one
--- transaction, so a batch start notifies once.
-create function workflow_runs_wake() returns trigger language plpgsql as $$
-begin
-  perform pg_notify('logdrain_workflow_runs', '');
-  return null;
-end $$;
-create trigger workflow_runs_wake after insert or update of status on workflow_runs
-  for each row when (new.status = 'queued') execute function workflow_runs_wake();
 -- The executors' pass over runs past their deadline reads only the runs not yet ended.
 create index workflow_runs_deadline on workflow_runs (deadline_at) where status in ('queued', 'gated', 'running', 'suspended');
 -- A start counts its organization's queued, running and gated runs under the organization's lock:

@@ -27,8 +27,8 @@ describe('workflow executor', () => {
   });
 
   const logger = createLogger('silent');
-  const executor = (leaseMs: number): Executor => {
-    const e = createExecutor({ store: app.store, logger, leaseMs, pollMs: 50, slots: 4 });
+  const executor = (leaseMs: number, pollMs = 50): Executor => {
+    const e = createExecutor({ store: app.store, logger, leaseMs, pollMs, slots: 4 });
     executors.push(e);
     void e.start();
     return e;
@@ -99,6 +99,19 @@ describe('workflow executor', () => {
       [1, 1, b.id, 'completed'],
     ]);
     await b.stop();
+  }, 30_000);
+
+  it('is woken by a start through the store\'s notification, not at its next poll', async () => {
+    // An executor of another process, as far as the API is concerned: it polls once a minute.
+    const e = executor(2000, 60_000);
+    await e.start(); // listening, and idle after its first pass
+    // Past its first pass and waiting out its poll: only the notification can wake it now.
+    await new Promise((res) => setTimeout(res, 200));
+    const began = Date.now();
+    const runId = await start({ workflowName: 'nightly-report', input: { day: 'mon' } });
+    await until('the run to complete', async () => ((await detail(runId)).status === 'completed' ? true : undefined), 15_000);
+    expect(Date.now() - began).toBeLessThan(15_000);
+    await e.stop();
   }, 30_000);
 
   it('shares runs between two executors, each step completed exactly once', async () => {
