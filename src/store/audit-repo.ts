@@ -17,7 +17,7 @@ export function createAuditRepo(sql: Sql) {
       await sql.query(
         `insert into audit_log (id, org_id, action, actor, target_type, target_id, details, at)
          values ($1,$2,$3,$4::jsonb,$5,$6,$7::jsonb,$8)`,
-        [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()],
+        [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()], { prepare: 'audit-insert' },
       );
     },
 

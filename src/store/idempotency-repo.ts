@@ -118,7 +118,7 @@ export function createIdempotencyRepo(sql: Sql) {
                  expires_at = excluded.expires_at, completed_at = null
              where idempotency_keys.expires_at <= excluded.created_at
            returning claim_id`,
-          [c.scope, c.route, c.key, c.fingerprint, claimId, now.toISOString(), expiresAt.toISOString()],
+          [c.scope, c.route, c.key, c.fingerprint, claimId, now.toISOString(), expiresAt.toISOString()], { prepare: 'idempotency-claim' },
         );
         if (won.length > 0) return { kind: 'new', claimId };
         const rows = await sql.query<Row>(
@@ -148,7 +148,7 @@ export function createIdempotencyRepo(sql: Sql) {
         `update idempotency_keys set state = 'completed', status_code = $4, body = $5, completed_at = $6
          where scope = $1 and route = $2 and key = $3 and state = 'in_progress' and ($7::text is null or claim_id = $7)
          returning 1`,
-        [ref.scope, ref.route, ref.key, outcome.status, bodyText(outcome.body), now.toISOString(), ref.claimId ?? null],
+        [ref.scope, ref.route, ref.key, outcome.status, bodyText(outcome.body), now.toISOString(), ref.claimId ?? null], { prepare: 'idempotency-complete' },
       );
       return rows.length > 0;
     },

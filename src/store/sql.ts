@@ -11,8 +11,12 @@ import { lockDataDir } from './data-dir-lock.js';
 
 export interface Sql {
   readonly kind: 'pglite' | 'postgres';
-  /** Parameters may include BytePieces (byte-pieces.ts): a bytea written without being joined. */
-  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Parameters may include BytePieces (byte-pieces.ts): a bytea written without being joined.
+   * `options.prepare` names a statement run often with this same text: on Postgres each connection
+   * parses and plans it once (a named prepared statement) rather than on every call.
+   */
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs several `;`-separated statements without parameters (migrations). */
   exec(text: string): Promise<void>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
@@ -25,6 +29,11 @@ export interface Sql {
    */
   listen(channel: string, onNotify: () => void, onDown?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+export interface QueryOptions {
+  /** A name unique to this statement's text (see Sql.query). */
+  prepare?: string;
 }
 
 export interface OpenSqlOptions {
@@ -55,8 +64,8 @@ function openPostgres(url: string, max: number): Sql {
   pool.on('connect', (client) => client.on('error', () => {}));
   const onClient = (client: pg.PoolClient): Sql => ({
     kind: 'postgres',
-    query: async <T>(text: string, params?: readonly unknown[]) =>
-      holdsPieces(params) ? queryPiecewise<T>(client, text, params!) : ((await client.query(text, params as unknown[])).rows as T[]),
+    query: async <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
+      holdsPieces(params) ? queryPiecewise<T>(client, text, params!) : ((await client.query(statement(text, params, options))).rows as T[]),
     exec: async (text) => {
       await client.query(text);
     },
@@ -66,8 +75,8 @@ function openPostgres(url: string, max: number): Sql {
   });
   return {
     kind: 'postgres',
-    async query<T>(text: string, params?: readonly unknown[]): Promise<T[]> {
-      if (!holdsPieces(params)) return (await pool.query(text, params as unknown[])).rows as T[];
+    async query<T>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]> {
+      if (!holdsPieces(params)) return (await pool.query(statement(text, params, options))).rows as T[];
       // pool.query cannot run a custom query: check a client out as it would (released, and
       // discarded on an error, as pool.query does).
       return checkedOut(pool, true, (client) => queryPiecewise<T>(client, text, params!));
@@ -90,6 +99,11 @@ function openPostgres(url: string, max: number): Sql {
     listen: (channel, onNotify, onDown) => listenPostgres(url, channel, onNotify, onDown),
     close: () => pool.end(),
   };
+}
+
+/** A query config for `pg`: named (prepared once per connection) when the caller named it. */
+function statement(text: string, params: readonly unknown[] | undefined, options: QueryOptions | undefined): pg.QueryConfig {
+  return { text, values: params as unknown[] | undefined, ...(options?.prepare ? { name: options.prepare } : {}) };
 }
 
 /** How long a lost listening connection waits before it connects again. */

@@ -79,6 +79,9 @@ export function createExecutor(o: ExecutorOptions) {
   });
 
   const lease = `now() + ${Math.round(o.leaseMs)} * interval '1 millisecond'`;
+  // The hot statements are prepared once per connection; their text holds the lease, so their
+  // names do too (executors with other leases may share a pool, as in tests). Not the claim: its
+  // `returning *` would break a prepared statement when a later migration adds a column.
 
   async function claim(): Promise<RunRow | undefined> {
     const [r] = await sql.query<RunRow>(
@@ -116,7 +119,7 @@ export function createExecutor(o: ExecutorOptions) {
        recorded as (
          insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) select $1, $3, attempt, $2, now() from step)
        select attempt, retry_budget from step`,
-      [runId, id, idx],
+      [runId, id, idx], { prepare: `wf-begin-attempt-${o.leaseMs}` },
     );
     return s ? { attempt: s.attempt, retryBudget: s.retry_budget } : undefined;
   }
@@ -193,7 +196,7 @@ export function createExecutor(o: ExecutorOptions) {
          insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at, ended_at, outcome)
          select $1, $7, attempt, $2, now(), now(), 'completed' from step)
        select count(*)::int as n from step`,
-      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx],
+      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx], { prepare: `wf-instant-step-${o.leaseMs}` },
     );
     return r!.n === 1;
   }
@@ -213,7 +216,7 @@ export function createExecutor(o: ExecutorOptions) {
          update workflow_step_attempts set ended_at = now(), outcome = 'completed'
           where run_id = $1 and idx = $7 and attempt = $8 and exists (select 1 from moved))
        select count(*)::int as n from moved`,
-      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx, attempt],
+      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx, attempt], { prepare: `wf-complete-step-${o.leaseMs}` },
     );
     return r!.n === 1;
   }

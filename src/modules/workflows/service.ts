@@ -249,12 +249,12 @@ export function createWorkflowService(o: ServiceOptions) {
         b.input === undefined ? null : JSON.stringify(b.input), JSON.stringify(target.graph), JSON.stringify(budget), now, started,
         started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId,
         extras?.originThreadId ?? null, extras?.callback ?? false, extras?.notify.mode ?? null, json(extras?.notify.target), json(extras?.principal),
-        json(extras?.workspace), extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed)],
+        json(extras?.workspace), extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed)], { prepare: 'wf-insert-run' },
     );
     await tx.query(
       `insert into workflow_run_steps (run_id, idx, step_id, kind, status) select $1, i - 1, s->>'id', s->>'kind', 'pending'
        from jsonb_array_elements($2::jsonb) with ordinality as t(s, i)`,
-      [id, JSON.stringify(target.graph.steps)],
+      [id, JSON.stringify(target.graph.steps)], { prepare: 'wf-insert-steps' },
     );
     return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
   }
@@ -270,7 +270,7 @@ export function createWorkflowService(o: ServiceOptions) {
       `select (count(*) filter (where status in ('queued', 'running')))::int as active,
               (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated
        from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated') and id is distinct from $2`,
-      [orgId, o.self ?? null],
+      [orgId, o.self ?? null], { prepare: 'wf-admission-count' },
     );
     return c!;
   }
@@ -502,6 +502,7 @@ export async function finishRun(
        duration_ms = (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::bigint
      where id = $1 and status = any($3::text[]) and ($6::text is null or lease_owner = $6) returning id`,
     [r.id, to, [r.status], extra.cancel ? JSON.stringify(extra.cancel) : null, extra.error ? JSON.stringify(extra.error) : null, extra.leaseOwner ?? null],
+    { prepare: 'wf-finish-run' },
   );
   if (rows.length === 0) return false;
   if (to !== 'completed') {
