@@ -41,6 +41,19 @@ class Halted extends Error {}
 
 type Outcome = { kind: 'ok'; output?: unknown } | { kind: 'failed'; code: string; message: string } | { kind: 'lost' } | { kind: 'deadline' };
 
+/** A run this executor may take the next step of: its own, running, not cancelled, not past its deadline ($1 run, $2 executor). */
+const GOES_ON = "id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())";
+
+/**
+ * The CTE closing the attempt of step `idx` (a parameter) that a dead executor left open, once the
+ * statement's `held` CTE holds the run. The statement's step update reads it (`select count(*) from
+ * lost`) so that it runs first: the run's event log tells the lost attempt before the new one.
+ */
+const closeLost = (idx: string) => `lost as (
+         update workflow_step_attempts set ended_at = now(), outcome = 'lost'
+          where run_id = $1 and idx = ${idx} and ended_at is null and exists (select 1 from held)
+          returning attempt)`;
+
 /** Step kinds that take no time: each is recorded and done in one statement (runInstantStep). */
 const INSTANT = new Set<Step['kind']>(['noop', 'output', 'costly']);
 
@@ -85,7 +98,7 @@ export function createExecutor(o: ExecutorOptions) {
 
   async function claim(): Promise<RunRow | undefined> {
     const [r] = await sql.query<RunRow>(
-      `update workflow_runs set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
+      `update workflow_runs set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now()
        where id = (select id from workflow_runs where status = 'queued' or (status = 'running' and lease_until < now())
                    order by created_at, id limit 1 for update skip locked)
          and status = any($2::text[])
@@ -104,14 +117,10 @@ export function createExecutor(o: ExecutorOptions) {
   async function beginAttempt(runId: string, idx: number): Promise<{ attempt: number; retryBudget: number | null } | undefined> {
     const [s] = await sql.query<{ attempt: number; retry_budget: number | null }>(
       `with held as (
-         update workflow_runs set lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
-          where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())
+         update workflow_runs set lease_until = ${lease}, updated_at = now()
+          where ${GOES_ON}
           returning id),
-       lost as (
-         update workflow_step_attempts set ended_at = now(), outcome = 'lost'
-          where run_id = $1 and idx = $3 and ended_at is null and exists (select 1 from held)
-          returning attempt),
-       -- Reads lost, so that lost runs first: the run's event log tells the lost attempt before the new one.
+       ${closeLost('$3')},
        step as (
          update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null
           where run_id = $1 and idx = $3 and exists (select 1 from held) and (select count(*) from lost) >= 0
@@ -181,13 +190,9 @@ export function createExecutor(o: ExecutorOptions) {
       `with held as (
          update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
            lease_until = ${lease}, updated_at = now()
-          where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())
+          where ${GOES_ON}
           returning id),
-       lost as (
-         update workflow_step_attempts set ended_at = now(), outcome = 'lost'
-          where run_id = $1 and idx = $7 and ended_at is null and exists (select 1 from held)
-          returning attempt),
-       -- Reads lost, so that lost runs first: the run's event log tells the lost attempt before the new one.
+       ${closeLost('$7')},
        step as (
          update workflow_run_steps set status = 'completed', attempt = attempt + 1, started_at = now(), ended_at = now(), output = $6::jsonb, error = null
           where run_id = $1 and idx = $7 and exists (select 1 from held) and (select count(*) from lost) >= 0
@@ -207,7 +212,7 @@ export function createExecutor(o: ExecutorOptions) {
     const [r] = await sql.query<{ n: number }>(
       `with moved as (
          update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
-           lease_until = ${lease}, updated_at = now(), event_seq = event_seq + 1
+           lease_until = ${lease}, updated_at = now()
           where id = $1 and lease_owner = $2 and status = 'running' returning id),
        step as (
          update workflow_run_steps set status = 'completed', ended_at = now(), output = $6::jsonb, error = null
@@ -233,7 +238,7 @@ export function createExecutor(o: ExecutorOptions) {
       if (park) {
         const next = mustTransition(held.status, { type: 'park_exception', at: Date.now(), stepId, attempt, code: error.code });
         await tx.query(
-          'update workflow_runs set status = $2, gate = $3::jsonb, lease_owner = null, lease_until = null, updated_at = now(), event_seq = event_seq + 1 where id = $1',
+          'update workflow_runs set status = $2, gate = $3::jsonb, lease_owner = null, lease_until = null, updated_at = now() where id = $1',
           [run.id, next.status, JSON.stringify(next.gate)],
         );
       }
@@ -244,7 +249,7 @@ export function createExecutor(o: ExecutorOptions) {
   async function parkOnBudget(run: RunRow, step: Step, budget: Budget): Promise<void> {
     const next = mustTransition('running', { type: 'park_budget', at: Date.now(), stepId: step.id, spent: budget.spent.credits, cap: budget.maxCredits! });
     await sql.query(
-      `update workflow_runs set status = $3, gate = $4::jsonb, lease_owner = null, lease_until = null, updated_at = now(), event_seq = event_seq + 1
+      `update workflow_runs set status = $3, gate = $4::jsonb, lease_owner = null, lease_until = null, updated_at = now()
        where id = $1 and lease_owner = $2 and status = 'running'`,
       [run.id, id, next.status, JSON.stringify(next.gate)],
     );
@@ -268,7 +273,7 @@ export function createExecutor(o: ExecutorOptions) {
       const step = steps[idx]!;
       if (step.kind === 'costly' && budget.maxCredits !== undefined && budget.spent.credits + (step.credits ?? 0) > budget.maxCredits) {
         // A cancel or the deadline comes first, as at any other step boundary.
-        const [held] = await sql.query("select 1 from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())", [run.id, id]);
+        const [held] = await sql.query(`select 1 from workflow_runs where ${GOES_ON}`, [run.id, id]);
         return held ? parkOnBudget(run, step, budget) : stop(run);
       }
       if (INSTANT.has(step.kind)) {
@@ -329,7 +334,7 @@ export function createExecutor(o: ExecutorOptions) {
         if (free <= 0) return 0;
         const next = mustTransition('gated', { type: 'release' });
         const rows = await tx.query(
-          `update workflow_runs r set status = $3, gate = null, started_at = now(), updated_at = now(), event_seq = event_seq + 1,
+          `update workflow_runs r set status = $3, gate = null, started_at = now(), updated_at = now(),
              deadline_at = now() + (r.budget->>'maxDurationSeconds')::int * interval '1 second'
            where r.id in (select id from workflow_runs where org_id = $1 and status = 'gated' and gate->>'kind' = 'quota' order by created_at, id limit $2)
            returning r.id`,

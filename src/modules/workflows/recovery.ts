@@ -87,7 +87,7 @@ export function createRecovery(o: RecoveryOptions) {
           `update workflow_run_steps set status = 'pending', retry_budget = $3, recovery = $4::jsonb where run_id = $1 and idx = $2`,
           [r.id, row.idx, body.resetRetries === true ? null : 0, JSON.stringify(recovery)],
         );
-        await tx.sql.query('update workflow_runs set status = $2, gate = null, updated_at = now(), event_seq = event_seq + 1 where id = $1', [r.id, next.status]);
+        await tx.sql.query('update workflow_runs set status = $2, gate = null, updated_at = now() where id = $1', [r.id, next.status]);
         await audit(tx as never, r, a.principal.userId, 'workflow.step.retry', { stepId, toAttempt, resetRetries: body.resetRetries === true, ...(body.note !== undefined ? { note: body.note } : {}) });
         return { retried: true, attempt: toAttempt, runStatus: next.status, remainingParks: 0 };
       });
@@ -135,7 +135,7 @@ export function createRecovery(o: RecoveryOptions) {
           [r.id, row.idx, outcome === 'skip' ? 'skipped' : 'completed', outcome === 'complete' ? JSON.stringify(body.output) : null, JSON.stringify(recovery)],
         );
         await tx.sql.query(
-          `update workflow_runs set status = $2, gate = null, next_step = $3, updated_at = now(), event_seq = event_seq + 1,
+          `update workflow_runs set status = $2, gate = null, next_step = $3, updated_at = now(),
              output = case when $4 then $5::jsonb else output end, has_output = has_output or $4 where id = $1`,
           [r.id, next.status, row.idx + 1, asOutput, asOutput ? JSON.stringify(body.output) : null],
         );
@@ -177,7 +177,7 @@ export function createRecovery(o: RecoveryOptions) {
         await tx.sql.query(
           `update workflow_runs set budget = $2::jsonb, budget_raises = $3::jsonb, status = $4, gate = case when $5 then null else gate end,
              deadline_at = case when started_at is null then deadline_at else started_at + ($6::int * interval '1 second') end,
-             updated_at = now(), event_seq = event_seq + 1 where id = $1`,
+             updated_at = now() where id = $1`,
           [r.id, JSON.stringify(raised), JSON.stringify(raises), status, resumed, raised.maxDurationSeconds],
         );
         await audit(tx as never, r, a.principal.userId, 'workflow.budget.raise', { caps: asked, resumed });

@@ -474,7 +474,7 @@ export function createWorkflowService(o: ServiceOptions) {
           return { cancelRequested: true, state: 'terminal', status: next.status, transitioned: true, forced: true, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'none' };
         }
         if (already === null) {
-          await tx.sql.query('update workflow_runs set cancel = $2::jsonb, updated_at = now(), event_seq = event_seq + 1 where id = $1', [runId, JSON.stringify(cancel)]);
+          await tx.sql.query('update workflow_runs set cancel = $2::jsonb, updated_at = now() where id = $1', [runId, JSON.stringify(cancel)]);
           await audit('cancel_requested');
         }
         return { cancelRequested: true, state: 'cancel_requested', status: r.status, transitioned: false, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'cancel_again' };
@@ -497,7 +497,7 @@ export async function finishRun(
   sql: Sql, r: Pick<RunRow, 'id' | 'status'>, to: RunStatus, extra: { cancel?: CancelState; error?: unknown; leaseOwner?: string } = {},
 ): Promise<boolean> {
   const rows = await sql.query(
-    `update workflow_runs set status = $2, gate = null, lease_owner = null, lease_until = null, completed_at = now(), updated_at = now(), event_seq = event_seq + 1,
+    `update workflow_runs set status = $2, gate = null, lease_owner = null, lease_until = null, completed_at = now(), updated_at = now(),
        cancel = coalesce($4::jsonb, cancel), error = coalesce($5::jsonb, error),
        duration_ms = (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::bigint
      where id = $1 and status = any($3::text[]) and ($6::text is null or lease_owner = $6) returning id`,
