@@ -8,6 +8,7 @@ import { AppError } from '../../errors.js';
 import { reasonPhrase, renderError } from './error-shapes.js';
 import { KernelErrors } from './error-registry.js';
 import { SchemaValidationError, validationFailure } from './schema.js';
+import { isStoreUnavailable } from '../../store/unavailable.js';
 
 export { reasonPhrase };
 
@@ -40,6 +41,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The Content-Types the route's body may have, named by a 415; application/json when not declared. */
     mediaTypes?: readonly string[];
+    /**
+     * The route's answer when the store cannot be reached (a refused or cut connection, the server
+     * shutting down): a retryable 503 of the family's (its `retryAfterSeconds` also goes out as
+     * `Retry-After`). Without it such a failure is a 500 like any other.
+     */
+    storeUnavailable?: () => AppError;
   }
 }
 
@@ -53,6 +60,13 @@ export function installErrorHandler(app: FastifyInstance): void {
       // 401s carry the spec's message; only a revoked session adds a code.
       if (e.statusCode === 401 && e.code === 'UNAUTHORIZED') delete body.code;
       return reply.status(e.statusCode).send(body);
+    }
+    if (config?.storeUnavailable && isStoreUnavailable(e)) {
+      const answer = config.storeUnavailable();
+      req.log.warn({ event: 'api.store_unavailable', code: answer.code, err: { message: e.message } }, 'store unavailable');
+      const retryAfter = answer.details.retryAfterSeconds;
+      if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+      return reply.status(answer.statusCode).send(renderError(answer, config.errorShape));
     }
     const status = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 ? e.statusCode : 500;
     if (status === 500) {

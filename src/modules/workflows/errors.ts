@@ -32,3 +32,13 @@ export const StartErrors = defineErrors('workflows', {
   ORIGIN_THREAD_INVALID: { status: 400, fields: ['field', 'max'], when: 'a start whose `originThreadId` is not a string of 1 to 256 characters without control characters' },
   CALLBACK_THREAD_REQUIRED: { status: 400, fields: ['field'], when: 'a start with `callback: true` and no `originThreadId` to call back on' },
 });
+
+export const ControlErrors = defineErrors('workflows', {
+  CONTROL_UNAVAILABLE: { status: 503, fields: ['retryAfterSeconds'], when: 'a start, batch, cancel, retry, resolve, budget raise or erase while the store cannot be reached; nothing was changed, a retry with the same idempotency keys is safe' },
+});
+
+/** How long a client is asked to wait before retrying a control route while the store is down. */
+const CONTROL_RETRY_AFTER_SECONDS = 1;
+
+export const controlUnavailable = () =>
+  ControlErrors.CONTROL_UNAVAILABLE('The workflow control store is unavailable; retry with the same idempotency keys.', { retryAfterSeconds: CONTROL_RETRY_AFTER_SECONDS });

@@ -12,7 +12,7 @@ import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
 import type { Store } from '../../store/store.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
-import { StartErrors, WorkflowErrors } from './errors.js';
+import { controlUnavailable, StartErrors, WorkflowErrors } from './errors.js';
 import type { Issue } from './graph.js';
 import { definitionItem, eventItem } from './model.js';
 import { sortValueOf, type RunSort } from './repository.js';
@@ -69,7 +69,8 @@ export interface WorkflowRouteDeps {
 export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRouteDeps): void {
   const { service, store, limiter, buckets: BUCKETS } = deps;
   const read = { access: onAgent(READ_SCOPE), errorShape: 'workflows' as const };
-  const execute = { access: onAgent(EXECUTE_SCOPE), errorShape: 'workflows' as const };
+  // The control routes (starts, cancel, recovery, erase) answer 503 CONTROL_UNAVAILABLE while the store is down.
+  const execute = { access: onAgent(EXECUTE_SCOPE), errorShape: 'workflows' as const, storeUnavailable: controlUnavailable };
 
   /** Whether the caller is the run's creator or holds org:manage on its organization. */
   async function creatorOrManager(p: Principal, createdBy: string, orgId: string): Promise<boolean> {
