@@ -57,6 +57,9 @@ const closeLost = (idx: string) => `lost as (
 /** Step kinds that take no time: each is recorded and done in one statement (runInstantStep). */
 const INSTANT = new Set<Step['kind']>(['noop', 'output', 'costly']);
 
+/** The budget's spending once `step` is done: a step more, and a `costly` step's credits. */
+const spentAfter = (budget: Budget, step: Step): Budget['spent'] =>
+  ({ credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 });
 
 const NON_TERMINAL = (['queued', 'gated', 'running', 'suspended'] as RunStatus[]);
 
@@ -246,13 +249,15 @@ export function createExecutor(o: ExecutorOptions) {
     });
   }
 
-  async function parkOnBudget(run: RunRow, step: Step, budget: Budget): Promise<void> {
+  /** Parks the run on its budget at a step boundary; false when it is not to go on here (a cancel or the deadline comes first). */
+  async function parkOnBudget(run: RunRow, step: Step, budget: Budget): Promise<boolean> {
     const next = mustTransition('running', { type: 'park_budget', at: Date.now(), stepId: step.id, spent: budget.spent.credits, cap: budget.maxCredits! });
-    await sql.query(
+    const parked = await sql.query(
       `update workflow_runs set status = $3, gate = $4::jsonb, lease_owner = null, lease_until = null, updated_at = now()
-       where id = $1 and lease_owner = $2 and status = 'running'`,
+       where ${GOES_ON} returning id`,
       [run.id, id, next.status, JSON.stringify(next.gate)],
     );
+    return parked.length > 0;
   }
 
   /** Ends the run this executor holds; false when it no longer holds it. */
@@ -272,14 +277,13 @@ export function createExecutor(o: ExecutorOptions) {
       if (stopped) return;
       const step = steps[idx]!;
       if (step.kind === 'costly' && budget.maxCredits !== undefined && budget.spent.credits + (step.credits ?? 0) > budget.maxCredits) {
-        // A cancel or the deadline comes first, as at any other step boundary.
-        const [held] = await sql.query(`select 1 from workflow_runs where ${GOES_ON}`, [run.id, id]);
-        return held ? parkOnBudget(run, step, budget) : stop(run);
+        if (!(await parkOnBudget(run, step, budget))) await stop(run);
+        return;
       }
       if (INSTANT.has(step.kind)) {
         // Nothing to wait for: the attempt is recorded and completed in one statement, which is
         // the step's whole execution (a crash before its commit leaves the step to run again).
-        const spent = { credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 };
+        const spent = spentAfter(budget, step);
         if (!(await runInstantStep(run, idx, { ...budget, spent }, step.kind === 'output' ? step.value : undefined, step.kind === 'output'))) return stop(run);
         budget.spent = spent;
         failures = 0;
@@ -298,7 +302,7 @@ export function createExecutor(o: ExecutorOptions) {
         if (!(await failAttempt(run, idx, attempt, { code: outcome.code, message: outcome.message }, park, step.id)) || park) return;
         continue;
       }
-      budget.spent = { credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 };
+      budget.spent = spentAfter(budget, step);
       if (!(await completeStep(run, idx, attempt, budget, outcome.output, step.kind === 'output'))) return;
       failures = 0;
       idx += 1;

@@ -8,6 +8,7 @@
 import { ulid } from 'ulid';
 import type { Store } from '../../store/store.js';
 import type { Sql } from '../../store/sql.js';
+import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { authorizeOrgScopes, requirePerson, type Principal } from '../../api/kernel/auth.js';
 import { RecoveryErrors, WorkflowErrors } from './errors.js';
 import { validateValue, type Step } from './graph.js';
@@ -67,8 +68,8 @@ export function createRecovery(o: RecoveryOptions) {
     }
   }
 
-  const audit = (tx: { audit: (e: never) => Promise<unknown> }, r: RunRow, by: string, action: string, details: Record<string, unknown>) =>
-    (tx.audit as (e: unknown) => Promise<unknown>)({ orgId: r.org_id, action, actor: { type: 'user', id: by }, targetType: 'workflow_run', targetId: r.id, details });
+  const audit = (tx: UnitOfWork, r: RunRow, by: string, action: string, details: Record<string, unknown>) =>
+    tx.audit({ orgId: r.org_id, action, actor: { type: 'user', id: by }, targetType: 'workflow_run', targetId: r.id, details });
 
   return {
     async retry(a: Actor, runId: string, stepId: string, body: { note?: string | undefined; resetRetries?: boolean | undefined }) {
@@ -88,7 +89,7 @@ export function createRecovery(o: RecoveryOptions) {
           [r.id, row.idx, body.resetRetries === true ? null : 0, JSON.stringify(recovery)],
         );
         await tx.sql.query('update workflow_runs set status = $2, gate = null, updated_at = now() where id = $1', [r.id, next.status]);
-        await audit(tx as never, r, a.principal.userId, 'workflow.step.retry', { stepId, toAttempt, resetRetries: body.resetRetries === true, ...(body.note !== undefined ? { note: body.note } : {}) });
+        await audit(tx, r, a.principal.userId, 'workflow.step.retry', { stepId, toAttempt, resetRetries: body.resetRetries === true, ...(body.note !== undefined ? { note: body.note } : {}) });
         return { retried: true, attempt: toAttempt, runStatus: next.status, remainingParks: 0 };
       });
       if (answer.retried) o.wake();
@@ -125,7 +126,7 @@ export function createRecovery(o: RecoveryOptions) {
           await tx.sql.query("update workflow_run_steps set status = 'failed', ended_at = now(), recovery = $3::jsonb where run_id = $1 and idx = $2", [r.id, row.idx, JSON.stringify(recovery)]);
           const code = row.error?.code ?? step.code ?? 'STEP_FAILED';
           await finishRun(tx.sql, r, next.status, { error: { code, message: row.error?.message ?? `step ${stepId} failed`, stepId } });
-          await audit(tx as never, r, a.principal.userId, 'workflow.step.resolve', details);
+          await audit(tx, r, a.principal.userId, 'workflow.step.resolve', details);
           return { resolved: true, outcome, runStatus: next.status, remainingParks: 0 };
         }
         const next = mustTransition(r.status, { type: 'recover' });
@@ -139,7 +140,7 @@ export function createRecovery(o: RecoveryOptions) {
              output = case when $4 then $5::jsonb else output end, has_output = has_output or $4 where id = $1`,
           [r.id, next.status, row.idx + 1, asOutput, asOutput ? JSON.stringify(body.output) : null],
         );
-        await audit(tx as never, r, a.principal.userId, 'workflow.step.resolve', details);
+        await audit(tx, r, a.principal.userId, 'workflow.step.resolve', details);
         return { resolved: true, outcome, runStatus: next.status, remainingParks: 0 };
       });
       if (answer.resolved) o.wake();
@@ -180,7 +181,7 @@ export function createRecovery(o: RecoveryOptions) {
              updated_at = now() where id = $1`,
           [r.id, JSON.stringify(raised), JSON.stringify(raises), status, resumed, raised.maxDurationSeconds],
         );
-        await audit(tx as never, r, a.principal.userId, 'workflow.budget.raise', { caps: asked, resumed });
+        await audit(tx, r, a.principal.userId, 'workflow.budget.raise', { caps: asked, resumed });
         return { raised: true, budget: raised, runStatus: status, resumed };
       });
       if (answer.raised && (answer as { resumed?: boolean }).resumed) o.wake();
@@ -197,7 +198,7 @@ export function createRecovery(o: RecoveryOptions) {
         // The run's steps and step attempts go with it (on delete cascade).
         await tx.sql.query('delete from workflow_runs where id = $1', [r.id]);
         const purgeId = `wfp_${ulid()}`;
-        await audit(tx as never, r, a.principal.userId, 'workflow.run.erase', { purgeId });
+        await audit(tx, r, a.principal.userId, 'workflow.run.erase', { purgeId });
         return { accepted: true, purgeId };
       });
     },
