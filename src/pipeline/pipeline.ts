@@ -112,7 +112,7 @@ async function routeOffloaded(
     if (ready.has(slot) || plan.select(record) !== SELECTED) continue;
     const shaped = shapeRecord(record, observed, plan.shape);
     const heavy = length * plan.scrubber.cost > INLINE_SCRUB_WORK;
-    ready.set(slot, { shaped, hits: heavy ? await pool.scrub(plan.scrubber, shaped) : plan.scrubber.scrubRecord(shaped) });
+    ready.set(slot, { shaped, hits: heavy ? await pool.scrub(plan.scrubber, shaped, record.orgId) : plan.scrubber.scrubRecord(shaped) });
   }
   const routing = new Routing(opts);
   routing.route(record, rawBytes, plans, (plan) => ready.get(groups.slotOf[plans.indexOf(plan)]!) ?? shapeInline(record, observed)(plan), ticket);

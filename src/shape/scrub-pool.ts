@@ -4,13 +4,16 @@
  * a time, under a time budget. A worker past its budget is ended (RE2 cannot
  * be interrupted otherwise) and replaced, and that record is withheld: its
  * body and string attributes replaced by the marker, never sent unscrubbed.
- * The routing thread meanwhile goes on with every other record.
+ * The routing thread meanwhile goes on with every other record. Jobs wait in
+ * one queue per organization, served in turn (scrub-queue.ts), so one
+ * organization's flood of heavy records delays no other's.
  */
 import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AttributeValue, DeliveredRecord } from './delivered-record.js';
 import { withholdRecord, type Scrubber } from './scrubber.js';
+import { FairScrubQueue } from './scrub-queue.js';
 import type { ScrubRule } from '../model/drain.js';
 
 export interface ScrubJob {
@@ -29,8 +32,10 @@ export interface ScrubDone {
 }
 
 export interface ScrubPool {
-  /** Scrubs `record` in place off this thread; resolves with the matches replaced (or the fields withheld). */
-  scrub(scrubber: Scrubber, record: DeliveredRecord): Promise<number>;
+  /** Scrubs `record` of organization `orgId` in place off this thread; resolves with the matches replaced (or the fields withheld). */
+  scrub(scrubber: Scrubber, record: DeliveredRecord, orgId: string): Promise<number>;
+  /** An organization's jobs not yet started: in its queue, and past the queue's cap in its own backlog. */
+  waiting(orgId: string): { queued: number; backlogged: number };
   /** Records withheld because their scrub overran the budget, since the start. */
   readonly withheld: number;
   close(): Promise<void>;
@@ -41,10 +46,15 @@ export interface ScrubPoolOptions {
   size?: number;
   /** The longest one record's scrub may take before it is withheld. */
   budgetMs?: number;
+  /** Queued jobs per organization before its jobs wait in its own backlog (scrub-queue.ts). */
+  maxQueuedPerOrg?: number;
   onWithheld?: (recordId: string) => void;
+  /** Called as a worker is handed a job (the record's id and organization): the order jobs start in. */
+  onStart?: (recordId: string, orgId: string) => void;
 }
 
 interface Pending {
+  orgId: string;
   job: ScrubJob;
   record: DeliveredRecord;
   resolve: (hits: number) => void;
@@ -72,7 +82,7 @@ function startWorker(): Worker {
 export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
   const size = opts.size ?? 2;
   const budgetMs = opts.budgetMs ?? 2000;
-  const queue: Pending[] = [];
+  const queue = new FairScrubQueue<Pending>(opts.maxQueuedPerOrg);
   const slots: Slot[] = [];
   const keys = new WeakMap<Scrubber, string>();
   let nextId = 0;
@@ -92,6 +102,7 @@ export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
       if (!busy || busy.pending.job.id !== done.id) return;
       clearTimeout(busy.timer);
       slot.busy = undefined;
+      queue.finished(busy.pending.orgId);
       const { record } = busy.pending;
       if (done.body !== undefined) record.body = done.body;
       record.attributes = done.attributes;
@@ -109,6 +120,7 @@ export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
     slot.busy = undefined;
     if (busy) {
       clearTimeout(busy.timer);
+      queue.finished(busy.pending.orgId);
       withheld++;
       opts.onWithheld?.(busy.pending.record.id);
       busy.pending.resolve(withholdRecord(busy.pending.record));
@@ -122,9 +134,10 @@ export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
 
   const next = (slot: Slot): void => {
     if (slot.busy || !slot.ready || closed) return;
-    const pending = queue.shift();
+    const pending = queue.take()?.job;
     if (!pending) return;
     slot.busy = { pending, timer: setTimeout(() => replace(slot), budgetMs) };
+    opts.onStart?.(pending.record.id, pending.orgId);
     slot.worker.postMessage(pending.job);
   };
 
@@ -132,19 +145,20 @@ export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
     get withheld() {
       return withheld;
     },
-    scrub(scrubber, record) {
+    waiting: (orgId) => queue.waiting(orgId),
+    scrub(scrubber, record, orgId) {
       if (closed) return Promise.resolve(withholdRecord(record));
       let rulesKey = keys.get(scrubber);
       if (rulesKey === undefined) keys.set(scrubber, (rulesKey = `r${nextKey++}`));
       return new Promise<number>((resolve) => {
-        queue.push({ job: { id: nextId++, rulesKey, rules: scrubber.rules, body: record.body, attributes: record.attributes }, record, resolve });
+        queue.push(orgId, { orgId, job: { id: nextId++, rulesKey, rules: scrubber.rules, body: record.body, attributes: record.attributes }, record, resolve });
         while (slots.length < size) slots.push(spawn());
         for (const slot of slots) next(slot);
       });
     },
     async close() {
       closed = true;
-      for (const p of queue.splice(0)) p.resolve(withholdRecord(p.record));
+      for (const p of queue.drain()) p.resolve(withholdRecord(p.record));
       await Promise.all(slots.splice(0).map((s) => {
         if (s.busy) {
           clearTimeout(s.busy.timer);

@@ -14,7 +14,7 @@ import { RecoveryErrors, WorkflowErrors } from './errors.js';
 import { validateValue, type Step } from './graph.js';
 import type { Budget, Recovery, RunRow, StepRow } from './model.js';
 import { finishRun, FIELD_MAX_BYTES, validationFailed } from './service.js';
-import { isTerminal, mustTransition } from './state.js';
+import { isTerminal, mustTransition, type Gate } from './state.js';
 import type { PolicyLimits } from './seed.js';
 
 export const MAX_ATTEMPTS = 20;
@@ -170,16 +170,21 @@ export function createRecovery(o: RecoveryOptions) {
         }
         if (!parked) throw RecoveryErrors.BUDGET_NOT_RAISABLE(`Run ${r.id} is ${r.status}, not parked on its budget`, { runId: r.id, status: r.status });
         const raised = { ...r.budget, ...asked } as Budget;
-        const gate = r.gate as { stepId: string };
+        const gate = r.gate as Extract<Gate, { kind: 'budget' }>;
         const step = r.graph.steps.find((s) => s.id === gate.stepId);
         const resumed = raised.maxCredits === undefined || raised.spent.credits + (step?.credits ?? 0) <= raised.maxCredits;
-        const status = resumed ? mustTransition(r.status, { type: 'resume' }).status : r.status;
+        // Short of the reserve the run parks again, and its gate shows the cap now in force (the
+        // park's `since` stays: the run has waited on its budget since then without a break).
+        const next = resumed
+          ? mustTransition(r.status, { type: 'resume' })
+          : mustTransition(r.status, { type: 'repark_budget', since: gate.since, stepId: gate.stepId, spent: raised.spent.credits, cap: raised.maxCredits! });
+        const status = next.status;
         const raises = [...r.budget_raises, { at: Date.now(), by: a.principal.userId, caps: asked, ...(body.note !== undefined ? { note: body.note } : {}) }];
         await tx.sql.query(
-          `update workflow_runs set budget = $2::jsonb, budget_raises = $3::jsonb, status = $4, gate = case when $5 then null else gate end,
+          `update workflow_runs set budget = $2::jsonb, budget_raises = $3::jsonb, status = $4, gate = $5::jsonb,
              deadline_at = case when started_at is null then deadline_at else started_at + ($6::int * interval '1 second') end,
              updated_at = now() where id = $1`,
-          [r.id, JSON.stringify(raised), JSON.stringify(raises), status, resumed, raised.maxDurationSeconds],
+          [r.id, JSON.stringify(raised), JSON.stringify(raises), status, next.gate === null ? null : JSON.stringify(next.gate), raised.maxDurationSeconds],
         );
         await audit(tx, r, a.principal.userId, 'workflow.budget.raise', { caps: asked, resumed });
         return { raised: true, budget: raised, runStatus: status, resumed };

@@ -40,7 +40,9 @@ export type RunEvent =
   /** A parked step resolved with fail. */
   | { type: 'fail' }
   /** A budget raise covering the next step's reserve. */
-  | { type: 'resume' };
+  | { type: 'resume' }
+  /** A budget raise short of the next step's reserve: the run stays parked, under the cap now in force. */
+  | { type: 'repark_budget'; since: number; stepId: string; spent: number; cap: number };
 
 export interface RunState {
   status: RunStatus;
@@ -80,6 +82,10 @@ export function transition(from: RunStatus | null, event: RunEvent): RunState | 
       return from === 'suspended' ? { status: 'failed', gate: null } : undefined;
     case 'resume':
       return from === 'gated' ? { status: 'queued', gate: null } : undefined;
+    case 'repark_budget':
+      return from === 'gated'
+        ? { status: 'gated', gate: { kind: 'budget', since: event.since, stepId: event.stepId, dimension: 'credits', spent: event.spent, cap: event.cap } }
+        : undefined;
   }
 }
 

@@ -162,7 +162,8 @@ describe('workflow recovery', () => {
 
     it('raises the cap of a budget-parked run; the run resumes once the raise covers the next reserve', async () => {
       const runId = await start(costly, 'lk_wf_all');
-      await until(runId, (r) => r.status === 'gated' && r.gate?.kind === 'budget');
+      const parkedGate = (await until(runId, (r) => r.status === 'gated' && r.gate?.kind === 'budget')).gate;
+      expect(parkedGate).toEqual({ kind: 'budget', since: expect.any(Number), stepId: 'b', dimension: 'credits', spent: 30, cap: 50 });
       const low = await post(`${runId}/budget`, { maxCredits: 50 }, 'lk_wf_all');
       expect(low.status).toBe(400);
       expect(low.body.details).toEqual([{ path: 'maxCredits', constraint: 'exclusiveMinimum', message: "maxCredits must be above the run's current maxCredits (50)" }]);
@@ -176,6 +177,10 @@ describe('workflow recovery', () => {
 
       const partial = await post(`${runId}/budget`, { maxCredits: 55 }, 'lk_wf_all');
       expect(partial.body).toEqual({ raised: true, budget: expect.objectContaining({ maxCredits: 55, spent: { credits: 30, steps: 1 } }), runStatus: 'gated', resumed: false });
+      // Short of the reserve (30 + 30 > 55) the run parks again under the cap now in force.
+      const reparked = await detail(runId);
+      expect(reparked).toMatchObject({ status: 'gated', phase: 'parked', budget: { maxCredits: 55 } });
+      expect(reparked.gate).toEqual({ kind: 'budget', since: parkedGate.since, stepId: 'b', dimension: 'credits', spent: 30, cap: 55 });
       const enough = await post(`${runId}/budget`, { maxCredits: 100, maxDurationSeconds: 7200, note: 'approved' }, 'lk_wf_all');
       expect(enough.body).toMatchObject({ raised: true, runStatus: 'queued', resumed: true, budget: { maxCredits: 100, maxDurationSeconds: 7200 } });
       const run = await until(runId, (r) => r.status === 'completed');
