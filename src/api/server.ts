@@ -9,6 +9,8 @@ import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './kernel/errors.js';
+import { installJsonBody } from './kernel/json-body.js';
+import { closeOnUnreadBody } from './kernel/unread-body.js';
 import swagger from '@fastify/swagger';
 import { createRateLimiter } from './kernel/rate-limit.js';
 import type { RecordSink } from '../modules/ingest/records.js';
@@ -63,6 +65,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     shuttingDown = true;
   });
   installErrorHandler(app);
+  // Bodies are JSON in UTF-8, bounded in depth, read by the kernel's parser (kernel/json-body.ts).
+  installJsonBody(app);
+  closeOnUnreadBody(app);
   // Request metrics by route template (bounded), never by raw URL.
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';

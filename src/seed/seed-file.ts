@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { LONE_SURROGATE } from '../model/record.js';
+import { invalidUtf8At } from '../model/utf8.js';
 import type { Sql } from '../store/sql.js';
 
 /**
@@ -43,12 +44,17 @@ export class SeedError extends Error {
 }
 
 export async function readSeedFile(path: string, sections: readonly SeedSection[] = []): Promise<SeedFile> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (e) {
     throw new SeedError([`cannot read ${path}: ${(e as Error).message}`]);
   }
+  // Decoded leniently, bytes that are not UTF-8 would become U+FFFD: a key or a name seeded other
+  // than it was written, found out only when a credential does not match.
+  const bad = invalidUtf8At(bytes);
+  if (bad >= 0) throw new SeedError([`${path} is not valid UTF-8: byte offset ${bad}`]);
+  const text = bytes.toString('utf8');
   let data: unknown;
   try {
     data = JSON.parse(text);

@@ -62,7 +62,7 @@ export const KernelErrors = defineErrors('kernel', {
   APPROVAL_REQUIRES_HUMAN: { status: 403, when: 'an action only a person may take, asked by a typed API credential' },
   VALIDATION_FAILED: { status: 400, fields: ['field', 'message'], when: 'a query parameter, path parameter or body breaks a rule' },
   PAYLOAD_TOO_LARGE: { status: 413, fields: ['field', 'max'], when: 'a body over its route\'s cap, or too many records' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body in a Content-Type the route does not read' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body in a Content-Type the route does not read, or in a charset other than UTF-8' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, when: 'an idempotency key used again with a different request' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: 'an idempotency key whose first request has not finished' },
   VENDOR_REJECTED: { status: 422, fields: ['vendor', 'vendorStatus'], when: 'an external system (a carrier) refused the request; `vendor` names it, `vendorStatus` is its own status' },

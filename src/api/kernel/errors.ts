@@ -3,12 +3,13 @@
  * error handler renders them. Framework errors (bad JSON, body too large)
  * keep the framework shape; nothing ever answers with a stack trace.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { reasonPhrase, renderError } from './error-shapes.js';
 import { KernelErrors } from './error-registry.js';
 import { SchemaValidationError, validationFailure } from './schema.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
+import { UnsupportedCharset } from './json-body.js';
 
 export { reasonPhrase };
 
@@ -50,6 +51,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * What a 415 adds to the framework body (spec 01 part 7.1): its code, the Content-Type sent and the
+ * ones the route reads. `charset`: the type was right, the charset (anything but UTF-8) was not.
+ */
+function mediaTypeRefusal(req: FastifyRequest, charset?: string): Record<string, unknown> {
+  const declared = req.routeOptions.config?.mediaTypes;
+  const accepted = declared && declared.length > 0 ? declared : DEFAULT_MEDIA_TYPES;
+  const sent = typeof req.headers['content-type'] === 'string' ? req.headers['content-type'].split(';')[0]!.trim().slice(0, 100) : '';
+  const names = accepted.length === 1 ? accepted[0]! : `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)!}`;
+  const message = charset === undefined
+    ? `Unsupported Media Type${sent ? ` ${JSON.stringify(sent)}` : ''}: send the body with Content-Type: ${names}.`
+    : `Unsupported Media Type: charset ${JSON.stringify(charset)} is not read; send the body in UTF-8 (Content-Type: ${names}, with no charset or charset=utf-8).`;
+  return { code: 'UNSUPPORTED_MEDIA_TYPE', message, accepted: [...accepted] };
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((thrown: FastifyError | AppError | SchemaValidationError, req, reply) => {
     const config = req.routeOptions.config;
@@ -61,6 +77,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       if (e.statusCode === 401 && e.code === 'UNAUTHORIZED') delete body.code;
       return reply.status(e.statusCode).send(body);
     }
+    if (e instanceof UnsupportedCharset) return reply.status(415).send({ statusCode: 415, error: reasonPhrase(415), ...mediaTypeRefusal(req, e.charset) });
     if (config?.storeUnavailable && isStoreUnavailable(e)) {
       const answer = config.storeUnavailable();
       req.log.warn({ event: 'api.store_unavailable', code: answer.code, err: { message: e.message } }, 'store unavailable');
@@ -77,17 +94,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     // Spec 01 part 7.2: a 413 names what was over which cap.
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') Object.assign(body, { code: 'PAYLOAD_TOO_LARGE', field: 'body', max: req.routeOptions.bodyLimit });
     // A 415 names the Content-Type the route reads.
-    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      const declared = req.routeOptions.config?.mediaTypes;
-      const accepted = declared && declared.length > 0 ? declared : DEFAULT_MEDIA_TYPES;
-      const sent = typeof req.headers['content-type'] === 'string' ? req.headers['content-type'].split(';')[0]!.trim().slice(0, 100) : '';
-      const names = accepted.length === 1 ? accepted[0]! : `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)!}`;
-      Object.assign(body, {
-        code: 'UNSUPPORTED_MEDIA_TYPE',
-        message: `Unsupported Media Type${sent ? ` ${JSON.stringify(sent)}` : ''}: send the body with Content-Type: ${names}.`,
-        accepted: [...accepted],
-      });
-    }
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') Object.assign(body, mediaTypeRefusal(req));
     return reply.status(status).send(body);
   });
   app.setNotFoundHandler((req, reply) =>

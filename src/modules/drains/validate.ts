@@ -40,15 +40,21 @@ const RESERVED_HEADERS = new Set([
 const HOP_BY_HOP_HEADERS = new Set(['expect', 'upgrade', 'keep-alive', 'te', 'trailer', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate']);
 /** Bidirectional overrides and isolates: a name holding them displays as other text than it is. */
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-/** Characters that display as nothing: a name of only these (and spaces) is blank to a reader. */
-const INVISIBLE = /[\s\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]/g;
+/**
+ * Names that display as nothing: only spaces and line breaks (White_Space), characters a renderer
+ * shows nothing for (Default_Ignorable_Code_Point: zero-width spaces and joiners, Hangul fillers,
+ * variation selectors, tag characters, ...) and noncharacters (U+FDD0-FDEF, U+xFFFE and U+xFFFF).
+ * Unicode's own properties, so every such code point is covered, not the ones somebody listed; and
+ * U+2800 BRAILLE PATTERN BLANK, a symbol no property marks that draws as a space.
+ */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Noncharacter_Code_Point}\u2800]*$/u;
 
 /** Applies the rules beyond the schema to a create or PATCH body the schema accepted. */
 export function checkDrainBody(body: DrainCreateBody | DrainPatchBody): DrainInput {
   const { sources, environments, headers, scrubRules, ...rest } = body as DrainCreateBody;
   const out: DrainInput = rest;
   if (body.name !== undefined) {
-    if (body.name.replace(INVISIBLE, '').length === 0 || /[\x00-\x1f\x7f-\x9f]/.test(body.name) || BIDI_CONTROLS.test(body.name)) {
+    if (INVISIBLE_ONLY.test(body.name) || /[\x00-\x1f\x7f-\x9f]/.test(body.name) || BIDI_CONTROLS.test(body.name)) {
       throw drainValidation('name', ['name must be printable, visible and free of bidirectional controls']);
     }
   }

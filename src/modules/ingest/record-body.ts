@@ -5,16 +5,24 @@
  * each on its own. A body nested thousands deep (which JSON.parse turns into
  * millions of objects before anything can refuse it) costs one pass over its
  * characters, and counting stops at the record cap instead of after it.
+ *
+ * Bodies arrive as bytes and must be UTF-8: a decoder would turn other bytes
+ * into U+FFFD and the record would be delivered as text other than was sent.
+ * An NDJSON line that is not UTF-8 is that record's refusal; a JSON array
+ * that is not refuses the body, as a record that is not JSON does.
  */
 import { AppError } from '../../errors.js';
 import { RECORD_LIMITS } from '../../model/record-limits.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
+import { invalidUtf8At } from '../../model/utf8.js';
 
 export type BodyItem =
   | { kind: 'value'; value: unknown }
   | { kind: 'invalid' }
   /** Nests deeper than a record field may: refused with the field's name, never parsed. */
-  | { kind: 'too_deep'; field: string };
+  | { kind: 'too_deep'; field: string }
+  /** Not UTF-8: `at` is the first bad byte's offset in the record. */
+  | { kind: 'not_utf8'; at: number };
 
 const tooMany = (max: number): AppError =>
   KernelErrors.PAYLOAD_TOO_LARGE(`at most ${max} records a request`, { field: 'records', max });
@@ -133,6 +141,36 @@ function splitNdjsonLine(line: string): BodyItem {
     result = item(line, start, end, deepAt);
   });
   return result;
+}
+
+/** A JSON array body's bytes: refused whole (400, naming the first bad byte) unless they are UTF-8. */
+export function splitJsonArrayBody(bytes: Buffer, maxItems: number): BodyItem[] | { notArray: unknown } {
+  const bad = invalidUtf8At(bytes);
+  if (bad >= 0) throw KernelErrors.VALIDATION_FAILED(`body is not valid UTF-8 (byte ${bad})`, { field: 'body' });
+  return splitJsonArray(bytes.toString('utf8'), maxItems);
+}
+
+/**
+ * An NDJSON body's bytes. UTF-8 throughout (the common case, checked natively in one pass): split as
+ * text. Otherwise line by line on the bytes (a newline byte is never inside a UTF-8 sequence), each
+ * line that is not UTF-8 refused on its own.
+ */
+export function splitNdjsonBody(bytes: Buffer, maxItems: number): BodyItem[] {
+  if (invalidUtf8At(bytes) < 0) return splitNdjson(bytes.toString('utf8'), maxItems);
+  const items: BodyItem[] = [];
+  let from = 0;
+  while (from <= bytes.length) {
+    let to = bytes.indexOf(0x0a, from);
+    if (to < 0) to = bytes.length;
+    const line = bytes.subarray(from, to);
+    from = to + 1;
+    const bad = invalidUtf8At(line);
+    const text = bad < 0 ? line.toString('utf8') : '';
+    if (bad < 0 && text.trim() === '') continue;
+    if (items.length >= maxItems) throw tooMany(maxItems);
+    items.push(bad < 0 ? splitNdjsonLine(text) : { kind: 'not_utf8', at: bad });
+  }
+  return items;
 }
 
 /** NDJSON: one record a non-blank line; a line that is not JSON is that record's refusal. */

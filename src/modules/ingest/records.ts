@@ -18,7 +18,8 @@ import { defineFamily } from '../../api/kernel/family.js';
 import { errorResponses } from '../../api/kernel/schema-types.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { defineScopes } from '../../api/kernel/scopes.js';
-import { splitJsonArray, splitNdjson, type BodyItem } from './record-body.js';
+import { splitJsonArrayBody, splitNdjsonBody, type BodyItem } from './record-body.js';
+import { requireUtf8Charset } from '../../api/kernel/json-body.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
@@ -75,16 +76,19 @@ export const ingestFamily = defineFamily<{ store: Store; sink: RecordSink }>({ n
 function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
   // The family's own context (registerFamily): its parsers, which split rather than parse, serve this route only.
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  // Bytes, not text: a body must be UTF-8 (record-body.ts), and in no other charset (kernel/json-body.ts).
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
-      done(null, new SplitBody(splitJsonArray(body as string, MAX_INGEST_RECORDS)));
+      requireUtf8Charset(req.headers['content-type']);
+      done(null, new SplitBody(splitJsonArrayBody(body as Buffer, MAX_INGEST_RECORDS)));
     } catch (e) {
       done(e as Error, undefined);
     }
   });
-  scope.addContentTypeParser('application/x-ndjson', { parseAs: 'string' }, (_req, body, done) => {
+  scope.addContentTypeParser('application/x-ndjson', { parseAs: 'buffer' }, (req, body, done) => {
     try {
-      done(null, new SplitBody(splitNdjson(body as string, MAX_INGEST_RECORDS)));
+      requireUtf8Charset(req.headers['content-type']);
+      done(null, new SplitBody(splitNdjsonBody(body as Buffer, MAX_INGEST_RECORDS)));
     } catch (e) {
       done(e as Error, undefined);
     }
@@ -112,6 +116,7 @@ function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink
     const rejected: IngestAnswer['rejected'] = [];
     split.forEach((item, index) => {
       if (item.kind === 'invalid') return void rejected.push({ index, errors: ['not valid JSON'] });
+      if (item.kind === 'not_utf8') return void rejected.push({ index, errors: [`not valid UTF-8 (byte ${item.at} of the record)`] });
       if (item.kind === 'too_deep') return void rejected.push({ index, errors: [`${item.field} nests deeper than ${MAX_FIELD_DEPTH} levels`] });
       // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
       const valid = validateRecord(item.value);

@@ -10,7 +10,10 @@
  * - request headers that are too many, too large or malformed are answered
  *   4xx (431 or 400) by the REST listener, never 5xx;
  * - request input is never reflected raw into a response header (the log
- *   read route's `Link` carries the query re-encoded).
+ *   read route's `Link` carries the query re-encoded);
+ * - a request refused before its body arrived gets one answer and its
+ *   connection closed, not held until the request time limit and answered
+ *   a second time (408).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
@@ -61,7 +64,8 @@ describe('header and field injection', () => {
   let receiver: HttpsReceiver;
 
   beforeAll(async () => {
-    ctx = await startReceiverApp({ BACKLOG_POLL_MS: '100' });
+    // A request time limit far past any test's timeout: a connection held until it would fail the test.
+    ctx = await startReceiverApp({ BACKLOG_POLL_MS: '100', REQUEST_TIMEOUT_MS: '300000' });
     ({ app, receiver } = ctx);
   });
   afterAll(() => ctx?.stop());
@@ -178,6 +182,26 @@ describe('header and field injection', () => {
       }
     });
   });
+
+  it.each([
+    ['the ingest route without a credential', 'POST /internal/records', '', 401],
+    ['the ingest route with a key lacking logs:ingest', 'POST /internal/records', `Authorization: Bearer ${T}\r\n`, 403],
+    ['a drain create without a credential', `POST ${ORG}`, '', 401],
+    ['a drain PATCH with a revoked key', `PATCH ${ORG}/drn_x`, 'Authorization: Bearer lk_acme_revoked\r\n', 401],
+  ])('answers %s once, before the body arrives, and closes the connection', async (_what, line, auth, status) => {
+    const socket = connect(app.port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // Headers and the start of a body of 100,000 bytes; the rest never comes.
+    socket.write(`${line} HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n[{"partial":`);
+    // Held open, the connection would last the request time limit (5 minutes): the test's timeout ends it first.
+    await closed;
+    const answer = Buffer.concat(chunks).toString('latin1');
+    expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual([`HTTP/1.1 ${status}`]);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+  }, 20_000);
 
   it('never reflects request input raw into a response header', async () => {
     await ingest(app, records(3, { agentId: 'agt_support' }));

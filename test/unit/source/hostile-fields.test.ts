@@ -70,4 +70,13 @@ describe('seed files', () => {
     writeFileSync(file, JSON.stringify({ orgs: [{ id: 'org_a', name: 'A\u0000' }] }));
     await expect(readSeedFile(file)).rejects.toThrow(`${file}: orgs[0].name holds a NUL character`);
   });
+
+  it('refuse bytes that are not UTF-8, naming the file and the byte offset, rather than seeding U+FFFD', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seed-'));
+    const file = join(dir, 'latin1.json');
+    const text = JSON.stringify({ orgs: [{ id: 'org_a', name: 'Caf\u00e9' }] });
+    // Latin-1: the é is one byte, 0xE9, which UTF-8 reads as the start of a sequence that never comes.
+    writeFileSync(file, Buffer.from(text, 'latin1'));
+    await expect(readSeedFile(file)).rejects.toThrow(`${file} is not valid UTF-8: byte offset ${Buffer.from(text, 'latin1').indexOf(0xe9)}`);
+  });
 });
