@@ -37,6 +37,8 @@ export interface SendResult {
   address: string | null;
   messageId: string | null;
   warning?: string;
+  /** Only on a replay of an X-Idempotency-Key: this request sent nothing, the answer is the first send's. */
+  idempotentReplay?: true;
 }
 
 export interface SendContext {
@@ -119,7 +121,11 @@ export function createChannelService(deps: ChannelServiceDeps) {
   const repo = createChannelsRepo(store.sql);
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  /** Runs a send once per idempotency key of the agent (contract C10); a replay answers where the first send stands now. */
+  /**
+   * Runs a send once per idempotency key of the agent (contract C10); a replay answers where the
+   * first send stands now, marked `idempotentReplay` (whatever its body: a new message under a used
+   * key is not sent, and the client must be able to tell).
+   */
   async function once(ctx: SendContext, run: (claim: { claimId: string; key: string } | undefined) => Promise<SendResult>): Promise<SendResult> {
     if (ctx.idempotencyKey === undefined) return run(undefined);
     const key = ctx.idempotencyKey;
@@ -132,7 +138,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
         if (!r.replayed) return r.body as SendResult;
         const first = r.body as SendResult;
         const current = await repo.getDelivery(ctx.agentId, first.deliveryId);
-        return current ? { ...first, status: current.status } : first;
+        return { ...first, ...(current ? { status: current.status } : {}), idempotentReplay: true };
       } catch (e) {
         // A concurrent send with this key is running: wait for its outcome, then replay it.
         if ((e as AppError).code === 'IDEMPOTENCY_KEY_IN_PROGRESS' && Date.now() < deadline) {

@@ -188,11 +188,25 @@ describe('X-Idempotency-Key', () => {
     const first = await send({ channel: 'sms', to: { phoneNumber: '+15550017777' }, text: 'once' }, key);
     expect(first.body.status).toBe('accepted');
     await waitFor(async () => (await read(first.body.deliveryId)).status === 'read', { what: 'the read receipt' });
+    expect(first.body).not.toHaveProperty('idempotentReplay');
     const replay = await send({ channel: 'sms', to: { phoneNumber: '+15550017777' }, text: 'once' }, key);
     expect(replay.status).toBe(200);
-    expect(replay.body).toEqual({ ...first.body, status: 'read' });
+    expect(replay.body).toEqual({ ...first.body, status: 'read', idempotentReplay: true });
     expect(await count()).toBe(before + 1);
     expect((await read(first.body.deliveryId)).idempotencyKey).toBe('replay-key-1');
+  });
+
+  it('says a replay is one when the key comes back with a different message: that message is not sent', async () => {
+    const before = await count();
+    const key = { 'x-idempotency-key': 'other-body-key-1' };
+    const first = await send({ channel: 'sms', to: { phoneNumber: '+15550001401' }, text: 'the first message' }, key);
+    expect(first.status).toBe(200);
+    expect(first.body).not.toHaveProperty('idempotentReplay');
+    const other = await send({ channel: 'sms', to: { phoneNumber: '+15550001402' }, text: 'a different message' }, key);
+    expect(other.status).toBe(200);
+    expect(other.body).toEqual({ ...first.body, idempotentReplay: true });
+    expect(await count()).toBe(before + 1);
+    expect((await read(first.body.deliveryId)).address).toBe('+15550001401');
   });
 
   it('is shared by the four send routes of the agent: any reuse answers the first send', async () => {
@@ -201,6 +215,7 @@ describe('X-Idempotency-Key', () => {
     const email = await app.request('POST', `${BASE}/email/send`, { token: 'lk_send', body: { to: { email: 'x@example.com' }, text: 'b' }, headers: key });
     expect(email.status).toBe(200);
     expect(email.body.deliveryId).toBe(first.body.deliveryId);
+    expect(email.body.idempotentReplay).toBe(true);
     // Another agent's key space is its own.
     const other = await app.request('POST', '/developer/agents/agt_other/channels/email/send', { token: 'lk_send', body: { to: { email: 'x@example.com' }, text: 'b' }, headers: key });
     expect(other.status).toBe(200);
