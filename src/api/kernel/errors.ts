@@ -61,6 +61,8 @@ export function installErrorHandler(app: FastifyInstance): void {
       if (e.statusCode === 401 && e.code === 'UNAUTHORIZED') delete body.code;
       return reply.status(e.statusCode).send(body);
     }
+    // A client that hung up (mid-body, say): its request's own socket error, nothing about the server.
+    if (req.raw.destroyed) req.log.debug({ event: 'api.client_gone', err: { message: e.message, code: e.code } }, 'client went away before the answer');
     if (config?.storeUnavailable && isStoreUnavailable(e)) {
       const answer = config.storeUnavailable();
       req.log.warn({ event: 'api.store_unavailable', code: answer.code, err: { message: e.message } }, 'store unavailable');
