@@ -8,7 +8,6 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
-import { withStoreErrorsMarked } from './unavailable.js';
 
 export interface Sql {
   readonly kind: 'pglite' | 'postgres';
@@ -46,9 +45,8 @@ export interface OpenSqlOptions {
 }
 
 export async function openSql(options: OpenSqlOptions): Promise<Sql> {
-  // The store's own errors are told from others that look alike (unavailable.ts).
-  if (options.databaseUrl) return withStoreErrorsMarked(openPostgres(options.databaseUrl, options.maxConnections ?? 10));
-  return withStoreErrorsMarked(await openPglite(options.dataDir ?? './data'));
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
+  return openPglite(options.dataDir ?? './data');
 }
 
 // pg parses int8 to string by default; every int8 this project stores fits a double.

@@ -6,8 +6,8 @@
  * these apart from their own failures with it.
  *
  * Only an error the store's client raised counts: a client that hangs up mid-body raises the same
- * `ECONNRESET` from the request's own socket, and that says nothing about the store. openSql hands
- * out its connections through withStoreErrorsMarked, which remembers every error they raise.
+ * `ECONNRESET` from the request's own socket, and that says nothing about the store. openStore hands
+ * out its connection through withStoreErrorsMarked, which remembers every error it raises.
  */
 import type { Sql } from './sql.js';
 

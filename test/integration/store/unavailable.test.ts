@@ -1,13 +1,13 @@
 /**
  * What counts as the store being unreachable: only errors the store's client raised. A refused
- * connection to Postgres does, whether a statement or a transaction's begin met it; an error of
+ * connection to Postgres does (through the store's connection, as openStore hands it out), whether a statement or a transaction's begin met it; an error of
  * the same look (ECONNRESET) thrown by the caller's own code, inside a transaction or not, does not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { openSql, type Sql } from '../../../src/store/sql.js';
-import { isStoreUnavailable } from '../../../src/store/unavailable.js';
+import { isStoreUnavailable, withStoreErrorsMarked } from '../../../src/store/unavailable.js';
 
 const reset = () => Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
 const caught = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (e: unknown) => e);
@@ -21,8 +21,8 @@ describe('isStoreUnavailable', () => {
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', () => resolve()));
     const port = (s.address() as AddressInfo).port;
     await new Promise<void>((resolve) => s.close(() => resolve()));
-    refused = await openSql({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/test`, maxConnections: 1 });
-    embedded = await openSql({ dataDir: 'memory://' });
+    refused = withStoreErrorsMarked(await openSql({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/test`, maxConnections: 1 }));
+    embedded = withStoreErrorsMarked(await openSql({ dataDir: 'memory://' }));
   });
   afterAll(async () => {
     await refused?.close();
