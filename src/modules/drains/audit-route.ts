@@ -1,7 +1,8 @@
 /**
  * GET /admin/orgs/:orgId/log-drains-audit: the organization's drain audit
- * entries (no other family's), newest first (our design; spec 01 part 6 fixes what an entry may
- * hold). Query: `drainId`, `action`, `limit` (1-100, default 20), `cursor`.
+ * entries (no other family's), newest first (our design; spec 01 part 6
+ * fixes what an entry may hold). Query: `drainId`, `action`, `limit` (1-100,
+ * default 20), `cursor`.
  */
 import type { FastifyInstance } from 'fastify';
 import { drainAccess, type DrainDeps } from './context.js';
