@@ -39,10 +39,13 @@ export function auditSnapshot(d: Drain): Record<string, unknown> {
   };
 }
 
+/** The target type of every drain audit entry: what the drain audit route reads. */
+export const DRAIN_TARGET = 'log_drain';
+
 /** The audit entry recording `action` on `drain` (id and time are filled in when it is written). */
 export function drainAuditEntry(actor: Actor, action: string, drain: Drain, extra: Record<string, unknown> = {}): NewAuditEntry {
   return {
-    orgId: drain.orgId, action, actor, targetType: 'log_drain', targetId: drain.id,
+    orgId: drain.orgId, action, actor, targetType: DRAIN_TARGET, targetId: drain.id,
     details: { ...auditSnapshot(drain), ...extra },
   };
 }

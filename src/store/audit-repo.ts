@@ -21,13 +21,20 @@ export function createAuditRepo(sql: Sql) {
       );
     },
 
-    /** Newest first, keyset-paginated on (at, id). */
+    /**
+     * Newest first, keyset-paginated on (at, id). `targetType`: only entries about that kind of
+     * thing, filtered here so that a page is full whatever else the organization's log holds.
+     */
     async page(
       orgId: string,
-      q: { action?: string | undefined; targetId?: string | undefined; limit: number; after?: { at: Date; id: string } | undefined },
+      q: { targetType?: string | undefined; action?: string | undefined; targetId?: string | undefined; limit: number; after?: { at: Date; id: string } | undefined },
     ): Promise<AuditEntry[]> {
       const params: unknown[] = [orgId, q.limit];
       let where = 'org_id = $1';
+      if (q.targetType) {
+        params.push(q.targetType);
+        where += ` and target_type = $${params.length}`;
+      }
       if (q.action) {
         params.push(q.action);
         where += ` and action = $${params.length}`;
@@ -48,6 +55,15 @@ export function createAuditRepo(sql: Sql) {
         id: r.id, orgId: r.org_id, action: r.action, actor: r.actor, targetType: r.target_type,
         targetId: r.target_id, details: r.details, at: r.at,
       }));
+    },
+
+    /** Removes the `keys` of `details` from every entry about one thing (the entries stay). */
+    async eraseDetails(orgId: string, targetType: string, targetId: string, keys: readonly string[]): Promise<void> {
+      await sql.query(
+        `update audit_log set details = details - $4::text[]
+         where org_id = $1 and target_type = $2 and target_id = $3 and details ?| $4::text[]`,
+        [orgId, targetType, targetId, keys],
+      );
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openSql, type Sql } from './sql.js';
+import { withStoreErrorsMarked } from './unavailable.js';
 import { migrate, type Migration } from './migrate.js';
 import { createDrainsRepo } from './drains-repo.js';
 import { createDeliveriesRepo } from './deliveries-repo.js';
@@ -33,7 +34,8 @@ export interface StoreOptions {
 }
 
 export async function openStore(options: StoreOptions) {
-  const sql = await openSql(options);
+  // The store's own errors are told from others that look alike (unavailable.ts).
+  const sql = withStoreErrorsMarked(await openSql(options));
   try {
     await migrate(sql, options.migrations);
     const secretBox = createSecretBox(options.encryptionKey ?? (await storedKey(sql)));

@@ -78,6 +78,8 @@ export function installErrorHandler(app: FastifyInstance): void {
       return reply.status(e.statusCode).send(body);
     }
     if (e instanceof UnsupportedCharset) return reply.status(415).send({ statusCode: 415, error: reasonPhrase(415), ...mediaTypeRefusal(req, e.charset) });
+    // A client that hung up (mid-body, say): its request's own socket error, nothing about the server.
+    if (req.raw.destroyed) req.log.debug({ event: 'api.client_gone', err: { message: e.message, code: e.code } }, 'client went away before the answer');
     if (config?.storeUnavailable && isStoreUnavailable(e)) {
       const answer = config.storeUnavailable();
       req.log.warn({ event: 'api.store_unavailable', code: answer.code, err: { message: e.message } }, 'store unavailable');

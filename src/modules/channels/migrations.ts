@@ -56,4 +56,21 @@ create table channel_receipt_events (
 );
 `,
   },
+  {
+    // A vendor event id is the organization's: two organizations (two vendor accounts) may send the
+    // same id, and neither may suppress the other's event or learn that the other used it. A row seen
+    // before this change takes its organization from its delivery. A row with no delivery to name it
+    // (an inbound message's event, or a status event of a delivery since removed) cannot be given
+    // one and is dropped: it only stopped a vendor's redelivery of that event, and the inbound
+    // message it recorded stays deduplicated by its own (agent, channel, message id) key.
+    id: 'channels/002-receipt-events-per-org',
+    sql: /* sql */ `
+alter table channel_receipt_events add column org_id text;
+update channel_receipt_events e set org_id = d.org_id from channel_deliveries d where d.id = e.delivery_id;
+delete from channel_receipt_events where org_id is null;
+alter table channel_receipt_events alter column org_id set not null;
+alter table channel_receipt_events drop constraint channel_receipt_events_pkey;
+alter table channel_receipt_events add primary key (org_id, provider, event_id);
+`,
+  },
 ];

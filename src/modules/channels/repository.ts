@@ -66,10 +66,12 @@ export function createChannelsRepo(sql: Sql) {
       return rows[0] && deliveryOf(rows[0]);
     },
 
-    async deliveryByMessageId(messageId: string, provider?: string): Promise<Delivery | undefined> {
+    /** The newest delivery with this vendor message id (of the organization `orgId`, when given). */
+    async deliveryByMessageId(messageId: string, provider?: string, orgId?: string): Promise<Delivery | undefined> {
       const rows = await sql.query<DeliveryRow>(
-        'select * from channel_deliveries where message_id = $1 and ($2::text is null or provider = $2) order by created_at desc limit 1',
-        [messageId, provider ?? null],
+        `select * from channel_deliveries where message_id = $1 and ($2::text is null or provider = $2) and ($3::text is null or org_id = $3)
+         order by created_at desc limit 1`,
+        [messageId, provider ?? null, orgId ?? null],
       );
       return rows[0] && deliveryOf(rows[0]);
     },
@@ -165,11 +167,12 @@ export function createChannelsRepo(sql: Sql) {
       return rows[0] && deliveryOf(rows[0]);
     },
 
-    /** Records a vendor event id once: false when it was seen before. */
-    async claimReceiptEvent(provider: string, eventId: string, deliveryId: string | null, at: Date): Promise<boolean> {
+    /** Records a vendor event id once per organization: false when the organization sent it before. */
+    async claimReceiptEvent(orgId: string, provider: string, eventId: string, deliveryId: string | null, at: Date): Promise<boolean> {
       const rows = await sql.query(
-        'insert into channel_receipt_events (provider, event_id, delivery_id, received_at) values ($1,$2,$3,$4) on conflict do nothing returning 1',
-        [provider, eventId, deliveryId, at.toISOString()],
+        `insert into channel_receipt_events (org_id, provider, event_id, delivery_id, received_at) values ($1,$2,$3,$4,$5)
+         on conflict do nothing returning 1`,
+        [orgId, provider, eventId, deliveryId, at.toISOString()],
       );
       return rows.length > 0;
     },

@@ -106,6 +106,8 @@ export const SendResultSchema = Type.Object(
     address: nullable(Type.String()),
     messageId: nullable(Type.String()),
     warning: Type.Optional(Type.String()),
+    // Present (true) only on a replay of an X-Idempotency-Key: nothing was sent for this request.
+    idempotentReplay: Type.Optional(Type.Literal(true)),
   },
   { additionalProperties: false },
 );

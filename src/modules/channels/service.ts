@@ -37,6 +37,8 @@ export interface SendResult {
   address: string | null;
   messageId: string | null;
   warning?: string;
+  /** Only on a replay of an X-Idempotency-Key: this request sent nothing, the answer is the first send's. */
+  idempotentReplay?: true;
 }
 
 export interface SendContext {
@@ -119,7 +121,11 @@ export function createChannelService(deps: ChannelServiceDeps) {
   const repo = createChannelsRepo(store.sql);
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  /** Runs a send once per idempotency key of the agent (contract C10); a replay answers where the first send stands now. */
+  /**
+   * Runs a send once per idempotency key of the agent (contract C10); a replay answers where the
+   * first send stands now, marked `idempotentReplay` (whatever its body: a new message under a used
+   * key is not sent, and the client must be able to tell).
+   */
   async function once(ctx: SendContext, run: (claim: { claimId: string; key: string } | undefined) => Promise<SendResult>): Promise<SendResult> {
     if (ctx.idempotencyKey === undefined) return run(undefined);
     const key = ctx.idempotencyKey;
@@ -132,7 +138,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
         if (!r.replayed) return r.body as SendResult;
         const first = r.body as SendResult;
         const current = await repo.getDelivery(ctx.agentId, first.deliveryId);
-        return current ? { ...first, status: current.status } : first;
+        return { ...first, ...(current ? { status: current.status } : {}), idempotentReplay: true };
       } catch (e) {
         // A concurrent send with this key is running: wait for its outcome, then replay it.
         if ((e as AppError).code === 'IDEMPOTENCY_KEY_IN_PROGRESS' && Date.now() < deadline) {
@@ -293,17 +299,17 @@ export function createChannelService(deps: ChannelServiceDeps) {
     },
 
     /**
-     * A receipt: moves its delivery forward (or to failed), once per vendor event id. `orgId`: only
-     * a delivery of that organization is touched (the receipt route's key).
+     * A receipt: moves its delivery forward (or to failed), once per vendor event id of the
+     * delivery's organization. `orgId`: only a delivery of that organization is looked for (the
+     * receipt route's key); another organization's delivery with the same message id is not seen.
      */
     async applyReceipt(r: Receipt, orgId?: string): Promise<{ duplicate: boolean; deliveryId: string | null; status: DeliveryStatus | null }> {
-      const found = await repo.deliveryByMessageId(r.messageId, r.provider);
-      const d = found && (orgId === undefined || found.orgId === orgId) ? found : undefined;
+      const d = await repo.deliveryByMessageId(r.messageId, r.provider, orgId);
       // A receipt of no delivery (yet) is not claimed: the vendor's retry may find it recorded.
       if (!d) return { duplicate: false, deliveryId: null, status: null };
       return store.sql.transaction(async (tx) => {
         const txRepo = createChannelsRepo(tx);
-        if (!(await txRepo.claimReceiptEvent(r.provider, r.eventId, d.id, now()))) {
+        if (!(await txRepo.claimReceiptEvent(d.orgId, r.provider, r.eventId, d.id, now()))) {
           const current = await txRepo.getDelivery(d.agentId, d.id);
           return { duplicate: true, deliveryId: d.id, status: current?.status ?? null };
         }
@@ -321,12 +327,13 @@ export function createChannelService(deps: ChannelServiceDeps) {
 
     /**
      * An end user's message to the agent (a vendor callback): recorded, and on the chat-app it
-     * reopens the window, so what was queued for that user goes out now.
+     * reopens the window, so what was queued for that user goes out now. A message recorded before
+     * (the same message id under another event id) is not the user writing again: it sends nothing.
      */
     async recordInbound(m: InboundMessage): Promise<{ recorded: boolean; flushed: string[] }> {
       const recorded = await repo.insertInbound(m);
       const flushed: string[] = [];
-      if (m.channel !== 'chatapp') return { recorded, flushed };
+      if (m.channel !== 'chatapp' || !recorded) return { recorded, flushed };
       for (const { delivery: d, pending } of await repo.queuedFor(m.agentId, m.userId, m.address)) {
         const message = pending as OutboundMessage;
         const outcome = await vendors.messaging.send({ ...message, address: d.address ?? m.address });
@@ -343,7 +350,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
     async recordInboundEvent(orgId: string, e: { provider: string; eventId: string; agentId: string; userId: string; channel: SendChannel; address: string; conversationId?: string; messageId: string; receivedAt?: string }) {
       const agent = await repo.agent(e.agentId);
       if (!agent || agent.orgId !== orgId) throw refused(`Unknown agent ${e.agentId}`);
-      if (!(await repo.claimReceiptEvent(e.provider, e.eventId, null, now()))) return { duplicate: true, deliveryId: null, status: null, flushed: [] };
+      if (!(await repo.claimReceiptEvent(orgId, e.provider, e.eventId, null, now()))) return { duplicate: true, deliveryId: null, status: null, flushed: [] };
       const { flushed } = await this.recordInbound({
         agentId: e.agentId, userId: e.userId, channel: e.channel, address: e.address, conversationId: e.conversationId ?? null,
         messageId: e.messageId, receivedAt: e.receivedAt === undefined ? now() : new Date(e.receivedAt),

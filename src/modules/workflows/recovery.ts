@@ -9,6 +9,7 @@ import { ulid } from 'ulid';
 import type { Store } from '../../store/store.js';
 import type { Sql } from '../../store/sql.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
+import { createAuditRepo } from '../../store/audit-repo.js';
 import { authorizeOrgScopes, requirePerson, type Principal } from '../../api/kernel/auth.js';
 import { RecoveryErrors, WorkflowErrors } from './errors.js';
 import { validateValue, type Step } from './graph.js';
@@ -202,6 +203,9 @@ export function createRecovery(o: RecoveryOptions) {
         if (!isTerminal(r.status)) throw RecoveryErrors.RUN_NOT_TERMINAL(`Run ${r.id} is ${r.status}; cancel it first`, { runId: r.id, status: r.status, nextAction: 'cancel' });
         // The run's steps and step attempts go with it (on delete cascade).
         await tx.sql.query('delete from workflow_runs where id = $1', [r.id]);
+        // So does the free text its users wrote into its audit entries (retry and resolve notes, a
+        // cancel's reason); the entries stay (contract W8).
+        await createAuditRepo(tx.sql).eraseDetails(r.org_id, 'workflow_run', r.id, ['note', 'reason']);
         const purgeId = `wfp_${ulid()}`;
         await audit(tx, r, a.principal.userId, 'workflow.run.erase', { purgeId });
         return { accepted: true, purgeId };

@@ -111,6 +111,52 @@ describe('the receipt route', () => {
   });
 });
 
+describe('vendor event ids, each organization\'s own', () => {
+  const globexSend = (body: unknown) => app.request('POST', '/developer/agents/agt_globex/channels/send', { token: 'lk_globex_send', body });
+
+  it('applies the same provider and event id once for each organization, a repeat within one is the duplicate', async () => {
+    const acme = (await send({ channel: 'sms', to: { phoneNumber: '+15550001301' }, text: 'x' })).body;
+    const globex = (await globexSend({ channel: 'sms', to: { phoneNumber: '+15550001302' }, text: 'x' })).body;
+    const event = { type: 'status', provider: 'sandbox-sms', eventId: 'shared-evt-1', status: 'delivered' };
+    const a = await receipt({ ...event, messageId: acme.messageId });
+    expect(a.body).toEqual({ eventId: 'shared-evt-1', duplicate: false, deliveryId: acme.deliveryId, status: 'delivered', flushed: [] });
+    const g = await receipt({ ...event, messageId: globex.messageId }, 'lk_globex_send');
+    expect(g.body).toEqual({ eventId: 'shared-evt-1', duplicate: false, deliveryId: globex.deliveryId, status: 'delivered', flushed: [] });
+    expect((await receipt({ ...event, messageId: globex.messageId }, 'lk_globex_send')).body).toMatchObject({ duplicate: true, deliveryId: globex.deliveryId });
+    expect((await receipt({ ...event, messageId: acme.messageId })).body).toMatchObject({ duplicate: true, deliveryId: acme.deliveryId });
+  });
+
+  it('records the same inbound event id once for each organization', async () => {
+    const inbound = { type: 'inbound', provider: 'sandbox-chatapp', eventId: 'shared-in-1', channel: 'chatapp', address: '+15550001303' };
+    const a = await receipt({ ...inbound, agentId: 'agt_support', userId: 'usr_shared_a', messageId: 'wamid_shared_a' });
+    expect(a.body).toMatchObject({ duplicate: false });
+    const g = await receipt({ ...inbound, agentId: 'agt_globex', userId: 'usr_shared_g', messageId: 'wamid_shared_g' }, 'lk_globex_send');
+    expect(g.status, JSON.stringify(g.body)).toBe(200);
+    expect(g.body).toMatchObject({ duplicate: false });
+    expect((await receipt({ ...inbound, agentId: 'agt_globex', userId: 'usr_shared_g', messageId: 'wamid_shared_g' }, 'lk_globex_send')).body).toMatchObject({ duplicate: true });
+  });
+
+  it('finds the delivery of the receipt\'s organization when another organization\'s has the same message id', async () => {
+    const acme = (await send({ channel: 'sms', to: { phoneNumber: '+15550001304' }, text: 'x' })).body;
+    const globex = (await globexSend({ channel: 'sms', to: { phoneNumber: '+15550001305' }, text: 'x' })).body;
+    // Two vendor accounts may number their messages alike: the newer globex delivery takes acme's message id.
+    await app.store.sql.query('update channel_deliveries set message_id = $1, created_at = now() + interval \'1 minute\' where id = $2', [acme.messageId, globex.deliveryId]);
+    const r = await receipt({ type: 'status', provider: 'sandbox-sms', eventId: 'same-msg-1', messageId: acme.messageId, status: 'delivered' });
+    expect(r.body).toMatchObject({ duplicate: false, deliveryId: acme.deliveryId, status: 'delivered' });
+    expect((await app.request('GET', `/developer/agents/agt_globex/channels/deliveries/${globex.deliveryId}`, { token: 'lk_globex_send' })).body.data.status).toBe('accepted');
+  });
+
+  it('sends nothing queued when a message already recorded arrives again under another event id', async () => {
+    const first = { type: 'inbound', provider: 'sandbox-chatapp', eventId: 'again-1', agentId: 'agt_support', userId: 'usr_again', channel: 'chatapp', address: '+15550001306', messageId: 'wamid_again', receivedAt: new Date(Date.now() - 2 * 86_400_000).toISOString() };
+    expect((await receipt(first)).body).toMatchObject({ duplicate: false, flushed: [] });
+    // The message is two days old: the window is closed, the send waits for the user to write again.
+    const q = await send({ channel: 'chatapp', to: { userId: 'usr_again' }, text: 'waiting' });
+    expect(q.body.status).toBe('queued');
+    expect((await receipt({ ...first, eventId: 'again-2' })).body).toMatchObject({ duplicate: false, flushed: [] });
+    expect((await read(q.body.deliveryId)).status).toBe('queued');
+  });
+});
+
 describe('the status sweep', () => {
   it('expires queued sends older than the queue expiry, with a sweep history entry', async () => {
     const q = await send({ channel: 'chatapp', to: { userId: 'usr_stale' }, text: 'will expire' });
@@ -142,11 +188,25 @@ describe('X-Idempotency-Key', () => {
     const first = await send({ channel: 'sms', to: { phoneNumber: '+15550017777' }, text: 'once' }, key);
     expect(first.body.status).toBe('accepted');
     await waitFor(async () => (await read(first.body.deliveryId)).status === 'read', { what: 'the read receipt' });
+    expect(first.body).not.toHaveProperty('idempotentReplay');
     const replay = await send({ channel: 'sms', to: { phoneNumber: '+15550017777' }, text: 'once' }, key);
     expect(replay.status).toBe(200);
-    expect(replay.body).toEqual({ ...first.body, status: 'read' });
+    expect(replay.body).toEqual({ ...first.body, status: 'read', idempotentReplay: true });
     expect(await count()).toBe(before + 1);
     expect((await read(first.body.deliveryId)).idempotencyKey).toBe('replay-key-1');
+  });
+
+  it('says a replay is one when the key comes back with a different message: that message is not sent', async () => {
+    const before = await count();
+    const key = { 'x-idempotency-key': 'other-body-key-1' };
+    const first = await send({ channel: 'sms', to: { phoneNumber: '+15550001401' }, text: 'the first message' }, key);
+    expect(first.status).toBe(200);
+    expect(first.body).not.toHaveProperty('idempotentReplay');
+    const other = await send({ channel: 'sms', to: { phoneNumber: '+15550001402' }, text: 'a different message' }, key);
+    expect(other.status).toBe(200);
+    expect(other.body).toEqual({ ...first.body, idempotentReplay: true });
+    expect(await count()).toBe(before + 1);
+    expect((await read(first.body.deliveryId)).address).toBe('+15550001401');
   });
 
   it('is shared by the four send routes of the agent: any reuse answers the first send', async () => {
@@ -155,6 +215,7 @@ describe('X-Idempotency-Key', () => {
     const email = await app.request('POST', `${BASE}/email/send`, { token: 'lk_send', body: { to: { email: 'x@example.com' }, text: 'b' }, headers: key });
     expect(email.status).toBe(200);
     expect(email.body.deliveryId).toBe(first.body.deliveryId);
+    expect(email.body.idempotentReplay).toBe(true);
     // Another agent's key space is its own.
     const other = await app.request('POST', '/developer/agents/agt_other/channels/email/send', { token: 'lk_send', body: { to: { email: 'x@example.com' }, text: 'b' }, headers: key });
     expect(other.status).toBe(200);
