@@ -17,14 +17,14 @@ export interface PollTarget {
 export interface AnswerRun {
   answer: string;
   count: number;
-  /** Whether the first request of the run was sent after `mark()`. */
+  /** Whether the run's answers came after `mark()`. */
   afterMark: boolean;
 }
 
 export interface Poller {
   /** Per target, its answers in order, consecutive equal ones (on the same side of the mark) folded. */
   runs: AnswerRun[][];
-  /** From now on requests are sent "after the mark" (e.g. once a signal was sent). */
+  /** From now on answers come "after the mark" (e.g. once a signal was sent). */
   mark(): void;
   /** Whether every target has been answered `answer` at least `times` times. */
   allSaw(answer: string, times?: number): boolean;
@@ -51,8 +51,9 @@ export function startPolling(port: number, targets: readonly PollTarget[], inter
     const agent = target.keepAlive ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : false;
     try {
       while (!stopped) {
-        const afterMark = marked;
         const answer = await ask(port, target, agent);
+        // When it came, not when it was asked: one asked just before the mark may be answered after.
+        const afterMark = marked;
         const list = runs[i]!;
         const last = list[list.length - 1];
         if (last && last.answer === answer && last.afterMark === afterMark) last.count++;

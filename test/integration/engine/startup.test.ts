@@ -1,7 +1,7 @@
 /**
  * Start and stop under probes: `start` and `serve` spawned as real processes while clients poll
- * `/healthz` and a drain route every few milliseconds from the moment of spawn (one on a kept-alive
- * connection, as a load balancer; the others on a new connection each time, as a kubelet). The
+ * `/healthz` and a drain route every few milliseconds from the moment of spawn (each on a kept-alive
+ * connection, as a load balancer, and on a new connection each time, as a kubelet). The
  * process never exits on its own; each client sees a refused connection until the port is bound,
  * then `503 {"status":"starting"}` until the API is ready, then `200`; after SIGTERM, still `200`
  * or a `503`, a reset or a refused connection once closed, and the process exits 0. A SIGTERM
@@ -33,6 +33,9 @@ const WORKER_TARGETS: PollTarget[] = [
   { path: '/metrics', keepAlive: true },
 ];
 
+/** A connection closed under a request (by a closing listener). */
+const CUT = new Set(['ECONNRESET', 'EPIPE']);
+
 /** The phases a client may go through, in this order; the last two only once SIGTERM was sent. */
 const PHASES = ['unbound', 'starting', 'serving', 'stopping', 'closed'] as const;
 type Phase = (typeof PHASES)[number];
@@ -42,7 +45,7 @@ function apiPhase(answer: string, answeredBefore: boolean): Phase | undefined {
   if (answer === 'ECONNREFUSED') return answeredBefore ? 'closed' : 'unbound';
   if (answer === STARTING) return 'starting';
   if (answer === '200') return 'serving';
-  if (answer.startsWith('503 ') || answer === 'ECONNRESET') return 'stopping';
+  if (answer.startsWith('503 ') || CUT.has(answer)) return 'stopping';
   return undefined;
 }
 
@@ -50,7 +53,7 @@ function apiPhase(answer: string, answeredBefore: boolean): Phase | undefined {
 function workerPhase(answer: string, answeredBefore: boolean): Phase | undefined {
   if (answer === 'ECONNREFUSED') return answeredBefore ? 'closed' : 'unbound';
   if (answer === '200' || answer.startsWith('503 {"status":"not_ready"')) return 'serving';
-  if (answer === 'ECONNRESET') return 'stopping';
+  if (CUT.has(answer)) return 'stopping';
   return undefined;
 }
 
