@@ -34,7 +34,8 @@ export interface HttpListener {
 /**
  * How long an idle kept-alive connection stays open: longer than the idle timeouts of common load
  * balancers (60 s), which would otherwise send a request on a connection being closed and get a
- * reset (Node's own default is 5 s; fastify's, which a server it creates has, this).
+ * reset, and than any stretch a starting process is busy compiling its routes (with Node's 5 s
+ * default, a poller's next request on such a connection was reset). Fastify's own default.
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
