@@ -3,7 +3,7 @@
  * 01 part 7, and the operator endpoints (/healthz, /readyz, /metrics).
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -34,8 +34,10 @@ export interface ApiOptions {
    */
   worker?: WorkerReadiness;
   /**
-   * A server already listening (bound before the store was opened, commands/run.ts): the API takes
-   * its requests over once ready, instead of listening itself.
+   * A server already listening (bound before the store was opened, commands/run.ts), built on
+   * instead of listening (its client-error answers are the API's). The API answers none of its
+   * requests: its owner hands them over (`app.routing`) once `app.ready()` has resolved, since a
+   * request reaching a route before that finds its hooks not compiled and fastify throws.
    */
   server?: Server;
   /** Told of every route as it is registered, before the kernel adds to it (the OpenAPI test lists them so). */
@@ -56,7 +58,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     requestTimeout: opts.config.requestTimeoutMs,
     http: httpLimits(opts.config.requestTimeoutMs),
     // A server bound before the store was opened (commands/run.ts) was made with httpLimits too.
-    ...(bound ? { serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => takeOver(bound, handler) } : {}),
+    ...(bound ? { serverFactory: () => bound } : {}),
   });
   const listener = opts.onRoute;
   if (listener) app.addHook('onRoute', (route) => listener(route));
@@ -110,13 +112,6 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors: createVendors(opts.config) };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
-}
-
-/** The listening server's interim answer (503, starting) replaced by the API's handler. */
-function takeOver(server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  server.removeAllListeners('request');
-  server.on('request', handler);
-  return server;
 }
 
 /**

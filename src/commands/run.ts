@@ -12,8 +12,9 @@ import { applySeed } from '../store/seed-repo.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
+import { openHttpListener, type HttpListener } from './http-listener.js';
 import { buildApi, httpLimits } from '../api/server.js';
-import { createServer, type Server } from 'node:http';
+import type { RequestListener } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
@@ -45,8 +46,9 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
         storeUp: () => store?.ping() ?? Promise.resolve(false),
         consumerJoined: () => worker?.ready() ?? false,
         shuttingDown: () => stopRequested,
+        onError: (err) => logger.error({ event: 'http.listener_error', err: err.message }, 'worker listener error'),
       })
-    : await bindHttpServer(config.host, config.port, config.requestTimeoutMs);
+    : await bindHttpServer(config, logger);
   try {
     store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });
   } catch (e) {
@@ -65,32 +67,28 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
   }
 }
 
-interface Bound {
-  port: number;
-  close(): Promise<void>;
-  /** The API's server, already listening (answering 503 until the API takes it over). */
-  server?: Server;
+/** The interim answer while the API is not answering: starting, or stopping. */
+function unavailable(status: 'starting' | 'stopping'): RequestListener {
+  const body = JSON.stringify({ status });
+  return (_req, res) => void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(body);
 }
 
-/** Listens at once, with the API's time limits, answering 503 until the API takes the server over (server.ts). */
-async function bindHttpServer(host: string, port: number, requestTimeoutMs: number): Promise<Bound> {
-  const server = createServer(httpLimits(requestTimeoutMs), (_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"status":"starting"}'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+/**
+ * Listens at once, with the API's time limits, answering 503 (starting) until the API is ready
+ * and takes the requests over (runOn).
+ */
+function bindHttpServer(config: Config, logger: Logger): Promise<HttpListener> {
+  return openHttpListener({
+    host: config.host, port: config.port, server: httpLimits(config.requestTimeoutMs), handler: unavailable('starting'),
+    // Node enforces the request timeout only while listening: a connection still open this long
+    // after the stop began is cut.
+    graceMs: config.requestTimeoutMs,
+    onError: (err) => logger.error({ event: 'http.listener_error', err: err.message }, 'API listener error'),
   });
-  return {
-    port: (server.address() as { port: number }).port,
-    server,
-    close: () => new Promise((resolve) => (server.listening ? server.close(() => resolve()) : resolve())),
-  };
 }
 
 async function runOn(
-  role: Role, config: Config, logger: Logger, metrics: Metrics, store: Store, bound: Bound,
+  role: Role, config: Config, logger: Logger, metrics: Metrics, store: Store, bound: HttpListener,
   hooks: { setWorker(w: Worker): void; requestStop(): void },
 ): Promise<Running> {
   if (config.seedFile && role !== 'worker') {
@@ -130,13 +128,19 @@ async function runOn(
     // The API sends nothing itself: its verify and test routes enqueue probes for a worker, this
     // process's in `start`, another process's behind `serve` (src/deliver/probes.ts).
     const app = await buildApi({
-      config, store, logger, metrics, sink, server: bound.server!,
+      config, store, logger, metrics, sink, server: bound.server,
       ...(running ? { worker: { consumer: () => running.source.ready(), accounting: () => running.accountingHealthy() } } : {}),
     });
+    // Only a ready API answers: before, a request would reach routes whose hooks are not compiled
+    // yet, and fastify throws out of the request event (the process would exit).
     await app.ready();
+    bound.answerWith(app.routing);
     closeListener = async () => {
-      await app.close();
+      // New requests are answered 503 (stopping) and each connection closes once its answer is
+      // out; the API itself (its families' vendors, caches, executor) closes once none is left.
+      bound.answerWith(unavailable('stopping'));
       await bound.close();
+      await app.close();
     };
   }
   if (worker) hooks.setWorker(worker);
