@@ -12,6 +12,7 @@ import type { Principal } from '../../api/kernel/auth.js';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
+import type { Logger } from '../../telemetry/logger.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -32,6 +33,8 @@ export interface TelephonyDeps {
   vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls' | 'media'>;
   /** The kernel's rate-limit buckets (the dispatch limit). */
   limiter: RateLimiter;
+  /** What a route must report without failing its answer (a placed call whose record was not written). */
+  logger: Logger;
 }
 
 /** The organization in the path, with `scope` (independent scopes: write and manage do not imply read). */
