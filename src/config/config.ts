@@ -325,7 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     modelProvider,
     voiceMedia,
     voiceMediaTimeoutMs,
-    rcsBulkChecksPerMinute: int('RCS_BULK_CHECKS_PER_MIN', 10, 1, 100_000),
+    rcsBulkChecksPerMinute: int('RCS_BULK_CHECKS_PER_MIN', 10, 1),
     websiteFetchAllowHosts: list('WEBSITE_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     encryptionKey,
     logLevel,
