@@ -17,6 +17,7 @@ import type { DispatchRequest, VoiceCallsPort } from '../../../src/vendors/voice
 import { createDispatcher, type DispatchBody } from '../../../src/modules/telephony/voice/dispatch.js';
 import { voiceRepo } from '../../../src/modules/telephony/voice/repo.js';
 import type { AgentActor, TelephonyDeps } from '../../../src/modules/telephony/context.js';
+import type { Sql } from '../../../src/store/sql.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 
 const AGENT = 'agt_order';
@@ -37,7 +38,18 @@ describe.each(['pglite', 'postgres'] as const)('voice dispatch order on %s', (ki
   };
   const placed: DispatchRequest[] = [];
   const sandbox = createSandboxVoiceCalls();
-  const spy: VoiceCallsPort = { name: 'spy', dispatch: async (req) => { placed.push(req); return sandbox.dispatch(req); } };
+  /** Set: the platform refuses the next call with this error. */
+  let platformDown: Error | undefined;
+  const spy: VoiceCallsPort = {
+    name: 'spy',
+    dispatch: async (req) => {
+      if (platformDown) throw platformDown;
+      placed.push(req);
+      return sandbox.dispatch(req);
+    },
+  };
+  /** Set: the store refuses to give a place back, as a store gone at that moment would. */
+  let releaseFails = false;
   const logged: Record<string, unknown>[] = [];
   let dispatcher: ReturnType<typeof createDispatcher>;
 
@@ -51,8 +63,16 @@ describe.each(['pglite', 'postgres'] as const)('voice dispatch order on %s', (ki
         activeVersion: null, createdBy: 'usr_order', createdAt: now, updatedAt: now,
       });
     }
-    const logger = createLogger('error', 'test', { write: (line: string) => logged.push(JSON.parse(line) as Record<string, unknown>) });
-    const deps = { store, logger, vendors: { voiceCalls: spy }, limiter: undefined } as unknown as TelephonyDeps;
+    const sql: Sql = {
+      kind: store.sql.kind,
+      query: (text, params, options) => (releaseFails && text.startsWith('delete from telephony_dispatches where id') ? Promise.reject(new Error('store unreachable')) : store.sql.query(text, params, options)),
+      exec: (text) => store.sql.exec(text),
+      transaction: (fn) => store.sql.transaction(fn),
+      listen: (channel, onNotify, onDown) => store.sql.listen(channel, onNotify, onDown),
+      close: () => store.sql.close(),
+    };
+    const logger = createLogger('warn', 'test', { write: (line: string) => logged.push(JSON.parse(line) as Record<string, unknown>) });
+    const deps = { store: { ...store, sql, unitOfWork: store.unitOfWork }, logger, vendors: { voiceCalls: spy }, limiter: undefined } as unknown as TelephonyDeps;
     dispatcher = createDispatcher(deps);
   });
   afterAll(async () => {
@@ -96,6 +116,25 @@ describe.each(['pglite', 'postgres'] as const)('voice dispatch order on %s', (ki
     await expect(dispatch({ to: '+14155550100' }, 'agt_full')).rejects.toMatchObject({ statusCode: 429 });
     expect(placed.length - before).toBe(100);
     expect(await ledger('agt_full')).toEqual(full);
+  });
+
+  it('a call the platform did not place gives its place back; should the store fail then, the platform\'s failure is answered', async () => {
+    const before = await ledger();
+    platformDown = new Error('platform unavailable');
+    try {
+      await expect(dispatch({ to: '+14155550100' })).rejects.toBe(platformDown);
+      expect(await ledger()).toEqual(before);
+      releaseFails = true;
+      await expect(dispatch({ to: '+14155550100' })).rejects.toBe(platformDown);
+    } finally {
+      platformDown = undefined;
+      releaseFails = false;
+    }
+    expect(logged.find((l) => l.event === 'telephony.voice.dispatch_place_kept')).toMatchObject({ agentId: AGENT, err: { message: 'store unreachable' } });
+    // The place kept counts until it leaves the window: one more row than before, not answered.
+    const after = await ledger();
+    expect(after).toHaveLength(before.length + 1);
+    expect(after.filter((r) => !r.answered)).toHaveLength(1);
   });
 
   it('answers a placed call with its session when the record cannot be written; the place stays spent', async () => {

@@ -147,7 +147,8 @@ export function createDispatcher(deps: TelephonyDeps) {
       try {
         placed = await voiceCalls.dispatch({ sessionId, roomName, agentId: actor.agentId, voiceId: voice.id, target });
       } catch (e) {
-        await ledger.release(place.placeId);
+        // Not placed: the place goes back. Should the store fail here too, the place only counts until it leaves the window.
+        await ledger.release(place.placeId).catch((r: unknown) => logger.warn({ event: 'telephony.voice.dispatch_place_kept', agentId: actor.agentId, err: { message: (r as Error).message } }, 'dispatch place not given back'));
         throw e;
       }
       const threadId = body.threadId ?? `voice:${sessionId}`;
