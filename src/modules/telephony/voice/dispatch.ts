@@ -126,15 +126,15 @@ export function createDispatcher(deps: TelephonyDeps) {
       if (body.context !== undefined && Buffer.byteLength(JSON.stringify(body.context), 'utf8') > CONTEXT_MAX_BYTES) {
         throw fieldRules('context', ['context must be at most 16 KB serialized']);
       }
+      // The record carries threadId: text the store refuses would fail it after the call was placed.
+      if (body.threadId !== undefined && holdsText(body.threadId, UNSTORABLE)) {
+        throw fieldRules('threadId', ['threadId must not contain NUL characters or unpaired surrogates']);
+      }
       const voice = await voiceFor(actor.agentId, body.voice);
       if (target.kind === 'phone' && target.callerId !== undefined) {
         const digits = target.callerId.slice(1);
         const owned = await store.sql.query(`select 1 from telephony_phone_numbers where org_id = $1 and msisdn = $2 and status = 'active'`, [actor.orgId, digits]);
         if (owned.length === 0) throw TelephonyErrors.CALLER_ID_NOT_AUTHORIZED('Caller ID is not authorized for this agent.');
-      }
-      // The record carries threadId: text the store refuses would fail it after the call was placed.
-      if (body.threadId !== undefined && holdsText(body.threadId, UNSTORABLE)) {
-        throw fieldRules('threadId', ['threadId must not contain NUL characters or unpaired surrogates']);
       }
       const place = await ledger.reserve(actor.agentId);
       if ('retryAfterSeconds' in place) {
