@@ -47,6 +47,8 @@ export interface Config {
   readonly voiceMedia: VoiceMediaConfig | undefined;
   /** Bound of the session route's upstream call (VOICE_MEDIA_TIMEOUT_MS, default 15000: spec 02 part 8). */
   readonly voiceMediaTimeoutMs: number;
+  /** RCS bulk capability checks an organization may run a minute (RCS_BULK_CHECKS_PER_MIN, default 10). */
+  readonly rcsBulkChecksPerMinute: number;
   /** The real model provider (MODEL_PROVIDER_*); undefined: the in-process sandbox serves. */
   readonly modelProvider: ModelProviderConfig | undefined;
   /** Hosts the website fetcher may reach whatever they resolve to (local testing; HTTPS still required). */
@@ -323,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     modelProvider,
     voiceMedia,
     voiceMediaTimeoutMs,
+    rcsBulkChecksPerMinute: int('RCS_BULK_CHECKS_PER_MIN', 10, 1),
     websiteFetchAllowHosts: list('WEBSITE_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     encryptionKey,
     logLevel,

@@ -80,8 +80,8 @@ export class SsrfBlockedError extends Error {
 // Address classification
 // ---------------------------------------------------------------------------
 
-/** Cloud metadata / instance-credential endpoints, as canonical IPv4 dotted quads. */
-const METADATA_V4 = new Set([
+/** Cloud metadata / instance-credential endpoints, as canonical IPv4 dotted quads (also refused as SIP trunk ACL entries). */
+export const METADATA_V4: ReadonlySet<string> = new Set([
   '169.254.169.254', // AWS, GCP, Azure, OCI, DigitalOcean, OpenStack IMDS
   '169.254.170.2', // AWS ECS task metadata / credentials
   '169.254.170.23', // AWS EKS Pod Identity agent
@@ -90,11 +90,14 @@ const METADATA_V4 = new Set([
   '192.0.0.192', // Oracle Cloud legacy metadata
 ]);
 
-/** Metadata endpoints reachable over IPv6, as 16-byte hex strings (see `v6Key`). */
-const METADATA_V6 = new Set([
-  v6Key(parseIPv6('fd00:ec2::254')), // AWS IMDS over IPv6
-  v6Key(parseIPv6('fd00:ec2::23')), // AWS EKS Pod Identity agent over IPv6
-]);
+/** Metadata endpoints reachable over IPv6, as written (also refused as SIP trunk ACL entries). */
+export const METADATA_V6_ADDRESSES: readonly string[] = [
+  'fd00:ec2::254', // AWS IMDS over IPv6
+  'fd00:ec2::23', // AWS EKS Pod Identity agent over IPv6
+];
+
+/** The same, as 16-byte hex strings (see `v6Key`). */
+const METADATA_V6 = new Set(METADATA_V6_ADDRESSES.map((a) => v6Key(parseIPv6(a))));
 
 /** Names for this machine. */
 const LOCALHOST_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback']);

@@ -7,11 +7,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
+import type { Config } from '../../config/config.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { Principal } from '../../api/kernel/auth.js';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
-import type { RateLimiter } from '../../api/kernel/rate-limit.js';
+import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
+import type { Logger } from '../../telemetry/logger.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -28,14 +30,22 @@ defineScopes('telephony', {
 });
 
 export interface TelephonyDeps {
+  config: Pick<Config, 'rcsBulkChecksPerMinute'>;
   store: Store;
   vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls' | 'media'>;
   /** The kernel's rate-limit buckets (the dispatch limit). */
   limiter: RateLimiter;
+  /** What a route must report without failing its answer (a placed call whose record was not written). */
+  logger: Logger;
 }
 
-/** The organization in the path, with `scope` (independent scopes: write and manage do not imply read). */
-export const orgAccess = (scope: string): Access => ({ resource: 'org', scope: { required: scope } });
+/**
+ * The organization in the path, with `scope` (independent scopes: write and manage do not imply read);
+ * `bucket`: the organization's rate-limit bucket the route counts in.
+ */
+export const orgAccess = (scope: string, bucket?: Bucket): Access => ({
+  resource: 'org', scope: { required: scope }, ...(bucket !== undefined ? { limit: { per: 'resource', bucket: () => bucket } } : {}),
+});
 
 /**
  * The agent in the path (`:agentId`, the voice routes), with `scope`. A person is answered `404 Agent

@@ -1,8 +1,9 @@
 /**
  * The in-process sandbox carrier, the embedded default: deterministic
  * inventories of `carrier-a` and `carrier-b` (contract telephony T4) and
- * trunks whose ACL entries are checked as a carrier would (cidr.ts; an entry
- * given twice on create is kept once), with
+ * trunks whose ACL entries are checked as a carrier would (cidr.ts, and
+ * acl-policy.ts for what real carriers refuse; an entry given twice on
+ * create, in any spelling of its network, is kept once), with
  * no network and no state of its own beyond what the family stores.
  *
  *   carrier-a  15550100000-15550100999  US  mobile-lvn          voice, sms
@@ -12,7 +13,8 @@
  *
  * `carrier-a` exposes no voice configuration: configure-voice fails at it.
  */
-import { canonicalCidr } from './cidr.js';
+import { parseCidr } from './cidr.js';
+import { aclRefusal } from './acl-policy.js';
 import { CarrierRejection, type Carrier, type CarrierTransport, type InventoryNumber, type InventoryQuery, type NumberType } from './port.js';
 
 interface Block {
@@ -56,11 +58,19 @@ function matches(n: InventoryNumber, q: InventoryQuery): boolean {
   return true;
 }
 
-/** A carrier's check of an ACL entry: the canonical CIDR, or a rejection. */
+/**
+ * A carrier's check of an ACL entry: its canonical CIDR, or a rejection of a malformed one, a zone
+ * id, or an entry real carriers refuse (acl-policy.ts).
+ */
 function checkedCidr(vendor: string, raw: string): string {
-  const cidr = canonicalCidr(raw);
-  if (cidr === undefined) throw new CarrierRejection(vendor, 400, `Invalid CIDR: ${JSON.stringify(raw.slice(0, 64))}`);
-  return cidr;
+  const parsed = parseCidr(raw);
+  const quoted = JSON.stringify(raw.slice(0, 64));
+  if (!parsed.ok) {
+    throw new CarrierRejection(vendor, 400, parsed.reason === 'zone-id' ? `Invalid CIDR: ${quoted}: zone ids are not accepted` : `Invalid CIDR: ${quoted}`);
+  }
+  const refusal = aclRefusal(parsed.cidr);
+  if (refusal !== undefined) throw new CarrierRejection(vendor, 400, refusal);
+  return parsed.cidr.text;
 }
 
 export function createSandboxCarrier(): Carrier {

@@ -264,6 +264,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       DATA_DIR: 'memory://', DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost', NODE_EXTRA_CA_CERTS: receiver.caPath, DELIVERY_TIMEOUT_MS: '1000',
       VENDOR_A_INTAKE_URL: `https://localhost:${receiver.port}/vendor-a/{site}`, VENDOR_B_HOSTS: 'localhost',
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000',
+      RCS_BULK_CHECKS_PER_MIN: '1000000',
     });
     // With the families' tables and seed arrays, as the started service opens its store.
     store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });

@@ -15,7 +15,8 @@ describe('RCS agent routes', () => {
   let app: TestApp;
   let seq = 0;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED });
+    // The bulk budget (10 a minute per organization by default) has its own file: telephony-rcs-bulk.test.ts.
+    app = await startApp({ SEED_FILE: SEED, RCS_BULK_CHECKS_PER_MIN: '1000' });
   });
   afterAll(async () => {
     await app?.stop();

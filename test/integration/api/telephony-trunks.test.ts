@@ -86,6 +86,60 @@ describe('SIP trunk routes', () => {
       expect((await app.request('GET', BASE, { token: ALL })).body.count).toBe(before);
     });
 
+    it('refuses what real carriers refuse (422 VENDOR_REJECTED, nothing kept): open, too wide, zone ids, loopback, multicast, unspecified, link-local, metadata', async () => {
+      const countBefore = (await app.request('GET', BASE, { token: ALL })).body.count;
+      const rowsBefore = await rows('select count(*)::int as n from telephony_sip_trunks');
+      const refused: [string, string][] = [
+        ['0.0.0.0/0', 'ACL entry 0.0.0.0/0 refused: prefixes shorter than /8 are not accepted for IPv4'],
+        ['::/0', 'ACL entry ::/0 refused: prefixes shorter than /32 are not accepted for IPv6'],
+        ['203.0.113.9/7', 'ACL entry 202.0.0.0/7 refused: prefixes shorter than /8 are not accepted for IPv4'],
+        ['2001:db8::/31', 'ACL entry 2001:db8::/31 refused: prefixes shorter than /32 are not accepted for IPv6'],
+        ['fe80::1%eth0', 'Invalid CIDR: "fe80::1%eth0": zone ids are not accepted'],
+        ['127.0.0.1', 'ACL entry 127.0.0.1/32 refused: it covers loopback addresses'],
+        ['::1', 'ACL entry ::1/128 refused: it covers the loopback address'],
+        ['::ffff:127.0.0.1', 'ACL entry 127.0.0.1/32 refused: it covers loopback addresses'],
+        ['::ffff:0:0/95', 'ACL entry ::fffe:0:0/95 refused: it covers every IPv4 address'],
+        ['224.0.0.5/32', 'ACL entry 224.0.0.5/32 refused: it covers multicast addresses'],
+        ['ff02::1', 'ACL entry ff02::1/128 refused: it covers multicast addresses'],
+        ['0.0.0.0', 'ACL entry 0.0.0.0/32 refused: it covers unspecified addresses'],
+        ['::', 'ACL entry ::/128 refused: it covers the unspecified address'],
+        ['169.254.10.0/24', 'ACL entry 169.254.10.0/24 refused: it covers link-local addresses'],
+        ['fe80::/64', 'ACL entry fe80::/64 refused: it covers link-local addresses'],
+        ['169.254.169.254', 'ACL entry 169.254.169.254/32 refused: it covers link-local addresses'],
+        ['100.100.100.200/32', 'ACL entry 100.100.100.200/32 refused: it covers a cloud metadata address (100.100.100.200)'],
+        ['100.0.0.0/8', 'ACL entry 100.0.0.0/8 refused: it covers a cloud metadata address (100.100.100.200)'],
+        ['fd00:ec2::254', 'ACL entry fd00:ec2::254/128 refused: it covers a cloud metadata address (fd00:ec2::254)'],
+        ['fd00:ec2::/32', 'ACL entry fd00:ec2::/32 refused: it covers a cloud metadata address (fd00:ec2::254)'],
+      ];
+      for (const [entry, message] of refused) {
+        // Digest authentication off: the ACL alone would have opened the trunk.
+        const res = await create({ acl: ['203.0.113.0/24', entry] });
+        expect(res.status, entry).toBe(422);
+        expect(res.body, entry).toEqual({ statusCode: 422, error: 'Unprocessable Entity', code: 'VENDOR_REJECTED', message, vendor: 'carrier-a', vendorStatus: 400 });
+      }
+      expect((await app.request('GET', BASE, { token: ALL })).body.count).toBe(countBefore);
+      expect(await rows('select count(*)::int as n from telephony_sip_trunks')).toEqual(rowsBefore);
+      // The same carrier check on ACL add.
+      const t = await trunk();
+      for (const [entry, message] of refused) {
+        const res = await app.request('POST', `${BASE}/${t.id}/acl`, { token: ALL, body: { ip: entry } });
+        expect(res.status, entry).toBe(422);
+        expect(res.body.message, entry).toBe(message);
+      }
+      expect((await app.request('GET', `${BASE}/${t.id}`, { token: ALL })).body.acl.map((a: { ip: string }) => a.ip)).toEqual(['203.0.113.0/24']);
+    });
+
+    it('stores an entry in its canonical network form (host bits cleared, IPv4-mapped as IPv4): one network, one entry', async () => {
+      const res = await create({ acl: ['10.1.2.3/8', '10.0.0.0/8', '::ffff:198.51.100.7/120', '2001:db8:0:0:1::/48'] });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.acl.map((a: { ip: string }) => a.ip)).toEqual(['10.0.0.0/8', '198.51.100.0/24', '2001:db8::/48']);
+      const dup = await app.request('POST', `${BASE}/${res.body.id}/acl`, { token: ALL, body: { ip: '198.51.100.200/24' } });
+      expect(dup.status).toBe(400);
+      expect(dup.body.message).toBe('IP already in ACL');
+      const added = await app.request('POST', `${BASE}/${res.body.id}/acl`, { token: ALL, body: { ip: '172.16.99.1/12' } });
+      expect(added.body.acl.map((a: { ip: string }) => a.ip)).toContain('172.16.0.0/12');
+    });
+
     it('checks field types: the message is the array of failed rules', async () => {
       const res = await create({ region: 'mars', enableDigestAuth: 'yes', tls: 'sometimes' });
       expect(res.status).toBe(400);
@@ -194,6 +248,16 @@ describe('SIP trunk routes', () => {
       expect(unknown.status).toBe(404);
       expect(unknown.body.message).toBe('IP not found in ACL');
       expect((await app.request('GET', `${BASE}/${t.id}`, { token: ALL })).body.acl).toHaveLength(1);
+    });
+
+    it('DELETE /acl/:ip matches the canonical form of what it is given', async () => {
+      const t = await trunk({ acl: ['203.0.113.0/24', '10.0.0.0/8', '198.51.100.7/32'], enableDigestAuth: true });
+      const hostBits = await app.request('DELETE', `${BASE}/${t.id}/acl/${encodeURIComponent('10.20.30.40/8')}`, { token: ALL });
+      expect(hostBits.status, JSON.stringify(hostBits.body)).toBe(200);
+      expect(hostBits.body.acl.map((a: { ip: string }) => a.ip)).toEqual(['203.0.113.0/24', '198.51.100.7/32']);
+      const mapped = await app.request('DELETE', `${BASE}/${t.id}/acl/${encodeURIComponent('::ffff:198.51.100.7')}`, { token: ALL });
+      expect(mapped.status, JSON.stringify(mapped.body)).toBe(200);
+      expect(mapped.body.acl.map((a: { ip: string }) => a.ip)).toEqual(['203.0.113.0/24']);
     });
   });
 

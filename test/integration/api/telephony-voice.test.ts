@@ -455,6 +455,20 @@ describe('voice routes', () => {
       expect(edge.status, JSON.stringify(edge.body)).toBe(201);
     });
 
+    it('a threadId the store cannot hold is refused before the budget: 400 naming it, no place taken, nothing recorded', async () => {
+      const spent = async () => [
+        await app.store.sql.query(`select id, at, answered from telephony_dispatches where agent_id = 'agt_support' order by id`),
+        await app.store.sql.query(`select count(*)::int as n from audit_log where action = 'telephony.voice.dispatched'`),
+      ];
+      const before = await spent();
+      for (const threadId of ['thread\u0000one', 'thread-\ud800', '\udc00x']) {
+        const res = await dispatch({ to: '+14155550100', threadId });
+        expect(res.status, JSON.stringify(threadId)).toBe(400);
+        expect(JSON.stringify(res.body.message), JSON.stringify(threadId)).toContain('threadId');
+      }
+      expect(await spent()).toEqual(before);
+    });
+
     it('voice by id or by name; a deactivated, missing or other agent\'s voice is 403; no active voice is 400', async () => {
       const v = await voice();
       const byId = await dispatch({ to: '+14155550100', voice: v.id });

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { SCOPES, actorOf, orgAccess, routeConfig, type TelephonyDeps } from '../context.js';
 import { schemas, type CapabilityBody, type LinkBody, type ListQuery, type PatchBody, type RegisterBody } from './schemas.js';
 import { RCS_LIST_LIMIT, createRcsService } from './service.js';
+import { rcsBulkBucket } from './bulk-limit.js';
 
 export const RCS_BASE = '/developer/orgs/:orgId/rcs-agents';
 
@@ -50,7 +51,10 @@ export function registerRcsRoutes(app: FastifyInstance, deps: TelephonyDeps): vo
   app.post<{ Params: AgentParams }>(`${item}/bulk-capability-check`, {
     schema: schemas.bulk,
     // The agent must be live, and that is answered before anything about the list (spec 02 part 4.3).
-    config: { ...write, bodyUnchecked: 'checked by the service after the RCS agent\'s status, which spec 02 part 4.3 answers first' },
+    config: {
+      ...routeConfig(orgAccess(SCOPES.write, rcsBulkBucket(deps.config.rcsBulkChecksPerMinute))),
+      bodyUnchecked: 'checked by the service after the RCS agent\'s status, which spec 02 part 4.3 answers first',
+    },
   }, async (req, reply) => {
     return reply.status(201).send(await rcs.bulkCapability(req.params.orgId, req.params.agentId, req.body));
   });

@@ -2,7 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { RULE } from '../../../api/kernel/schema.js';
 import { errors, Success } from '../schemas.js';
-import { BULK_NUMBERS, E164_RULE, RCS_LIST_LIMIT } from './service.js';
+import { E164_RULE, RCS_LIST_LIMIT } from './service.js';
+import { BULK_NUMBERS } from './bulk-list.js';
 
 export const RcsAgent = Type.Object(
   {
@@ -108,5 +109,5 @@ export const schemas = {
   link: { tags, summary: 'Record the platform agent of the sender', params: AgentParams, body: LinkBody, response: { 201: RcsAgent, ...errors } },
   unlink: { tags, summary: 'Remove the sender\'s platform agent', params: AgentParams, response: { 200: RcsAgent, ...errors } },
   capability: { tags, summary: 'Check one device\'s RCS reachability (agent testing or live)', params: AgentParams, body: CapabilityBody, response: { 201: Capability, ...errors } },
-  bulk: { tags, summary: 'Check 500-10,000 devices\' reachability (agent live, checked first)', params: AgentParams, body: BulkBody, response: { 201: Bulk, ...errors } },
+  bulk: { tags, summary: 'Check 500-10,000 devices\' reachability (agent live, checked first; RCS_BULK_CHECKS_PER_MIN a minute per organization, default 10)', params: AgentParams, body: BulkBody, response: { 201: Bulk, ...errors, 429: errors[400] } },
 };

@@ -11,10 +11,10 @@ import type { UnitOfWork } from '../../../store/unit-of-work.js';
 import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules, rcsAgentNotFound } from '../errors.js';
 import { msisdnOf } from '../numbers/e164.js';
+import { bulkList } from './bulk-list.js';
 import { isSenderTaken, rcsRepo, type RcsAgentChanges, type RcsAgentRow } from './repo.js';
 
 export const RCS_LIST_LIMIT = { default: 50, max: 200 } as const;
-export const BULK_NUMBERS = { min: 500, max: 10_000 } as const;
 export const E164_RULE = 'phoneNumber must be an E.164 phone number (+ and digits)';
 
 export interface RcsAgentView {
@@ -173,36 +173,11 @@ export function createRcsService(deps: TelephonyDeps) {
     async bulkCapability(orgId: string, id: string, body: unknown): Promise<BulkAnswer> {
       const a = await find(orgId, id, true);
       if (a.status !== 'live') throw TelephonyErrors.RCS_AGENT_NOT_LIVE('RCS agent must be live');
-      const numbers = bulkList(body);
+      const numbers = await bulkList(body);
       const found = await rcs.bulkCapability(a.senderId, numbers);
       return { ...found, estimatedReachabilityPercent: percentOf(found.reachableRandomSampleUserCount, found.totalRandomSampleUserCount) };
     },
   };
-}
-
-/** The bulk body's `phoneNumbers`: 500 to 10,000 distinct E.164 numbers, or the failed rules (400). */
-export function bulkList(body: unknown): string[] {
-  const list = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).phoneNumbers : undefined;
-  if (!Array.isArray(list)) throw fieldRules('phoneNumbers', ['phoneNumbers must be an array of E.164 phone numbers']);
-  const rules: string[] = [];
-  if (list.length < BULK_NUMBERS.min || list.length > BULK_NUMBERS.max) {
-    rules.push(`phoneNumbers must contain ${BULK_NUMBERS.min} to ${BULK_NUMBERS.max.toLocaleString('en-US')} numbers`);
-  }
-  const seen = new Set<string>();
-  let invalid: number | undefined;
-  let duplicate: number | undefined;
-  list.forEach((n: unknown, i) => {
-    if (typeof n !== 'string' || !isE164(n)) {
-      invalid ??= i;
-      return;
-    }
-    if (seen.has(n)) duplicate ??= i;
-    seen.add(n);
-  });
-  if (invalid !== undefined) rules.push(`phoneNumbers.${invalid} must be an E.164 phone number (+ and digits)`);
-  if (duplicate !== undefined) rules.push(`phoneNumbers must not contain duplicates (phoneNumbers.${duplicate} is given before)`);
-  if (rules.length > 0) throw fieldRules('phoneNumbers', rules);
-  return list as string[];
 }
 
 export type RcsService = ReturnType<typeof createRcsService>;

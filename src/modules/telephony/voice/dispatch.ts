@@ -5,13 +5,20 @@
  * voice (named, or the agent's first active one), the caller id, then the
  * agent's dispatch budget (100 answered in the last 60 seconds, a sliding
  * window shared by every API process of the store: dispatch-ledger.ts), so
- * only a dispatch that is placed counts.
+ * only a dispatch that is placed counts. Everything that can refuse a
+ * dispatch comes before its place is reserved: a refused dispatch reaches
+ * neither the budget nor the platform. Once the platform placed the call the
+ * dispatch is answered with its session, whatever happens to the record: the
+ * record holds only text checked storable before the call, and a store that
+ * fails then costs the record (logged with the session), never the answer a
+ * caller needs to not place the call twice.
  */
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { RULE } from '../../../api/kernel/schema.js';
 import { KernelErrors } from '../../../api/kernel/error-registry.js';
+import { holdsText, LONE_SURROGATE } from '../../../model/record.js';
 import type { DispatchTarget } from '../../../vendors/voice/port.js';
 import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules } from '../errors.js';
@@ -89,10 +96,13 @@ function targetOf(to: unknown): DispatchTarget {
   }
 }
 
+/** NUL, and a UTF-16 surrogate without its pair: what Postgres text and JSON cannot hold. */
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
+
 const CHANNEL_OF: Record<DispatchTarget['kind'], (typeof CHANNELS)[number]> = { phone: 'phone', meet: 'meeting', web: 'webchat' };
 
 export function createDispatcher(deps: TelephonyDeps) {
-  const { store } = deps;
+  const { store, logger } = deps;
   const { voiceCalls } = deps.vendors;
   const repo = voiceRepo(store.sql);
   const ledger = dispatchLedger(store.sql, DISPATCH_LIMIT.perMinute);
@@ -116,6 +126,10 @@ export function createDispatcher(deps: TelephonyDeps) {
       if (body.context !== undefined && Buffer.byteLength(JSON.stringify(body.context), 'utf8') > CONTEXT_MAX_BYTES) {
         throw fieldRules('context', ['context must be at most 16 KB serialized']);
       }
+      // The record carries threadId: text the store refuses would fail it after the call was placed.
+      if (body.threadId !== undefined && holdsText(body.threadId, UNSTORABLE)) {
+        throw fieldRules('threadId', ['threadId must not contain NUL characters or unpaired surrogates']);
+      }
       const voice = await voiceFor(actor.agentId, body.voice);
       if (target.kind === 'phone' && target.callerId !== undefined) {
         const digits = target.callerId.slice(1);
@@ -133,16 +147,24 @@ export function createDispatcher(deps: TelephonyDeps) {
       try {
         placed = await voiceCalls.dispatch({ sessionId, roomName, agentId: actor.agentId, voiceId: voice.id, target });
       } catch (e) {
-        await ledger.release(place.placeId);
+        // Not placed: the place goes back. Should the store fail here too, the place only counts until it leaves the window.
+        await ledger.release(place.placeId).catch((r: unknown) => logger.warn({ event: 'telephony.voice.dispatch_place_kept', agentId: actor.agentId, err: { message: (r as Error).message } }, 'dispatch place not given back'));
         throw e;
       }
-      await ledger.answered(place.placeId);
       const threadId = body.threadId ?? `voice:${sessionId}`;
       const channel = body.channel ?? CHANNEL_OF[target.kind];
-      await store.unitOfWork((tx) => tx.audit({
-        orgId: actor.orgId, action: 'telephony.voice.dispatched', actor: { type: 'user', id: actor.principal.userId }, targetType: 'voice', targetId: voice.id,
-        details: { agentId: actor.agentId, sessionId, roomName, kind: target.kind, channel, threadId, ...(placed.callId !== undefined ? { callId: placed.callId } : {}) },
-      }));
+      const details = { agentId: actor.agentId, sessionId, roomName, kind: target.kind, channel, threadId, ...(placed.callId !== undefined ? { callId: placed.callId } : {}) };
+      try {
+        await store.unitOfWork(async (tx) => {
+          await dispatchLedger(tx.sql, DISPATCH_LIMIT.perMinute).answered(place.placeId);
+          await tx.audit({
+            orgId: actor.orgId, action: 'telephony.voice.dispatched', actor: { type: 'user', id: actor.principal.userId }, targetType: 'voice', targetId: voice.id, details,
+          });
+        });
+      } catch (e) {
+        // The call is placed: its place stays reserved (it counts until it leaves the window) and the caller gets its session.
+        logger.error({ event: 'telephony.voice.dispatch_unrecorded', orgId: actor.orgId, voiceId: voice.id, ...details, err: { message: (e as Error).message } }, 'voice dispatch placed but not recorded');
+      }
       if (target.kind === 'web') return { sessionId, roomName, joinUrl: placed.joinUrl! };
       return { sessionId, roomName, ...(placed.callId !== undefined ? { callId: placed.callId } : {}) };
     },
