@@ -31,10 +31,17 @@ export interface RollupRow {
  */
 function instant(raw: string | undefined, name: string): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) ? Date.parse(raw) : Number.NaN;
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) && realDay(raw) ? Date.parse(raw) : Number.NaN;
   if (!Number.isFinite(ms)) throw validationFailed([{ path: name, constraint: 'format', message: `${name} must be Unix milliseconds or an ISO 8601 date-time` }]);
   if (!withinInstantBounds(ms)) throw validationFailed([{ path: name, constraint: 'format', message: `${name} must lie ${INSTANT_RANGE}` }]);
   return ms;
+}
+
+/** Whether the text's `YYYY-MM-DD` is a day the calendar has (Date.parse rolls 2026-02-30 over to March). */
+function realDay(raw: string): boolean {
+  const [y, m, d] = raw.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
 export function createRollups(sql: Sql) {
