@@ -40,7 +40,8 @@ function instant(raw: string | undefined, name: string): number | undefined {
 /** Whether the text's `YYYY-MM-DD` is a day the calendar has (Date.parse rolls 2026-02-30 over to March). */
 function realDay(raw: string): boolean {
   const [y, m, d] = raw.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d); // Date.UTC would take years 0-99 as 1900-1999
   return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
