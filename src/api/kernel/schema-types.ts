@@ -91,5 +91,5 @@ export const Instant = (options: { description?: string } = {}): TString =>
     format: 'date-time',
     maxLength: 64,
     description: options.description ?? `RFC 3339 date-time with a zone, ${INSTANT_DAYS}`,
-    [RULE]: `{path} must be an RFC 3339 date-time with a zone, ${INSTANT_DAYS}`,
+    [RULE]: `{path} must be an ISO 8601 date-time with a zone, ${INSTANT_DAYS}`,
   });

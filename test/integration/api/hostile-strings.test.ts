@@ -79,13 +79,13 @@ describe('channels', () => {
     for (const since of ['0000-01-01T00:00:00Z', '9999-12-31T23:59:60Z', '10000-01-01T00:00:00Z', '1969-12-31T23:59:59Z']) {
       const res = await app.request('GET', `${BASE}/deliveries?since=${encodeURIComponent(since)}`, H);
       expect(res.status, since).toBe(400);
-      expect(res.body.message).toEqual(['since must be an RFC 3339 date-time with a zone, from 1970-01-01 to 9999-12-31 (UTC)']);
+      expect(res.body.message).toEqual(['since must be an ISO 8601 date-time with a zone, from 1970-01-01 to 9999-12-31 (UTC)']);
     }
     expect((await app.request('GET', `${BASE}/deliveries?since=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, H)).status).toBe(200);
     const at = await receipt({ type: 'status', provider: 'sandbox-sms', eventId: 'e-year0', messageId: 'm-none', status: 'delivered', at: '0000-01-01T00:00:00Z' });
     expect(at.status).toBe(400);
     // The receipt body is a choice of two shapes: the rules of the other one follow.
-    expect(at.body.message[0]).toBe('at must be an RFC 3339 date-time with a zone, from 1970-01-01 to 9999-12-31 (UTC)');
+    expect(at.body.message[0]).toBe('at must be an ISO 8601 date-time with a zone, from 1970-01-01 to 9999-12-31 (UTC)');
   });
 
   it('a receipt dated outside 30 days back to 5 minutes ahead is refused unclaimed: it cannot hold the chat-app window open', async () => {
