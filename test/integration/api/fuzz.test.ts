@@ -268,6 +268,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       DATA_DIR: 'memory://', DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost', NODE_EXTRA_CA_CERTS: receiver.caPath, DELIVERY_TIMEOUT_MS: '1000',
       VENDOR_A_INTAKE_URL: `https://localhost:${receiver.port}/vendor-a/{site}`, VENDOR_B_HOSTS: 'localhost',
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000',
+      // The field-by-field pass sends each workflow route more requests than its bucket takes a minute.
+      WORKFLOW_RATE_LIMIT_READ_PER_MIN: '1000000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '1000000', WORKFLOW_RATE_LIMIT_BATCH_PER_MIN: '1000000', WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN: '1000000',
     });
     // With the families' tables and seed arrays, as the started service opens its store.
     store = await openStore({ dataDir: 'memory://', migrations: familyMigrations });
