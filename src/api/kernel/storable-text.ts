@@ -7,13 +7,14 @@
  * the route's words and shape (its `validationError`), naming the field.
  *
  * A path parameter can carry NUL (`%00`) but not a lone surrogate: percent-decoding yields U+FFFD
- * or fails. A route whose own parser answers such text itself (record by record on the ingest
- * route) says so in `ownTextRule`; a route that ignores its body (`bodyUnchecked: NO_BODY`) is not
- * refused for what it would not read.
+ * or fails. A body is looked at where the route describes one (schema.ts has every route that
+ * reads its body describe it), so a route that ignores its body is not refused for what it would
+ * not read; a route whose own parser answers such text itself (record by record on the ingest
+ * route) says so in `ownTextRule`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LONE_SURROGATE } from '../../model/record.js';
-import { NO_BODY, SchemaValidationError, type RequestPart, type SchemaIssue } from './schema.js';
+import { SchemaValidationError, type RequestPart, type SchemaIssue } from './schema.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -75,9 +76,9 @@ export function unstorableIssue(part: RequestPart, value: unknown): SchemaIssue 
 
 /** The parts of a request the rule looks at, as the route reads them. */
 function partsOf(req: FastifyRequest): [RequestPart, unknown][] {
-  const config = req.routeOptions.config;
   const parts: [RequestPart, unknown][] = [['params', req.params], ['querystring', req.query]];
-  if (config?.ownTextRule === undefined && config?.bodyUnchecked !== NO_BODY) parts.push(['body', req.body]);
+  const reads = (req.routeOptions.schema as { body?: unknown } | undefined)?.body !== undefined;
+  if (reads && req.routeOptions.config?.ownTextRule === undefined) parts.push(['body', req.body]);
   return parts;
 }
 
