@@ -120,6 +120,15 @@ describe('workflows', () => {
     }
   });
 
+  it('cursors that decode to a NUL id or an instant past year 9999 are not cursors of the route', async () => {
+    const cursor = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    for (const [route, parts] of [['definitions', [9e15, 'wf_x']], ['definitions', [0, 'wf\u0000']], ['runs', ['-createdAt', 1, 'wfr\u0000']]] as const) {
+      const res = await app.request('GET', `${BASE}/${route}?cursor=${cursor([...parts])}`, H);
+      expect(res.status, `${route} ${JSON.stringify(parts)}`).toBe(400);
+      expect(res.body.code).toBe('BAD_CURSOR');
+    }
+  });
+
   it('a start whose input holds a lone surrogate is refused naming input.day; no run is made', async () => {
     const runs = () => count('workflow_runs');
     const before = await runs();
