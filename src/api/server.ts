@@ -18,6 +18,7 @@ import { families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 import { documentedSchema, installSchemas } from './kernel/schema.js';
+import { installStorableText } from './kernel/storable-text.js';
 import { operatorSchemas } from './operator-schemas.js';
 import { createVendors } from '../vendors/index.js';
 
@@ -77,6 +78,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   });
   // Requests are checked against their route's schema, answers serialised through theirs (kernel/schema.ts).
   installSchemas(app);
+  // Text the store cannot hold (NUL, half a surrogate pair) is refused on every route, naming the field.
+  installStorableText(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -17,6 +17,7 @@ import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { AppError } from '../../errors.js';
 import { KernelErrors } from './error-registry.js';
 import type { ErrorShape } from './error-shapes.js';
+import { boundedInstant } from './instant.js';
 
 /** The part of the request a rule was about, as fastify names it. */
 export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
@@ -66,6 +67,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 function compiler(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, verbose: true, strict: false, ...options });
   addFormats(ajv);
+  // A request's date-time is an instant the store can hold, of a day the calendar has (instant.ts):
+  // ajv-formats' own takes year 0, leap seconds and years no timestamp column can keep.
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => !Number.isNaN(boundedInstant(s)) });
   ajv.addKeyword({ keyword: RULE, schemaType: ['string', 'object'] });
   return ajv;
 }

@@ -14,6 +14,21 @@ export type SendChannel = (typeof SEND_CHANNELS)[number];
 export const DELIVERY_STATUSES = ['queued', 'accepted', 'sent', 'delivered', 'read', 'failed', 'expired'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/**
+ * How far a receipt's `at` or `receivedAt` may lie from now: a vendor retries a callback for days,
+ * not months, and a clock runs minutes ahead at most. An inbound message dated later would hold the
+ * chat-app window open until then (a year 9999 one for ever); one dated months back is no receipt
+ * of a delivery this service still moves.
+ */
+export const RECEIPT_PAST_DAYS = 30;
+export const RECEIPT_FUTURE_MINUTES = 5;
+
+/** The rule a receipt's time outside the window breaks, or undefined within it. */
+export function receiptTimeProblem(field: 'at' | 'receivedAt', atMs: number, nowMs: number): string | undefined {
+  if (atMs >= nowMs - RECEIPT_PAST_DAYS * 86_400_000 && atMs <= nowMs + RECEIPT_FUTURE_MINUTES * 60_000) return undefined;
+  return `${field} must lie within ${RECEIPT_PAST_DAYS} days before now and ${RECEIPT_FUTURE_MINUTES} minutes after`;
+}
+
 export type HistorySource = 'send' | 'callback' | 'sweep';
 export interface HistoryEntry {
   status: DeliveryStatus;

@@ -83,12 +83,14 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
     const { orgId } = grantedOf(req);
     const b = req.body;
     if (b.type === 'status') {
+      const at = service.receiptTime('at', b.at);
       const r = await service.applyReceipt({
-        provider: b.provider, eventId: b.eventId, messageId: b.messageId, status: b.status, at: b.at === undefined ? new Date() : new Date(b.at),
+        provider: b.provider, eventId: b.eventId, messageId: b.messageId, status: b.status, at,
         ...(b.failure ? { failure: { code: b.failure.code ?? null, title: b.failure.title, detail: b.failure.detail ?? null, href: b.failure.href ?? null, retryable: b.failure.retryable, owner: b.failure.owner, category: b.failure.category as VendorFailure['category'] } } : {}),
       }, orgId);
       return { eventId: b.eventId, ...r, flushed: [] };
     }
-    return { eventId: b.eventId, ...(await service.recordInboundEvent(orgId!, b)) };
+    const receivedAt = service.receiptTime('receivedAt', b.receivedAt);
+    return { eventId: b.eventId, ...(await service.recordInboundEvent(orgId!, { ...b, receivedAt })) };
   });
 }

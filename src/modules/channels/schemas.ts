@@ -5,7 +5,8 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { RULE } from '../../api/kernel/schema.js';
-import { DELIVERY_STATUSES, SEND_CHANNELS } from './model.js';
+import { Instant } from '../../api/kernel/schema-types.js';
+import { DELIVERY_STATUSES, RECEIPT_FUTURE_MINUTES, RECEIPT_PAST_DAYS, SEND_CHANNELS } from './model.js';
 
 /** One of `values`, one rule when it is not (a union of literals would fail once per branch). */
 const oneOf = <const T extends readonly string[]>(values: T, rule?: string) =>
@@ -136,7 +137,7 @@ export const DeliveriesQuery = Type.Object({
   userId: Type.Optional(id('userId')),
   status: Type.Optional(oneOf(DELIVERY_STATUSES, `status must be one of ${DELIVERY_STATUSES.join(', ')}`)),
   channel: Type.Optional(oneOf(SEND_CHANNELS, `channel must be one of ${SEND_CHANNELS.join(', ')}`)),
-  since: Type.Optional(Type.String({ format: 'date-time', [RULE]: 'since must be an ISO 8601 date-time' })),
+  since: Type.Optional(Instant()),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, [RULE]: 'limit must be an integer from 1 to 200' })),
 }, { additionalProperties: false });
 
@@ -147,16 +148,19 @@ const ReceiptFailure = Type.Object({
   owner: Type.Union([Type.Literal('customer'), Type.Literal('recipient'), Type.Literal('platform'), Type.Literal('vendor')]),
 }, { additionalProperties: false });
 
+/** What a receipt's `at` or `receivedAt` may be (checked against the clock by the service). */
+const RECEIPT_TIME = `RFC 3339 date-time with a zone, within ${RECEIPT_PAST_DAYS} days before now and ${RECEIPT_FUTURE_MINUTES} minutes after`;
+
 export const ReceiptBody = Type.Union([
   Type.Object({
     type: Type.Literal('status'), provider: id('provider'), eventId: id('eventId'), messageId: id('messageId'),
     status: Type.Union([Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('read'), Type.Literal('failed')]),
-    at: Type.Optional(Type.String({ format: 'date-time' })), failure: Type.Optional(ReceiptFailure),
+    at: Type.Optional(Instant({ description: RECEIPT_TIME })), failure: Type.Optional(ReceiptFailure),
   }, { additionalProperties: false }),
   Type.Object({
     type: Type.Literal('inbound'), provider: id('provider'), eventId: id('eventId'), agentId: id('agentId'), userId: id('userId'),
     channel: Type.Union(SEND_CHANNELS.map((c) => Type.Literal(c))), address: id('address'), conversationId: Type.Optional(id('conversationId')),
-    messageId: id('messageId'), receivedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    messageId: id('messageId'), receivedAt: Type.Optional(Instant({ description: RECEIPT_TIME })),
   }, { additionalProperties: false }),
 ]);
 

@@ -17,7 +17,8 @@ import type { Vendors } from '../../vendors/index.js';
 import type { MailAttachment } from '../../vendors/mail/port.js';
 import type { MessagingChannel, OutboundMessage, Receipt, SendOutcome, VendorFailure } from '../../vendors/messaging/port.js';
 import { refused } from './errors.js';
-import { canMove, type Delivery, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
+import { KernelErrors } from '../../api/kernel/error-registry.js';
+import { canMove, receiptTimeProblem, type Delivery, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
 import { createChannelsRepo, type InboundMessage } from './repository.js';
 import { resolveRecipient, type Resolved } from './recipients.js';
 import { bracketed, brandedEmail, renderRichBody, richBodyText } from './email-render.js';
@@ -346,14 +347,27 @@ export function createChannelService(deps: ChannelServiceDeps) {
       return { recorded, flushed };
     },
 
+    /**
+     * A receipt's `at` or `receivedAt` as given (now when not given), refused with a 400 naming the
+     * field outside the window around this service's clock (model.ts), before anything is recorded.
+     */
+    receiptTime(field: 'at' | 'receivedAt', text: string | undefined): Date {
+      const current = now();
+      if (text === undefined) return current;
+      const at = new Date(text);
+      const problem = receiptTimeProblem(field, at.getTime(), current.getTime());
+      if (problem) throw KernelErrors.VALIDATION_FAILED(problem, { field, message: [problem] });
+      return at;
+    },
+
     /** An inbound message from the receipt route: its agent must be of the key's organization; once per vendor event id. */
-    async recordInboundEvent(orgId: string, e: { provider: string; eventId: string; agentId: string; userId: string; channel: SendChannel; address: string; conversationId?: string; messageId: string; receivedAt?: string }) {
+    async recordInboundEvent(orgId: string, e: { provider: string; eventId: string; agentId: string; userId: string; channel: SendChannel; address: string; conversationId?: string; messageId: string; receivedAt: Date }) {
       const agent = await repo.agent(e.agentId);
       if (!agent || agent.orgId !== orgId) throw refused(`Unknown agent ${e.agentId}`);
       if (!(await repo.claimReceiptEvent(orgId, e.provider, e.eventId, null, now()))) return { duplicate: true, deliveryId: null, status: null, flushed: [] };
       const { flushed } = await this.recordInbound({
         agentId: e.agentId, userId: e.userId, channel: e.channel, address: e.address, conversationId: e.conversationId ?? null,
-        messageId: e.messageId, receivedAt: e.receivedAt === undefined ? now() : new Date(e.receivedAt),
+        messageId: e.messageId, receivedAt: e.receivedAt,
       });
       return { duplicate: false, deliveryId: null, status: null, flushed };
     },

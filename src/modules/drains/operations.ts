@@ -4,10 +4,9 @@ import { isVerifiedForEndpoint } from '../../model/drain.js';
 import { nextState } from '../../model/drain-lifecycle.js';
 import { generateSecret } from '../../security/webhook-secret.js';
 import { ulid } from 'ulid';
-import { DrainErrors, drainNotFound, drainValidation } from './errors.js';
+import { DrainErrors, drainNotFound } from './errors.js';
 import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps, type DrainParams } from './context.js';
 import { drainReadForm } from './read-form.js';
-import { holdsUnstorableText } from './validate.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { enqueueTest, enqueueVerification } from './verify.js';
 import { schemas, type PauseBody, type RotateQuery } from './schemas.js';
@@ -62,10 +61,6 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const reason = req.body?.reason;
-    // What the schema cannot say: text Postgres can hold.
-    if (reason !== undefined && holdsUnstorableText(reason)) {
-      throw drainValidation('reason', ['reason is a string of at most 256 characters, without NUL or unpaired surrogates']);
-    }
     const updated = await store.unitOfWork(async (tx) => {
       const move = nextState(drain, 'paused_manually')!;
       const result = await tx.drains.update(drain.orgId, drain.id, { state: move.state, pauseReason: move.pauseReason }, false);

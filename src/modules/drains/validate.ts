@@ -3,28 +3,21 @@
  * schema (schemas.ts) cannot state: names that display as other text or as
  * nothing, headers the service sets itself or that govern the connection,
  * repeated header names and rule ids, whsec_ secrets holding a key of the
- * right size, scrub patterns that compile and are bounded, text Postgres
- * cannot hold, and the endpoint's address. The schema has refused every
- * structural problem already; these answer 400 DRAIN_VALIDATION_FAILED or
- * their own 422 codes.
+ * right size, scrub patterns that compile and are bounded, and the endpoint's
+ * address. The schema has refused every structural problem already, and the
+ * kernel text Postgres cannot hold (api/kernel/storable-text.ts); these answer
+ * 400 DRAIN_VALIDATION_FAILED or their own 422 codes.
  */
 import type { Environment } from '../../model/drain.js';
 import { checkEndpoint } from '../../security/ssrf-guard.js';
 import { checkScrubPattern, MAX_SCRUB_DRAIN_COST, scrubRuleCost } from '../../model/scrub-rules.js';
 import { whsecProblem } from '../../security/webhook-secret.js';
-import { holdsText, LONE_SURROGATE } from '../../model/record.js';
 import { DrainErrors, drainValidation } from './errors.js';
 import type { DrainCreateBody, DrainPatchBody } from './schemas.js';
 
 /** A create or PATCH body once checked: `sources` null for every source. */
 export type DrainInput = Omit<Partial<DrainCreateBody>, 'sources' | 'sampling' | 'redact' | 'scrubRules'> &
   Pick<DrainPatchBody, 'sampling' | 'redact' | 'scrubRules'> & { sources?: string[] | null };
-
-/** NUL, and a UTF-16 surrogate without its pair: what Postgres text and JSON cannot hold. */
-const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
-
-/** Whether a JSON value holds unstorable text in any string or key, at any depth. */
-export const holdsUnstorableText = (value: unknown): boolean => holdsText(value, UNSTORABLE);
 
 /** Headers the service sets itself; a drain may not override them. */
 const RESERVED_HEADERS = new Set([
@@ -79,12 +72,6 @@ export function checkDrainBody(body: DrainCreateBody | DrainPatchBody): DrainInp
   if (sources !== undefined) out.sources = sources.includes('*') ? null : sources;
   if (environments !== undefined) out.environments = [...new Set(environments)] as Environment[];
   if (scrubRules !== undefined) out.scrubRules = scrubRules === null ? null : checkScrubRules(scrubRules);
-  // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused for every field (after the
-  // field rules, which name a header more precisely), before anything reaches the store, rather than
-  // failing the write (jsonb) or being stored altered (text, as U+FFFD: a secret would no longer sign).
-  for (const [k, v] of Object.entries(body)) {
-    if (holdsUnstorableText(v)) throw drainValidation(k, [`${k} must not contain NUL characters or unpaired surrogates`]);
-  }
   return out;
 }
 

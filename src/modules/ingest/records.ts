@@ -104,6 +104,8 @@ function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink
       // A body is accepted in part: each record is checked on its own and a refusal names its index,
       // where a schema would refuse the body whole (and have it parsed whole first).
       bodyUnchecked: `split by its own parser and checked record by record against ${RECORD_SCHEMA}`,
+      // A record holding NUL or half a surrogate pair is refused alone, with its index, like any other.
+      ownTextRule: 'each record is checked for text the store cannot hold and refused alone',
     },
     schema: INGEST_SCHEMA,
   }, async (req, reply) => {

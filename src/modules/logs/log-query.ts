@@ -6,6 +6,7 @@
  * Every refusal is a 400 naming the parameter.
  */
 import { badRequest, decodeCursor } from '../../api/kernel/pagination.js';
+import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
 import { MAX_LIMIT, MAX_PAGE_OFFSET, type DownloadQuery, type ListQuery } from './schemas.js';
 
 
@@ -14,15 +15,6 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
 const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
 // ISO 8601 date-time with a zone (Z or ±hh:mm / ±hhmm), optional seconds and fraction.
 const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
-
-/**
- * Time bounds are refused outside these instants: Postgres has no year 0 and
- * stops at 294276, JavaScript at 275760, and no record of this service is
- * older than the epoch. Refused rather than clamped, so that a typo (a year
- * 0202) is named instead of silently reading everything.
- */
-export const EARLIEST_BOUND_MS = 0; // 1970-01-01T00:00:00Z
-export const LATEST_BOUND_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** What the list and download routes select. */
 export interface LogSelection {
@@ -49,8 +41,10 @@ export interface LogListQuery extends LogSelection {
  */
 export function parseInstant(name: 'since' | 'until', raw: string, nowMs: number): Date {
   const at = parseInstantUnbounded(name, raw, nowMs);
-  if (!(at.getTime() >= EARLIEST_BOUND_MS && at.getTime() <= LATEST_BOUND_MS)) {
-    throw badRequest(name, `${name} must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z`);
+  // Outside the instants a request may name (the kernel's), refused rather than clamped, so that a
+  // typo (a year 0202) is named instead of silently reading everything.
+  if (!withinInstantBounds(at.getTime())) {
+    throw badRequest(name, `${name} must lie ${INSTANT_RANGE}`);
   }
   return at;
 }

@@ -5,8 +5,6 @@ import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
 import { createGuardedFetcher } from '../../security/guarded-fetch.js';
-import { KernelErrors } from '../../api/kernel/error-registry.js';
-import { holdsText, LONE_SURROGATE } from '../../model/record.js';
 import { personaMigrations } from './migrations.js';
 import { personaPresetsSeed } from './presets.js';
 import { registerPersonaRoutes } from './routes.js';
@@ -19,20 +17,11 @@ export interface PersonaDeps {
   vendors: { modelProvider: ModelProvider };
 }
 
-const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
-
 export const personaFamily = defineFamily<PersonaDeps>({
   name: 'persona',
   migrations: personaMigrations,
   seed: personaPresetsSeed,
   register(app: FastifyInstance, deps: PersonaDeps) {
-    // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused in any string of a body.
-    app.addHook('preHandler', async (req) => {
-      if (req.body !== undefined && holdsText(req.body, UNSTORABLE)) {
-        const rule = 'the body must not contain NUL characters or unpaired surrogates';
-        throw KernelErrors.VALIDATION_FAILED(rule, { field: 'body', message: [rule] });
-      }
-    });
     const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts });
     app.addHook('onClose', () => fetcher.close());
     const service = createPersonaService({ store: deps.store, provider: deps.vendors.modelProvider, fetcher });

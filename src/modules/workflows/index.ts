@@ -11,12 +11,9 @@ import { createRunWaker } from './wake.js';
 import { workflowMigrations } from './migrations.js';
 import { registerWorkflowRoutes } from './routes.js';
 import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
-import { createWorkflowService, validationFailed } from './service.js';
+import { createWorkflowService } from './service.js';
 import { createRollups } from './rollup.js';
 import { createRecovery } from './recovery.js';
-import { holdsText, LONE_SURROGATE } from '../../model/record.js';
-
-const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`);
 
 export const workflowsFamily = defineFamily<WorkflowDeps>({
   name: 'workflows',
@@ -31,12 +28,6 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
       app.addHook('onReady', async () => executor.start());
       app.addHook('onClose', async () => executor.stop());
     }
-    // Postgres text and jsonb cannot hold NUL or half a surrogate pair: refused in any string of a body.
-    app.addHook('preHandler', async (req) => {
-      if (req.body !== undefined && holdsText(req.body, UNSTORABLE)) {
-        throw validationFailed([{ path: 'body', constraint: 'pattern', message: 'the body must not contain NUL characters or unpaired surrogates' }]);
-      }
-    });
     registerWorkflowRoutes(app, { service, store: deps.store, limiter: deps.limiter, buckets: bucketsOf(c.rateLimits), rollups: createRollups(deps.store.sql),
       recovery: createRecovery({ store: deps.store, policy: (orgId) => service.repo.policy(orgId), wake }),
     });

@@ -5,6 +5,7 @@
 import type { Sql } from '../../store/sql.js';
 import { WorkflowErrors } from './errors.js';
 import { validationFailed } from './service.js';
+import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
 
 export const ROLLUP_MAX_DAYS = 90;
 const DAY_MS = 86_400_000;
@@ -24,12 +25,24 @@ export interface RollupRow {
   stepFailures: number;
 }
 
-/** `from` or `to` as Unix ms (digits) or ISO 8601; undefined when absent. */
+/**
+ * `from` or `to` as Unix ms (digits) or ISO 8601, within the instants the store holds (the kernel's
+ * bounds: a year 0 or 10000 has no timestamp there); undefined when absent.
+ */
 function instant(raw: string | undefined, name: string): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (!Number.isFinite(ms) || ms > 8.64e15) throw validationFailed([{ path: name, constraint: 'format', message: `${name} must be Unix milliseconds or an ISO 8601 date-time` }]);
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) && realDay(raw) ? Date.parse(raw) : Number.NaN;
+  if (!Number.isFinite(ms)) throw validationFailed([{ path: name, constraint: 'format', message: `${name} must be Unix milliseconds or an ISO 8601 date-time` }]);
+  if (!withinInstantBounds(ms)) throw validationFailed([{ path: name, constraint: 'format', message: `${name} must lie ${INSTANT_RANGE}` }]);
   return ms;
+}
+
+/** Whether the text's `YYYY-MM-DD` is a day the calendar has (Date.parse rolls 2026-02-30 over to March). */
+function realDay(raw: string): boolean {
+  const [y, m, d] = raw.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d); // Date.UTC would take years 0-99 as 1900-1999
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
 export function createRollups(sql: Sql) {

@@ -10,6 +10,8 @@ import { grantedOf } from '../../api/kernel/access.js';
 import { authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
+import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
+import { unstorableTextIn } from '../../api/kernel/storable-text.js';
 import type { Store } from '../../store/store.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
 import { controlUnavailable, StartErrors, WorkflowErrors } from './errors.js';
@@ -45,7 +47,8 @@ function decode(raw: string, check: (parts: unknown[]) => boolean): unknown[] {
   } catch {
     throw badCursor();
   }
-  if (!Array.isArray(parts) || !check(parts)) throw badCursor();
+  // A cursor is text too: one holding what the store cannot (NUL, half a surrogate pair) is none of ours.
+  if (!Array.isArray(parts) || unstorableTextIn(parts) !== undefined || !check(parts)) throw badCursor();
   return parts;
 }
 
@@ -86,7 +89,7 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const { agentId } = grantedOf(req);
     const q = req.query;
     const limit = Number(q.limit ?? 50);
-    const after = q.cursor === undefined ? undefined : decode(q.cursor, (p) => p.length === 2 && typeof p[0] === 'number' && Number.isSafeInteger(p[0]) && typeof p[1] === 'string');
+    const after = q.cursor === undefined ? undefined : decode(q.cursor, (p) => p.length === 2 && typeof p[0] === 'number' && Number.isSafeInteger(p[0]) && withinInstantBounds(p[0]) && typeof p[1] === 'string');
     const rows = await service.repo.listDefinitions(agentId!, {
       form: q.form, includeComposed: q.includeComposed === 'true', limit: limit + 1,
       after: after ? { at: new Date(after[0] as number), id: after[1] as string } : undefined,
@@ -158,6 +161,11 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     if (q.correlationKey !== undefined && !CORRELATION_KEY.test(q.correlationKey)) {
       throw WorkflowErrors.CORRELATION_KEY_INVALID('correlationKey must be 1 to 128 letters, digits, :, _, -, . or /', { correlationKey: q.correlationKey.slice(0, 200) });
     }
+    const updatedSince = q.updatedSince === undefined ? undefined : Number(q.updatedSince);
+    // Unix ms the store holds as a timestamp (the kernel's instant bounds): 15 digits reach year 33658.
+    if (updatedSince !== undefined && !withinInstantBounds(updatedSince)) {
+      throw queryInvalid([{ path: 'updatedSince', constraint: 'maximum', message: `updatedSince must be Unix milliseconds ${INSTANT_RANGE}` }]);
+    }
     const min = q.minDurationMs === undefined ? undefined : Number(q.minDurationMs);
     const max = q.maxDurationMs === undefined ? undefined : Number(q.maxDurationMs);
     if (min !== undefined && max !== undefined && min > max) throw queryInvalid([{ path: 'maxDurationMs', constraint: 'minimum', message: 'maxDurationMs must be at least minDurationMs' }]);
@@ -165,7 +173,7 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const limit = Number(q.limit ?? 50);
     const after = q.cursor === undefined ? undefined : decode(q.cursor, (p) => p.length === 3 && p[0] === sort && typeof p[1] === 'number' && Number.isSafeInteger(p[1]) && typeof p[2] === 'string' && p[2].length > 0);
     const rows = await service.repo.listRuns(agentId!, {
-      statuses, workflowId: q.workflowId, trigger: q.trigger, updatedSince: q.updatedSince === undefined ? undefined : Number(q.updatedSince),
+      statuses, workflowId: q.workflowId, trigger: q.trigger, updatedSince,
       batchId: q.batchId, correlationKey: q.correlationKey, tags: q.tag, minDurationMs: min, maxDurationMs: max, sort, limit: limit + 1,
       after: after ? { value: after[1] as number, id: after[2] as string } : undefined,
     });

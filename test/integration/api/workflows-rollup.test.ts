@@ -84,6 +84,17 @@ describe('workflow rollup', () => {
     expect(bad.body.details).toEqual([{ path: 'from', constraint: 'format', message: 'from must be Unix milliseconds or an ISO 8601 date-time' }]);
     const order = await rollup('wf_report', '?from=2000&to=1000');
     expect(order.body.details).toEqual([{ path: 'from', constraint: 'maximum', message: 'from must not be after to' }]);
+    // Years the store has no timestamp for (each was a 500), and days the calendar lacks (were rolled over).
+    for (const [query, message] of [
+      ['?from=0000-01-01&to=0', 'from must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z'],
+      ['?from=0001-01-01T00:00:00Z&to=0', 'from must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z'],
+      ['?to=253402300800000', 'to must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z'],
+      ['?from=2026-02-30T00:00:00Z', 'from must be Unix milliseconds or an ISO 8601 date-time'],
+    ] as const) {
+      const res = await rollup('wf_report', query);
+      expect(res.status, query).toBe(400);
+      expect(res.body, query).toMatchObject({ code: 'VALIDATION_FAILED', field: query.includes('from') ? 'from' : 'to', details: [{ message }] });
+    }
   });
 
   it('answers 404 WORKFLOW_NOT_FOUND for another agent\'s definition, and needs workflows:read', async () => {

@@ -155,7 +155,8 @@ describe('workflow runs', () => {
     it('refuses a body string Postgres cannot store', async () => {
       const res = await app.request('POST', `${WF_BASE}/runs`, { token: 'lk_wf_all', body: { workflowName: 'nightly-report', input: { day: 'a\u0000b' } } });
       expect(res.status).toBe(400);
-      expect(res.body.details).toEqual([{ path: 'body', constraint: 'pattern', message: 'the body must not contain NUL characters or unpaired surrogates' }]);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED', field: 'input.day' });
+      expect(res.body.details).toEqual([{ path: 'input.day', constraint: 'storable', message: 'input.day must not contain NUL characters or unpaired surrogates' }]);
     });
 
     it('needs workflows:execute to start', async () => {
