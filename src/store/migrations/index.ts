@@ -10,6 +10,7 @@ import * as m009 from './009-agent-logs-org-key.js';
 import * as m010 from './010-idempotency-keys.js';
 import * as m011 from './011-rate-limits-unlogged.js';
 import * as m012 from './012-drain-probes.js';
+import * as m013 from './013-ingest-queue-pending.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -25,4 +26,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '010-idempotency-keys', sql: m010.sql },
   { id: '011-rate-limits-unlogged', sql: m011.sql },
   { id: '012-drain-probes', sql: m012.sql },
+  { id: '013-ingest-queue-pending', sql: m013.sql },
 ];
