@@ -12,7 +12,8 @@
  * answers compile its serializers), then while a child process (bench/ingest-load.ts) keeps four 15 MB ingests in
  * flight (60 records of 240 KB a body, each loop posting its next body when the last is answered).
  * The longest probe time is the longest the process kept a request waiting: an event-loop stall
- * seen from outside.
+ * seen from outside. A control, a bare node:http server in a process of its own, is probed the same
+ * way in every phase: on a shared machine its figures show what the machine did to any process.
  *
  * Environment: BENCH_INGEST_MODES (embedded,postgres), BENCH_INGEST_SECONDS (15, the loaded phase),
  * BENCH_INGEST_IDLE_SECONDS (5), BENCH_INGEST_CONCURRENCY (4), BENCH_INGEST_RECORDS (60),
@@ -112,6 +113,22 @@ function probe(base: string, path: string, everyMs: number, token?: string): { s
   };
 }
 
+/**
+ * The control: a bare node:http server in a process of its own answering `GET /healthz`, probed
+ * beside logdrain in every phase. logdrain's figures over the control's show what logdrain added;
+ * the control's own show what the shared machine did to any process.
+ */
+function startControl(): Promise<{ base: string; stop(): void }> {
+  const child = spawn(process.execPath, ['-e', `
+    const s = require('node:http').createServer((q, r) => r.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}'));
+    s.listen(0, '127.0.0.1', () => console.log(s.address().port));
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    createInterface({ input: child.stdout }).once('line', (port) => resolve({ base: `http://127.0.0.1:${port.trim()}`, stop: () => void child.kill() }));
+  });
+}
+
 async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(base + path, {
     method,
@@ -144,8 +161,8 @@ function ingestLoad(spec: IngestLoadSpec): { started: Promise<void>; done: Promi
 
 interface ModeResult {
   role: 'start' | 'serve';
-  idle: { healthz: ProbeStats; drainGet: ProbeStats };
-  loaded: { healthz: ProbeStats; drainGet: ProbeStats; ingest: IngestLoadResult };
+  idle: { healthz: ProbeStats; drainGet: ProbeStats; control: ProbeStats };
+  loaded: { healthz: ProbeStats; drainGet: ProbeStats; control: ProbeStats; ingest: IngestLoadResult };
 }
 
 async function measureMode(mode: Mode): Promise<ModeResult> {
@@ -153,6 +170,7 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
   const db = mode === 'postgres' ? await createTestDatabase(ADMIN_URL, 'logdrain_bench_ingest') : undefined;
   const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'logdrain-bench-ingest-')) : undefined;
   let proc: LogdrainProcess | undefined;
+  const control = await startControl();
   try {
     proc = spawnLogdrain([role], {
       PORT: '0', HOST: '127.0.0.1', SEED_FILE, LOG_LEVEL: 'info',
@@ -172,11 +190,18 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
     const phase = async (during: () => Promise<void>) => {
       const healthz = probe(base, '/healthz', HEALTHZ_EVERY_MS);
       const drainGet = probe(base, drainPath, DRAIN_EVERY_MS, OTHER.token);
+      const controlHealthz = probe(control.base, '/healthz', HEALTHZ_EVERY_MS);
       await during();
-      return { healthz: await healthz.stop(), drainGet: await drainGet.stop() };
+      return { healthz: await healthz.stop(), drainGet: await drainGet.stop(), control: await controlHealthz.stop() };
     };
 
-    // Warm-up, not measured: the first answers of a route compile its serializers.
+    // Warm-up, not measured: the first answers of a route compile its serializers (one ingest of
+    // one large record compiles the ingest route's).
+    const warm = await fetch(`${base}/internal/records`, {
+      method: 'POST', headers: { authorization: `Bearer ${INGEST.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ id: 'warm-up', orgId: INGEST.orgId, agentId: INGEST.agentId, agentName: INGEST.agentName, environment: 'production', source: 'mcp', event: 'call', severity: 'info', timestamp: new Date().toISOString(), executionId: 'exe-warm', message: 'x'.repeat(RECORD_BYTES - 400) }]),
+    });
+    if (warm.status !== 202) throw new Error(`${mode}: the warm-up ingest answered ${warm.status} ${await warm.text()}`);
     await phase(() => new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000)));
     process.stderr.write(`${mode}: idle probes (${IDLE_SECONDS} s)\n`);
     const idle = await phase(() => new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000)));
@@ -193,8 +218,10 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
     if (ingest.requests === 0 || Object.keys(ingest.statusCodes).some((c) => c !== '202') || ingest.rejected > 0) {
       process.stderr.write(`${mode}: not every ingest answered 202 with no record rejected: ${JSON.stringify(ingest)}\n`);
     }
-    for (const [name, s] of Object.entries({ ...idle, ...loaded })) {
-      if (typeof s === 'object' && 'failed' in s && s.failed > 0) process.stderr.write(`${mode}: ${s.failed} ${name} probes failed: ${s.failures.join('; ')}\n`);
+    for (const [phaseName, stats] of Object.entries({ idle, loaded })) {
+      for (const [name, s] of Object.entries(stats)) {
+        if (s.failed > 0) process.stderr.write(`${mode}: ${s.failed} ${phaseName} ${name} probes failed: ${s.failures.join('; ')}\n`);
+      }
     }
     return { role, idle, loaded: { ...loaded, ingest } };
   } finally {
@@ -204,6 +231,7 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
     }
     await db?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    control.stop();
   }
 }
 
@@ -215,9 +243,10 @@ for (const mode of MODES) results[mode] = await measureMode(mode);
 const f = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 console.table(MODES.flatMap((mode) => {
   const r = results[mode]!;
-  return (['idle', 'loaded'] as const).flatMap((phase) => (['healthz', 'drainGet'] as const).map((probeName) => {
+  const names = { healthz: 'GET /healthz', drainGet: "other org's drain GET", control: 'control: GET /healthz of a bare process' };
+  return (['idle', 'loaded'] as const).flatMap((phase) => (['healthz', 'drainGet', 'control'] as const).map((probeName) => {
     const s = r[phase][probeName];
-    return { mode: `${mode} (${r.role})`, phase, probe: probeName === 'healthz' ? 'GET /healthz' : "other org's drain GET", probes: s.count, 'p50 ms': f(s.p50), 'p99 ms': f(s.p99), 'max ms': f(s.max), failed: s.failed };
+    return { mode: `${mode} (${r.role})`, phase, probe: names[probeName], probes: s.count, 'p50 ms': f(s.p50), 'p99 ms': f(s.p99), 'max ms': f(s.max), failed: s.failed };
   }));
 }));
 for (const mode of MODES) {
@@ -244,6 +273,7 @@ writeFileSync(new URL('./results/ingest-isolation.json', import.meta.url), JSON.
   loadavgAtStart: loadavgStart,
   loadavgAtEnd: loadavg(),
   settings: { modes: MODES, loadSeconds: LOAD_SECONDS, idleSeconds: IDLE_SECONDS, concurrency: CONCURRENCY, records: RECORDS, recordBytes: RECORD_BYTES, healthzEveryMs: HEALTHZ_EVERY_MS, drainGetEveryMs: DRAIN_EVERY_MS },
+  control: 'GET /healthz of a bare node:http server in its own process, probed beside logdrain in every phase: what the shared machine did to any process',
   method: 'probes offered at fixed rates, open loop, each timed from when it was due; idle first, then while the ingest load runs; max is the longest a probe waited',
   modes: results,
   targets,
