@@ -40,20 +40,23 @@ export function slicer(budgetMs = SLICE_MS): () => Promise<void> | undefined {
  * One statement at a time, handed on within the turn while its budget lasts and on the next turn
  * once it is spent. PGlite's own queue hands a statement on through promise callbacks, so statements
  * queued by several requests ran back to back in one turn (100 ms and more with large records).
+ * Background statements (bulk writes and reads of large records) wait behind the others: a short
+ * read asked by a request waits for the statement running, not for every bulk one queued.
  */
-export function turnGate(budgetMs = SLICE_MS): { enter(): Promise<void>; leave(): void } {
+export function turnGate(budgetMs = SLICE_MS): { enter(background?: boolean): Promise<void>; leave(): void } {
   let held = false;
   const waiting: (() => void)[] = [];
+  const background: (() => void)[] = [];
   return {
-    async enter() {
+    async enter(inBackground = false) {
       if (!held) {
         held = true;
         return;
       }
-      await new Promise<void>((resolve) => waiting.push(resolve));
+      await new Promise<void>((resolve) => (inBackground ? background : waiting).push(resolve));
     },
     leave() {
-      const next = waiting.shift();
+      const next = waiting.shift() ?? background.shift();
       if (!next) {
         held = false;
         return;

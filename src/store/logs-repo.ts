@@ -166,6 +166,7 @@ export function createLogsRepo(sql: Sql) {
          returning 1)
        select count(*)::int as n from ins`,
       [records, from, to],
+      { background: true },
     );
     return rows[0]?.n ?? 0;
   }

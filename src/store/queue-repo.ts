@@ -37,8 +37,11 @@ function runsOf<T extends { payload: string }>(messages: readonly T[], maxChars:
   return runs;
 }
 
+/** Bulk statements: on the embedded store they wait behind the requests' own (sql.ts QueryOptions). */
+const BACKGROUND = { background: true } as const;
+
 const insert = (sql: Pick<Sql, 'query'>, run: readonly { orgId: string; payload: string }[], pending: string | null) =>
-  sql.query(INSERT, [run.map((m) => m.orgId), run.map((m) => m.payload), pending]);
+  sql.query(INSERT, [run.map((m) => m.orgId), run.map((m) => m.payload), pending], BACKGROUND);
 
 /**
  * The embedded durable queue: an append-only table standing in for the Kafka
@@ -72,7 +75,7 @@ export function createQueueRepo(sql: Sql) {
           await insert(sql, run, write);
           await nextTurn();
         }
-        await sql.query('update ingest_queue set pending = null where pending = $1', [write]);
+        await sql.query('update ingest_queue set pending = null where pending = $1', [write], BACKGROUND);
       } catch (e) {
         await sql.query('delete from ingest_queue where pending = $1', [write]).catch(() => {});
         throw e;
@@ -89,6 +92,7 @@ export function createQueueRepo(sql: Sql) {
          where seq > $1 and seq < coalesce((select min(seq) from ingest_queue where pending is not null), 9223372036854775807)
          order by seq limit $2`,
         [seq, limit],
+        BACKGROUND,
       );
       if (sizes.length === 0) return [];
       let last = Number(sizes[0]!.seq);
@@ -101,6 +105,7 @@ export function createQueueRepo(sql: Sql) {
       const rows = await sql.query<{ seq: number; org_id: string; payload: string }>(
         'select seq, org_id, payload from ingest_queue where seq > $1 and seq <= $2 order by seq',
         [seq, last],
+        BACKGROUND,
       );
       return rows.map((r) => ({ seq: Number(r.seq), orgId: r.org_id, payload: r.payload }));
     },

@@ -35,6 +35,11 @@ export interface Sql {
 export interface QueryOptions {
   /** A name unique to this statement's text (see Sql.query). */
   prepare?: string;
+  /**
+   * A bulk statement (large records written or read): on the embedded store it waits behind the
+   * statements not so marked (event-loop.ts turnGate). Postgres runs statements side by side.
+   */
+  background?: boolean;
 }
 
 export interface OpenSqlOptions {
@@ -196,9 +201,9 @@ async function openPglite(dataDir: string): Promise<Sql> {
   // Statements run on this thread: top-level statements and transactions take turns through the
   // gate (event-loop.ts), those inside a transaction run within its turn.
   const gate = turnGate();
-  const gated = async <R>(inTx: boolean, run: () => Promise<R>): Promise<R> => {
+  const gated = async <R>(inTx: boolean, run: () => Promise<R>, background = false): Promise<R> => {
     if (inTx) return run();
-    await gate.enter();
+    await gate.enter(background);
     try {
       return await run();
     } finally {
@@ -207,8 +212,8 @@ async function openPglite(dataDir: string): Promise<Sql> {
   };
   const wrap = (conn: Tx, inTx: boolean): Sql => ({
     kind: 'pglite',
-    query: <T>(text: string, params?: readonly unknown[]) =>
-      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows),
+    query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
+      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows, options?.background),
     exec: (text) =>
       gated(inTx, async () => {
         await conn.exec(text);
