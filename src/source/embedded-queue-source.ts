@@ -3,6 +3,7 @@
  * consumer, one "partition"; the committed cursor plays the offset.
  */
 import { OffsetTracker } from './offset-tracker.js';
+import { nextTurn } from '../event-loop.js';
 import type { ChunkHandler, RecordSource } from './source.js';
 import type { QueueRepo } from '../store/queue-repo.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -56,8 +57,13 @@ export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): Rec
   }
 
   async function run(handler: ChunkHandler): Promise<void> {
+    // An enqueue its process did not finish is dropped (its request was never answered 202).
+    await opts.queue.discardPending();
     let position = await opts.queue.cursor(consumerName);
     while (running) {
+      // The embedded store answers through promise callbacks only: without a turn here, reading
+      // and routing a backlog would keep the API's sockets unread until it ran out.
+      await nextTurn();
       while (tracker.inFlightRecords >= opts.maxInFlightRecords && running) {
         opts.onCapacityReached?.();
         await tracker.waitForCapacityAtMost(CAPACITY_RECHECK_MS);

@@ -6,6 +6,7 @@
 import type { Sql } from './sql.js';
 import type { AgentRecord } from '../model/record.js';
 import { BytePieces } from './byte-pieces.js';
+import { nextTurn } from '../event-loop.js';
 
 const DAY_MS = 86_400_000;
 /** Partitions are kept ready this many days ahead (clock skew of producers). */
@@ -17,6 +18,27 @@ const partitionName = (day: number): string => `agent_logs_${new Date(day * DAY_
 export interface LogCopy {
   json: string | Buffer;
   day: number;
+}
+
+/** Bytes of copies one statement writes on the embedded store, at most (one copy always fits). */
+const EMBEDDED_COPY_STATEMENT_BYTES = 256 * 1024;
+
+/** Copies in runs of at most `maxBytes` (a larger copy alone). */
+function runsOfBytes(copies: readonly LogCopy[], maxBytes: number): LogCopy[][] {
+  const runs: LogCopy[][] = [];
+  let run: LogCopy[] = [];
+  let bytes = 0;
+  for (const c of copies) {
+    if (run.length > 0 && bytes + c.json.length > maxBytes) {
+      runs.push(run);
+      run = [];
+      bytes = 0;
+    }
+    run.push(c);
+    bytes += c.json.length;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 const COMMA = Buffer.from(',');
@@ -108,6 +130,47 @@ export function createLogsRepo(sql: Sql) {
     ready.add(day);
   }
 
+  /** Writes copies inside the kept window [from, to) with one statement; returns the rows written. */
+  async function insertRun(copies: readonly LogCopy[], [from, to]: readonly [string, string]): Promise<number> {
+    let records: unknown;
+    let recordsSql: string;
+    if (sql.kind === 'postgres') {
+      // `[a,b,...]` as pieces: the records' bytes are not copied (byte-pieces.ts).
+      const pieces: Buffer[] = [OPEN];
+      copies.forEach((c, i) => {
+        if (i > 0) pieces.push(COMMA);
+        pieces.push(typeof c.json === 'string' ? Buffer.from(c.json) : c.json);
+      });
+      pieces.push(CLOSE);
+      records = new BytePieces(pieces);
+      recordsSql = "convert_from($1::bytea, 'UTF8')::json";
+    } else {
+      // PGlite writes a bytea parameter as hex one byte a string at a time (about 100 ms a MB, on
+      // this thread); text goes as it is.
+      records = `[${copies.map((c) => (typeof c.json === 'string' ? c.json : c.json.toString('utf8'))).join(',')}]`;
+      recordsSql = '$1::text::json';
+    }
+    const rows = await sql.query<{ n: number }>(
+      // Times are kept to the millisecond, the precision of the keyset cursors (a finer stored
+      // time would let rows slip between a cursor's millisecond and the row it was taken from).
+      `with ins as (
+         insert into agent_logs (ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity,
+           execution_id, message, trace_id, span_id, attributes)
+         select date_trunc('milliseconds', r."timestamp"), r.id, r."orgId", r."agentId", r."agentName", r."agentVersion",
+           r.environment, r.source, r.event, r.severity, r."executionId", r.message, r."traceId", r."spanId", r.attributes
+         from json_to_recordset(${recordsSql}) as r(id text, "orgId" text, "agentId" text, "agentName" text, "agentVersion" text,
+           environment text, source text, event text, severity text, "timestamp" timestamptz, "executionId" text,
+           message text, "traceId" text, "spanId" text, attributes jsonb)
+         where r."timestamp" >= $2::timestamptz and r."timestamp" < $3::timestamptz
+         on conflict do nothing
+         returning 1)
+       select count(*)::int as n from ins`,
+      [records, from, to],
+      { background: true },
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   return {
     /**
      * Stores records in their day partitions; duplicates (re-reads) are ignored. Records outside
@@ -121,7 +184,7 @@ export function createLogsRepo(sql: Sql) {
     },
 
     /**
-     * The worker's path: records as the JSON they arrived in, handed to Postgres as one JSON array
+     * The worker's path: records as the JSON they arrived in, handed to Postgres as a JSON array
      * of UTF-8 bytes (json_to_recordset), so the worker spends no time building query parameters
      * nor encoding text: the consumed message bytes go to the server as they are, uncopied.
      * Returns the rows written (duplicates excluded) and the records outside the kept window.
@@ -130,38 +193,21 @@ export function createLogsRepo(sql: Sql) {
       const today = Math.floor(nowMs / DAY_MS);
       const first = today - retentionDays + 1;
       const last = today + DAYS_AHEAD;
-      // `[a,b,...]` as pieces: the records' bytes are not copied (byte-pieces.ts).
-      const pieces: Buffer[] = [OPEN];
-      const days = new Set<number>();
-      let kept = 0;
-      for (const c of copies) {
-        if (!(c.day >= first && c.day <= last)) continue;
-        days.add(c.day);
-        if (kept++ > 0) pieces.push(COMMA);
-        pieces.push(typeof c.json === 'string' ? Buffer.from(c.json) : c.json);
+      const kept = copies.filter((c) => c.day >= first && c.day <= last);
+      const outside = copies.length - kept.length;
+      if (kept.length === 0) return { stored: 0, outside };
+      for (const day of new Set(kept.map((c) => c.day))) await ensurePartition(day);
+      const window = [new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()] as const;
+      // The embedded store runs a statement on the API's thread: its copies are written a bounded
+      // run at a time, with turns of the event loop between (a copy that is there is ignored, so a
+      // run written again after a failure stores nothing twice). Postgres takes them in one.
+      if (sql.kind === 'postgres') return { stored: await insertRun(kept, window), outside };
+      let stored = 0;
+      for (const run of runsOfBytes(kept, EMBEDDED_COPY_STATEMENT_BYTES)) {
+        stored += await insertRun(run, window);
+        await nextTurn();
       }
-      pieces.push(CLOSE);
-      const outside = copies.length - kept;
-      if (kept === 0) return { stored: 0, outside };
-      for (const day of days) await ensurePartition(day);
-      const rows = await sql.query<{ n: number }>(
-        // Times are kept to the millisecond, the precision of the keyset cursors (a finer stored
-        // time would let rows slip between a cursor's millisecond and the row it was taken from).
-        `with ins as (
-           insert into agent_logs (ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity,
-             execution_id, message, trace_id, span_id, attributes)
-           select date_trunc('milliseconds', r."timestamp"), r.id, r."orgId", r."agentId", r."agentName", r."agentVersion",
-             r.environment, r.source, r.event, r.severity, r."executionId", r.message, r."traceId", r."spanId", r.attributes
-           from json_to_recordset(convert_from($1::bytea, 'UTF8')::json) as r(id text, "orgId" text, "agentId" text, "agentName" text, "agentVersion" text,
-             environment text, source text, event text, severity text, "timestamp" timestamptz, "executionId" text,
-             message text, "traceId" text, "spanId" text, attributes jsonb)
-           where r."timestamp" >= $2::timestamptz and r."timestamp" < $3::timestamptz
-           on conflict do nothing
-           returning 1)
-         select count(*)::int as n from ins`,
-        [new BytePieces(pieces), new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()],
-      );
-      return { stored: rows[0]?.n ?? 0, outside };
+      return { stored, outside };
     },
 
     /** Creates the partitions of the kept window and drops those past it. */

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
+import { nextTurn } from '../event-loop.js';
 
 export interface QueuedMessage {
   seq: number;
@@ -7,25 +9,114 @@ export interface QueuedMessage {
 }
 
 /**
+ * Payload characters a statement writes, at most (one record always fits: a record is at most
+ * 256 KiB). On the embedded store a statement runs on the API's thread: 256 KiB is one large record
+ * or a few hundred small ones, about 10 ms.
+ */
+export const ENQUEUE_STATEMENT_CHARS = 256 * 1024;
+/** Payload bytes one read hands the worker, at most (at least one record). */
+export const READ_BYTES = 1024 * 1024;
+
+const INSERT = 'insert into ingest_queue (org_id, payload, pending) select o, p, $3 from unnest($1::text[], $2::text[]) as m(o, p)';
+
+/** Messages in runs of at most `maxChars` payload characters (a larger message alone). */
+function runsOf<T extends { payload: string }>(messages: readonly T[], maxChars: number): T[][] {
+  const runs: T[][] = [];
+  let run: T[] = [];
+  let chars = 0;
+  for (const m of messages) {
+    if (run.length > 0 && chars + m.payload.length > maxChars) {
+      runs.push(run);
+      run = [];
+      chars = 0;
+    }
+    run.push(m);
+    chars += m.payload.length;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+/** Bulk statements: on the embedded store they wait behind the requests' own (sql.ts QueryOptions). */
+const BACKGROUND = { background: true } as const;
+
+const insert = (sql: Pick<Sql, 'query'>, run: readonly { orgId: string; payload: string }[], pending: string | null) =>
+  sql.query(INSERT, [run.map((m) => m.orgId), run.map((m) => m.payload), pending], BACKGROUND);
+
+/**
  * The embedded durable queue: an append-only table standing in for the Kafka
- * topic, with one committed cursor per consumer.
+ * topic, with one committed cursor per consumer. An enqueue is all or nothing:
+ * a reader sees every message of it or none.
  */
 export function createQueueRepo(sql: Sql) {
   return {
     async enqueue(messages: readonly { orgId: string; payload: string }[]): Promise<void> {
       if (messages.length === 0) return;
-      await sql.query(
-        'insert into ingest_queue (org_id, payload) select * from unnest($1::text[], $2::text[])',
-        [messages.map((m) => m.orgId), messages.map((m) => m.payload)],
-      );
+      const runs = runsOf(messages, ENQUEUE_STATEMENT_CHARS);
+      if (runs.length === 1) {
+        await insert(sql, runs[0]!, null);
+        return;
+      }
+      if (sql.kind === 'postgres') {
+        // One transaction of bounded statements. Enqueues take turns, so that seqs commit in
+        // their order: a reader past a seq never misses a lower one committed later.
+        await sql.transaction(async (tx) => {
+          await tx.query('select pg_advisory_xact_lock(hashtext($1))', ['logdrain:ingest_queue']);
+          for (const run of runs) await insert(tx, run, null);
+        });
+        return;
+      }
+      // The embedded store runs statements on this thread and a transaction would hold every
+      // other statement of the process: the runs are written pending, with turns between them,
+      // and published by one statement (migration 014).
+      const write = randomUUID();
+      try {
+        for (const run of runs) {
+          await insert(sql, run, write);
+          await nextTurn();
+        }
+        await sql.query('update ingest_queue set pending = null where pending = $1', [write], BACKGROUND);
+      } catch (e) {
+        await sql.query('delete from ingest_queue where pending = $1', [write]).catch(() => {});
+        throw e;
+      }
     },
 
-    async readAfter(seq: number, limit: number): Promise<QueuedMessage[]> {
-      const rows = await sql.query<{ seq: number; org_id: string; payload: string }>(
-        'select seq, org_id, payload from ingest_queue where seq > $1 order by seq limit $2',
+    /**
+     * Messages after `seq` in order: at most `limit`, and at most `maxBytes` of payload (at least
+     * one message), stopping before the first message still pending (its enqueue not yet whole).
+     */
+    async readAfter(seq: number, limit: number, maxBytes = READ_BYTES): Promise<QueuedMessage[]> {
+      const sizes = await sql.query<{ seq: number; bytes: number }>(
+        `select seq, octet_length(payload) as bytes from ingest_queue
+         where seq > $1 and seq < coalesce((select min(seq) from ingest_queue where pending is not null), 9223372036854775807)
+         order by seq limit $2`,
         [seq, limit],
+        BACKGROUND,
+      );
+      if (sizes.length === 0) return [];
+      let last = Number(sizes[0]!.seq);
+      let bytes = Number(sizes[0]!.bytes);
+      for (let i = 1; i < sizes.length; i++) {
+        bytes += Number(sizes[i]!.bytes);
+        if (bytes > maxBytes) break;
+        last = Number(sizes[i]!.seq);
+      }
+      const rows = await sql.query<{ seq: number; org_id: string; payload: string }>(
+        'select seq, org_id, payload from ingest_queue where seq > $1 and seq <= $2 order by seq',
+        [seq, last],
+        BACKGROUND,
       );
       return rows.map((r) => ({ seq: Number(r.seq), orgId: r.org_id, payload: r.payload }));
+    },
+
+    /**
+     * Deletes what an enqueue left pending when its process stopped. Only the embedded store (one
+     * process, locked to its directory) writes pending rows; Postgres enqueues are transactions.
+     */
+    async discardPending(): Promise<void> {
+      if (sql.kind !== 'pglite') return;
+      await sql.query('delete from ingest_queue where pending is not null');
     },
 
     async cursor(consumer: string): Promise<number> {

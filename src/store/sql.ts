@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { turnGate } from '../event-loop.js';
 import { holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
 
@@ -34,6 +35,11 @@ export interface Sql {
 export interface QueryOptions {
   /** A name unique to this statement's text (see Sql.query). */
   prepare?: string;
+  /**
+   * A bulk statement (large records written or read): on the embedded store it waits behind the
+   * statements not so marked (event-loop.ts turnGate). Postgres runs statements side by side.
+   */
+  background?: boolean;
 }
 
 export interface OpenSqlOptions {
@@ -192,15 +198,28 @@ async function openPglite(dataDir: string): Promise<Sql> {
     throw e;
   }
   type Tx = Pick<PGlite, 'query' | 'exec'>;
+  // Statements run on this thread: top-level statements and transactions take turns through the
+  // gate (event-loop.ts), those inside a transaction run within its turn.
+  const gate = turnGate();
+  const gated = async <R>(inTx: boolean, run: () => Promise<R>, background = false): Promise<R> => {
+    if (inTx) return run();
+    await gate.enter(background);
+    try {
+      return await run();
+    } finally {
+      gate.leave();
+    }
+  };
   const wrap = (conn: Tx, inTx: boolean): Sql => ({
     kind: 'pglite',
-    query: async <T>(text: string, params?: readonly unknown[]) =>
-      (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows,
-    exec: async (text) => {
-      await conn.exec(text);
-    },
+    query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
+      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows, options?.background),
+    exec: (text) =>
+      gated(inTx, async () => {
+        await conn.exec(text);
+      }),
     transaction: (fn) =>
-      inTx ? fn(wrap(conn, true)) : db.transaction((tx) => fn(wrap(tx, true))),
+      inTx ? fn(wrap(conn, true)) : gated(false, () => db.transaction((tx) => fn(wrap(tx, true)))),
     listen: async (channel, onNotify) => {
       if (inTx) throw new Error('listen is not available inside a transaction');
       return db.listen(channel, () => onNotify());

@@ -1,0 +1,68 @@
+/**
+ * Turns of the event loop for long work on the API's thread. The embedded
+ * store (PGlite) runs its statements synchronously in this thread and resolves
+ * them through promise callbacks only, so a loop of awaited statements, or of
+ * records being validated, never lets a socket be read until it ends. Work
+ * that may run long gives the loop a turn between slices instead.
+ *
+ * The budget is the process's, not each task's: when several requests are
+ * each working in slices, the first to use the turn's budget and every other
+ * one after a step of its own yield, so a turn holds about one budget of work
+ * however many tasks share it, and a request that just arrived waits about
+ * that long.
+ */
+import { performance } from 'node:perf_hooks';
+
+/** Synchronous work between two turns, at most (about: one step may run past it). */
+export const SLICE_MS = 10;
+
+/** When the work of this turn began, as far as the tasks working in slices know. */
+let turnStartedAt = performance.now();
+
+/** Resolves on the next turn of the event loop, after pending I/O callbacks. */
+export const nextTurn = (): Promise<void> =>
+  new Promise((resolve) =>
+    setImmediate(() => {
+      turnStartedAt = performance.now();
+      resolve();
+    }),
+  );
+
+/** Whether this turn's work has used `budgetMs`. */
+const spent = (budgetMs: number): boolean => performance.now() - turnStartedAt >= budgetMs;
+
+/** A step's check: yields to the event loop once this turn's work has used `budgetMs`. */
+export function slicer(budgetMs = SLICE_MS): () => Promise<void> | undefined {
+  return () => (spent(budgetMs) ? nextTurn() : undefined);
+}
+
+/**
+ * One statement at a time, handed on within the turn while its budget lasts and on the next turn
+ * once it is spent. PGlite's own queue hands a statement on through promise callbacks, so statements
+ * queued by several requests ran back to back in one turn (100 ms and more with large records).
+ * Background statements (bulk writes and reads of large records) wait behind the others: a short
+ * read asked by a request waits for the statement running, not for every bulk one queued.
+ */
+export function turnGate(budgetMs = SLICE_MS): { enter(background?: boolean): Promise<void>; leave(): void } {
+  let held = false;
+  const waiting: (() => void)[] = [];
+  const background: (() => void)[] = [];
+  return {
+    async enter(inBackground = false) {
+      if (!held) {
+        held = true;
+        return;
+      }
+      await new Promise<void>((resolve) => (inBackground ? background : waiting).push(resolve));
+    },
+    leave() {
+      const next = waiting.shift() ?? background.shift();
+      if (!next) {
+        held = false;
+        return;
+      }
+      if (spent(budgetMs)) void nextTurn().then(next);
+      else next();
+    },
+  };
+}
