@@ -14,7 +14,7 @@ const RELATIVE_RE = /^(\d{1,7})([smhdw])$/;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
 // ISO 8601 date-time with a zone (Z or ±hh:mm / ±hhmm), optional seconds and fraction.
-const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const DATE_TIME_RE = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2}):?(\d{2}))$/i;
 
 /** What the list and download routes select. */
 export interface LogSelection {
@@ -53,15 +53,33 @@ function parseInstantUnbounded(name: 'since' | 'until', raw: string, nowMs: numb
   const rel = RELATIVE_RE.exec(raw);
   if (rel) return new Date(nowMs - Number(rel[1]) * UNIT_MS[rel[2]!]!);
   if (DATE_ONLY_RE.test(raw)) {
-    const day = new Date(`${raw}T00:00:00.000Z`);
-    if (!Number.isNaN(day.getTime()) && day.toISOString().startsWith(raw)) {
+    if (isCalendarDay(raw)) {
+      const day = new Date(`${raw}T00:00:00.000Z`);
       return name === 'since' ? day : new Date(day.getTime() + 86_400_000 - 1);
     }
-  } else if (DATE_TIME_RE.test(raw)) {
-    const at = new Date(raw);
-    if (!Number.isNaN(at.getTime())) return at;
+  } else {
+    const m = DATE_TIME_RE.exec(raw);
+    // Date alone rolls impossible fields over (2026-02-30 became March 2nd, 24:00 the next day), so
+    // the calendar day and the clock fields are checked first.
+    if (m && isCalendarDay(m[1]!) && fieldsWithin(m[2], 23, m[3], 59, m[4], 59, m[7], 23, m[8], 59)) {
+      const at = new Date(raw);
+      if (!Number.isNaN(at.getTime())) return at;
+    }
   }
   throw badRequest(name, `${name} must be an ISO 8601 date or date-time with a zone, or relative such as 15m, 2h, 7d`);
+}
+
+function isCalendarDay(ymd: string): boolean {
+  const day = new Date(`${ymd}T00:00:00.000Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(ymd);
+}
+
+/** Pairs of (field, most it may be); an absent field passes. */
+function fieldsWithin(...pairs: (string | number | undefined)[]): boolean {
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (pairs[i] !== undefined && Number(pairs[i]) > Number(pairs[i + 1])) return false;
+  }
+  return true;
 }
 
 export function parseSelection(query: DownloadQuery, nowMs = Date.now()): LogSelection {
