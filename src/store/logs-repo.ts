@@ -7,6 +7,7 @@ import type { Sql } from './sql.js';
 import type { AgentRecord } from '../model/record.js';
 import { BytePieces } from './byte-pieces.js';
 import { nextTurn } from '../event-loop.js';
+import { runsOf } from './runs.js';
 
 const DAY_MS = 86_400_000;
 /** Partitions are kept ready this many days ahead (clock skew of producers). */
@@ -22,24 +23,6 @@ export interface LogCopy {
 
 /** Bytes of copies one statement writes on the embedded store, at most (one copy always fits). */
 const EMBEDDED_COPY_STATEMENT_BYTES = 256 * 1024;
-
-/** Copies in runs of at most `maxBytes` (a larger copy alone). */
-function runsOfBytes(copies: readonly LogCopy[], maxBytes: number): LogCopy[][] {
-  const runs: LogCopy[][] = [];
-  let run: LogCopy[] = [];
-  let bytes = 0;
-  for (const c of copies) {
-    if (run.length > 0 && bytes + c.json.length > maxBytes) {
-      runs.push(run);
-      run = [];
-      bytes = 0;
-    }
-    run.push(c);
-    bytes += c.json.length;
-  }
-  if (run.length > 0) runs.push(run);
-  return runs;
-}
 
 const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
@@ -203,7 +186,7 @@ export function createLogsRepo(sql: Sql) {
       // run written again after a failure stores nothing twice). Postgres takes them in one.
       if (sql.kind === 'postgres') return { stored: await insertRun(kept, window), outside };
       let stored = 0;
-      for (const run of runsOfBytes(kept, EMBEDDED_COPY_STATEMENT_BYTES)) {
+      for (const run of runsOf(kept, (c) => c.json.length, EMBEDDED_COPY_STATEMENT_BYTES)) {
         stored += await insertRun(run, window);
         await nextTurn();
       }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
 import { nextTurn } from '../event-loop.js';
+import { runsOf } from './runs.js';
 
 export interface QueuedMessage {
   seq: number;
@@ -19,24 +20,6 @@ export const READ_BYTES = 1024 * 1024;
 
 const INSERT = 'insert into ingest_queue (org_id, payload, pending) select o, p, $3 from unnest($1::text[], $2::text[]) as m(o, p)';
 
-/** Messages in runs of at most `maxChars` payload characters (a larger message alone). */
-function runsOf<T extends { payload: string }>(messages: readonly T[], maxChars: number): T[][] {
-  const runs: T[][] = [];
-  let run: T[] = [];
-  let chars = 0;
-  for (const m of messages) {
-    if (run.length > 0 && chars + m.payload.length > maxChars) {
-      runs.push(run);
-      run = [];
-      chars = 0;
-    }
-    run.push(m);
-    chars += m.payload.length;
-  }
-  if (run.length > 0) runs.push(run);
-  return runs;
-}
-
 /** Bulk statements: on the embedded store they wait behind the requests' own (sql.ts QueryOptions). */
 const BACKGROUND = { background: true } as const;
 
@@ -52,7 +35,7 @@ export function createQueueRepo(sql: Sql) {
   return {
     async enqueue(messages: readonly { orgId: string; payload: string }[]): Promise<void> {
       if (messages.length === 0) return;
-      const runs = runsOf(messages, ENQUEUE_STATEMENT_CHARS);
+      const runs = runsOf(messages, (m) => m.payload.length, ENQUEUE_STATEMENT_CHARS);
       if (runs.length === 1) {
         await insert(sql, runs[0]!, null);
         return;

@@ -1,5 +1,7 @@
 /** Runs a store test against both connections: PGlite in memory and a fresh Postgres database. */
 import { openStore, type Store } from '../../src/store/store.js';
+import type { Migration } from '../../src/store/migrate.js';
+import { familyMigrations } from '../../src/modules/index.js';
 import { createTestDatabase } from './postgres.js';
 
 export interface StoreKind {
@@ -30,3 +32,35 @@ export const STORE_KINDS: StoreKind[] = [
     },
   },
 ];
+
+/**
+ * Both connections with every family migration but `id` applied: a store as the release before
+ * that migration left it, for tests of an upgrade (migrate it afterwards to upgrade it).
+ */
+export function storeKindsWithout(id: string): StoreKind[] {
+  if (!familyMigrations.some((m) => m.id === id)) throw new Error(`no migration ${id}`);
+  const migrations: readonly Migration[] = familyMigrations.filter((m) => m.id !== id);
+  return [
+    {
+      name: 'pglite',
+      async open() {
+        const store = await openStore({ dataDir: 'memory://', migrations });
+        return { store, dispose: () => store.close() };
+      },
+    },
+    {
+      name: 'postgres',
+      async open() {
+        const db = await createTestDatabase();
+        const store = await openStore({ databaseUrl: db.url, maxConnections: 4, migrations });
+        return {
+          store,
+          async dispose() {
+            await store.close();
+            await db.drop();
+          },
+        };
+      },
+    },
+  ];
+}

@@ -5,26 +5,14 @@
  * and on real Postgres.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
+import type { Store } from '../../../src/store/store.js';
 import { migrate } from '../../../src/store/migrate.js';
 import { familyMigrations } from '../../../src/modules/index.js';
 import { createChannelsRepo } from '../../../src/modules/channels/repository.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { storeKindsWithout } from '../../helpers/stores.js';
 
 const PER_ORG = 'channels/002-receipt-events-per-org';
-const before = familyMigrations.filter((m) => m.id !== PER_ORG);
-
-const KINDS = [
-  { name: 'pglite', async open() { const store = await openStore({ dataDir: 'memory://', migrations: before }); return { store, dispose: () => store.close() }; } },
-  {
-    name: 'postgres',
-    async open() {
-      const db: TestDatabase = await createTestDatabase();
-      const store = await openStore({ databaseUrl: db.url, maxConnections: 4, migrations: before });
-      return { store, dispose: async () => { await store.close(); await db.drop(); } };
-    },
-  },
-];
+const KINDS = storeKindsWithout(PER_ORG);
 
 describe.each(KINDS)('receipt events upgrade on $name', (kind) => {
   let store: Store;

@@ -4,25 +4,13 @@
  * is logged after it. On PGlite and on real Postgres.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
+import type { Store } from '../../../src/store/store.js';
 import { migrate } from '../../../src/store/migrate.js';
 import { familyMigrations } from '../../../src/modules/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { storeKindsWithout } from '../../helpers/stores.js';
 
 const LOG = 'workflows/004-run-events';
-const before = familyMigrations.filter((m) => m.id !== LOG);
-
-const KINDS = [
-  { name: 'pglite', async open() { const store = await openStore({ dataDir: 'memory://', migrations: before }); return { store, dispose: () => store.close() }; } },
-  {
-    name: 'postgres',
-    async open() {
-      const db: TestDatabase = await createTestDatabase();
-      const store = await openStore({ databaseUrl: db.url, maxConnections: 4, migrations: before });
-      return { store, dispose: async () => { await store.close(); await db.drop(); } };
-    },
-  },
-];
+const KINDS = storeKindsWithout(LOG);
 
 describe.each(KINDS)('workflow event log upgrade on $name', (kind) => {
   let store: Store;
