@@ -90,6 +90,12 @@ export const MAX_RECORD_BYTES = RECORD_LIMITS.recordBytes;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
+/** Whether year-month-day is a day the (proleptic Gregorian) calendar has: Date rolls 2026-02-30 over to March. */
+export function isCalendarDay(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  return day <= (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!);
+}
+
 /**
  * An RFC 3339 timestamp that names a real instant, in milliseconds; NaN otherwise. `Date.parse`
  * alone rolls impossible dates over (2026-02-30 became March 2nd, 24:00 the next day) instead of
@@ -100,8 +106,7 @@ export function parseRfc3339(text: string): number {
   const m = RFC3339_RE.exec(text);
   if (!m) return NaN;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
-  if (year < 1 || month < 1 || month > 12 || day < 1) return NaN;
-  if (day > (month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1]!)) return NaN;
+  if (year < 1 || !isCalendarDay(year, month, day)) return NaN;
   if (hour > 23 || minute > 59 || second > 59) return NaN;
   if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
   return Date.parse(text);

@@ -7,6 +7,7 @@
  */
 import { badRequest, decodeCursor } from '../../api/kernel/pagination.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
+import { isCalendarDay } from '../../model/record.js';
 import { MAX_LIMIT, MAX_PAGE_OFFSET, type DownloadQuery, type ListQuery } from './schemas.js';
 
 
@@ -53,7 +54,7 @@ function parseInstantUnbounded(name: 'since' | 'until', raw: string, nowMs: numb
   const rel = RELATIVE_RE.exec(raw);
   if (rel) return new Date(nowMs - Number(rel[1]) * UNIT_MS[rel[2]!]!);
   if (DATE_ONLY_RE.test(raw)) {
-    if (isCalendarDay(raw)) {
+    if (isDay(raw)) {
       const day = new Date(`${raw}T00:00:00.000Z`);
       return name === 'since' ? day : new Date(day.getTime() + 86_400_000 - 1);
     }
@@ -61,7 +62,7 @@ function parseInstantUnbounded(name: 'since' | 'until', raw: string, nowMs: numb
     const m = DATE_TIME_RE.exec(raw);
     // Date alone rolls impossible fields over (2026-02-30 became March 2nd, 24:00 the next day), so
     // the calendar day and the clock fields are checked first.
-    if (m && isCalendarDay(m[1]!) && fieldsWithin(m[2], 23, m[3], 59, m[4], 59, m[7], 23, m[8], 59)) {
+    if (m && isDay(m[1]!) && fieldsWithin(m[2], 23, m[3], 59, m[4], 59, m[7], 23, m[8], 59)) {
       const at = new Date(raw);
       if (!Number.isNaN(at.getTime())) return at;
     }
@@ -69,9 +70,10 @@ function parseInstantUnbounded(name: 'since' | 'until', raw: string, nowMs: numb
   throw badRequest(name, `${name} must be an ISO 8601 date or date-time with a zone, or relative such as 15m, 2h, 7d`);
 }
 
-function isCalendarDay(ymd: string): boolean {
-  const day = new Date(`${ymd}T00:00:00.000Z`);
-  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(ymd);
+/** Whether `YYYY-MM-DD` is a day the calendar has. */
+function isDay(ymd: string): boolean {
+  const [y, m, d] = ymd.split('-').map(Number) as [number, number, number];
+  return isCalendarDay(y, m, d);
 }
 
 /** Pairs of (field, most it may be); an absent field passes. */

@@ -6,6 +6,7 @@ import type { Sql } from '../../store/sql.js';
 import { WorkflowErrors } from './errors.js';
 import { validationFailed } from './service.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
+import { isCalendarDay } from '../../model/record.js';
 
 export const ROLLUP_MAX_DAYS = 90;
 const DAY_MS = 86_400_000;
@@ -40,9 +41,7 @@ function instant(raw: string | undefined, name: string): number | undefined {
 /** Whether the text's `YYYY-MM-DD` is a day the calendar has (Date.parse rolls 2026-02-30 over to March). */
 function realDay(raw: string): boolean {
   const [y, m, d] = raw.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(0);
-  day.setUTCFullYear(y, m - 1, d); // Date.UTC would take years 0-99 as 1900-1999
-  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+  return isCalendarDay(y, m, d);
 }
 
 export function createRollups(sql: Sql) {
