@@ -20,6 +20,8 @@ import { silentLogger } from '../../src/telemetry/logger.js';
 import type { AgentRecord } from '../../src/model/record.js';
 import type { SyntheticOptions } from '../../src/produce/synthetic.js';
 import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
+import { startProbeWorker } from '../../test/helpers/probe-worker.js';
+import { createTransport } from '../../src/deliver/transport.js';
 import { CLK_TCK, statCpuSeconds, statFields, threadCpuSeconds, threadCpuSpent } from './proc-stat.js';
 
 /**
@@ -320,17 +322,26 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
           ? { name: `${prefix}-${i}`, type: 'otlp', endpoint: `${receiver.url}${prefix}/${o.orgId}/${i}/v1/logs`, minSeverity: 'debug' }
           : { name: `${prefix}-${i}`, type: 'http', format: 'ndjson', endpoint: `${receiver.url}${prefix}/${o.orgId}/${i}`, minSeverity: 'debug' };
         const d = await call('POST', `/admin/orgs/${o.orgId}/log-drains`, body);
-        await call('POST', `/admin/orgs/${o.orgId}/log-drains/${d.id}/verify`);
         out.push({ orgId: o.orgId, id: d.id as string });
       }
     }
-    for (const d of out) {
-      for (let i = 0; ; i++) {
-        const got = await call('GET', `/admin/orgs/${d.orgId}/log-drains/${d.id}`);
-        if (got.state === 'healthy') break;
-        if (i > 200) throw new Error(`drain ${d.id} not verified`);
-        await new Promise((r) => setTimeout(r, 50));
+    // The API only enqueues a verification; a worker's probe runner sends it. The measured workers
+    // start later, so a probe runner stands in for them while the drains are verified.
+    const transport = createTransport({ allowHosts: ['localhost'], extraCaCerts: readFileSync(receiver.caPath, 'utf8'), timeoutMs: 10_000 });
+    const prober = await startProbeWorker({ config: loadConfig({ ...common, PROBE_POLL_MS: '50' }), store: api.store, transport, owner: 'bench-prober' });
+    try {
+      for (const d of out) await call('POST', `/admin/orgs/${d.orgId}/log-drains/${d.id}/verify`);
+      for (const d of out) {
+        for (let i = 0; ; i++) {
+          const got = await call('GET', `/admin/orgs/${d.orgId}/log-drains/${d.id}`);
+          if (got.state === 'healthy') break;
+          if (i > 200) throw new Error(`drain ${d.id} not verified`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
       }
+    } finally {
+      await prober.stop();
+      await transport.close();
     }
     return out;
   }
