@@ -166,3 +166,11 @@ export function markDeprecated(reply: FastifyReply, sunset: Date, replacement: s
     reply.header('Warning', `299 - "The ${scope} scope is deprecated for this route; use ${replacement}"`);
   }
 }
+
+/** Marks an answer that read deprecated body fields (spec 01 part 9.3): Deprecation, Sunset, and a Warning naming them and their replacement. */
+export function markDeprecatedFields(reply: FastifyReply, sunset: Date, fields: readonly string[], replacement: string): void {
+  reply.header('Deprecation', 'true');
+  reply.header('Sunset', sunset.toUTCString());
+  const named = fields.join(' and ');
+  reply.header('Warning', `299 - "The ${named} field${fields.length > 1 ? 's are' : ' is'} deprecated; use ${replacement}"`);
+}

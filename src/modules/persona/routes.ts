@@ -5,7 +5,7 @@
  * the service does the work.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { grantedOf, markDeprecated, type Access } from '../../api/kernel/access.js';
+import { grantedOf, markDeprecatedFields, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import { NO_BODY } from '../../api/kernel/schema.js';
 import type { PersonaVersion } from './repository.js';
@@ -183,5 +183,6 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
 
 /** The deprecated `brandPersonality` and `brandTraits` (spec 03 part 4.1) are still read; the answer says they are deprecated. */
 function deprecatedFields(reply: FastifyReply, body: { brandPersonality?: string | undefined; brandTraits?: string | undefined }, sunset: Date): void {
-  if (body.brandPersonality !== undefined || body.brandTraits !== undefined) markDeprecated(reply, sunset, 'the configuration fields');
+  const sent = (['brandPersonality', 'brandTraits'] as const).filter((f) => body[f] !== undefined);
+  if (sent.length > 0) markDeprecatedFields(reply, sunset, sent, 'personalityAndVoice');
 }

@@ -133,7 +133,12 @@ describe('persona routes', () => {
       const res = await call('POST', A, '/persona', { agentName: 'Ada', brandPersonality: 'cheerful', brandTraits: 'precise' });
       expect(res.status).toBe(201);
       expect(res.headers.get('deprecation')).toBe('true');
+      expect(new Date(res.headers.get('sunset') ?? '').getTime()).toBeGreaterThan(Date.now());
+      expect(res.headers.get('warning')).toBe('299 - "The brandPersonality and brandTraits fields are deprecated; use personalityAndVoice"');
       expect(res.body.persona).toContain('cheerful');
+      const one = await call('POST', A, '/persona/draft', { agentName: 'Ada', brandTraits: 'precise' });
+      expect(one.status).toBe(201);
+      expect(one.headers.get('warning')).toBe('299 - "The brandTraits field is deprecated; use personalityAndVoice"');
     });
 
     it('status=draft lists only the draft, status=published only published versions, all (the default) both', async () => {
