@@ -3,6 +3,7 @@
  * `worker` (worker only, with its own /metrics listener), and the graceful
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
+import { buildInfo } from '../config/build-info.js';
 import type { Config } from '../config/config.js';
 import { createWorkflowExecutor, familyMigrations, familySeeds } from '../modules/index.js';
 import type { Executor } from '../modules/workflows/executor.js';
@@ -145,7 +146,14 @@ async function runOn(
   }
   if (worker) hooks.setWorker(worker);
   const port = bound.port;
-  logger.info({ event: 'process.started', role, port, source: worker?.source.name }, `logdrain ${role} listening on ${port}`);
+  const { version, commit } = buildInfo();
+  const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
+  logger.info(
+    { event: 'process.started', role, port, source: worker?.source.name, version, commit },
+    role === 'worker'
+      ? `logdrain worker running (${version}, ${commit}); /healthz, /readyz and /metrics on port ${port}`
+      : `logdrain ${role} listening on ${url} (${version}, ${commit}); readiness ${url}/readyz, metrics ${url}/metrics, API document ${url}/docs/openapi.json`,
+  );
 
   let stopping: Promise<void> | undefined;
   return {
