@@ -3,8 +3,11 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update -qq && apt-get install -y -qq python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+# The commit `logdrain --version` and logdrain_build_info report (docker build --build-arg LOGDRAIN_COMMIT=$(git rev-parse --short=12 HEAD)).
+ARG LOGDRAIN_COMMIT=unknown
+RUN LOGDRAIN_COMMIT=$LOGDRAIN_COMMIT npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app

@@ -15,6 +15,7 @@ import type { DrainGaugeRow } from '../store/backlog-repo.js';
 import type { ErrorClass } from '../deliver/outcome.js';
 import type { deadLetterClass } from '../pipeline/pipeline.js';
 import { DRAIN_TYPES } from '../model/drain.js';
+import { buildInfo } from '../config/build-info.js';
 
 /** What the scrape-time gauges read; attached by the worker once it runs. */
 export interface MetricSources {
@@ -46,6 +47,8 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
   registry.setDefaultLabels({ role });
   collectDefaultMetrics({ register: registry, prefix: 'logdrain_' });
   const registers = [registry];
+  const build = buildInfo();
+  new Gauge({ name: 'logdrain_build_info', help: 'Always 1; the version and commit this process runs', labelNames: ['version', 'commit'], registers }).set(build, 1);
 
   const consumed = new Counter({ name: 'logdrain_records_consumed_total', help: 'Records read from the source', labelNames: ['source'], registers });
   const dead = new Counter({ name: 'logdrain_records_dead_lettered_total', help: 'Malformed records skipped into dead letters, by reason class', labelNames: ['reason'], registers });

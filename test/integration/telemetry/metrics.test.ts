@@ -139,7 +139,7 @@ describe('metrics after a delivery cycle', () => {
     const text = await (await fetch(`${app.base}/metrics`)).text();
     for (const needle of ['org_acme', drainId, SECRET, 'acct_1', 'lk_acme']) expect(text).not.toContain(needle);
     const labelNames = new Set(parseExposition(text).flatMap((s) => Object.keys(s.labels)));
-    const allowed = ['role', 'source', 'reason', 'drain_type', 'kind', 'outcome', 'error_class', 'partition', 'method', 'route', 'status_class', 'state', 'le', 'quantile', 'type', 'space', 'kind', 'version', 'major', 'minor', 'patch'];
+    const allowed = ['role', 'source', 'reason', 'drain_type', 'kind', 'outcome', 'error_class', 'partition', 'method', 'route', 'status_class', 'state', 'le', 'quantile', 'type', 'space', 'kind', 'version', 'commit', 'major', 'minor', 'patch'];
     for (const l of labelNames) expect(allowed, `label ${l}`).toContain(l);
   });
 });
@@ -185,5 +185,12 @@ describe('the metric catalogue of docs/operations.md', () => {
     expect([...documented].sort()).toEqual([...new Set(own)].sort());
     expect(section).toContain('logdrain_process_');
     expect(section).toContain('logdrain_nodejs_');
+  });
+
+  it('exposes logdrain_build_info with the version and commit of the build', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const text = await createMetrics('api').scrape();
+    const line = text.split('\n').find((l) => l.startsWith('logdrain_build_info{'));
+    expect(line).toMatch(new RegExp(`^logdrain_build_info\\{version="${version.replaceAll('.', '\\.')}",commit="([0-9a-f]{7,40}|unknown)",role="api"\\} 1$`));
   });
 });

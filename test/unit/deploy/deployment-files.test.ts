@@ -215,7 +215,7 @@ describe('docker-compose.yml', () => {
     expect(receiver.command![0]).toBe('receiver');
     const cli = read('src/cli.ts');
     expect(cli).toContain("case 'receiver':");
-    const options = cli.slice(cli.indexOf("case 'receiver':"), cli.indexOf('\n    default:', cli.indexOf("case 'receiver':")));
+    const options = cli.slice(cli.indexOf("name: 'receiver'"), cli.indexOf('\n  },', cli.indexOf("name: 'receiver'")));
     for (const flag of Object.keys(receiverArgs)) expect(options, `the CLI's receiver takes ${flag}`).toMatch(new RegExp(`\\b${flag.slice(2)}: \\{ type: 'string'`));
     // Reachable by the other containers, on a fixed port, under a name its certificate carries.
     expect(receiverArgs['--host']).toEqual(['0.0.0.0']);
