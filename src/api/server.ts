@@ -7,6 +7,8 @@ import type { Server } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
+import { createRequestSummary } from '../telemetry/request-summary.js';
+import { buildInfo } from '../config/build-info.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './kernel/errors.js';
 import { installJsonBody } from './kernel/json-body.js';
@@ -43,6 +45,8 @@ export interface ApiOptions {
   server?: Server;
   /** Told of every route as it is registered, before the kernel adds to it (the OpenAPI test lists them so). */
   onRoute?: (route: RouteOptions) => void;
+  /** How often the request summary is logged at info (default a minute). */
+  requestSummaryMs?: number;
 }
 
 export interface WorkerReadiness {
@@ -54,6 +58,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const bound = opts.server;
   const app: FastifyInstance = Fastify({
     loggerInstance: opts.logger.child({ component: 'api' }) as FastifyBaseLogger,
+    // Fastify's two info lines per request would drown the log: requests are logged by the summary below.
+    disableRequestLogging: true,
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     requestTimeout: opts.config.requestTimeoutMs,
@@ -71,10 +77,13 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   // Bodies are JSON in UTF-8, bounded in depth, read by the kernel's parser (kernel/json-body.ts).
   installJsonBody(app);
   closeOnUnreadBody(app);
-  // Request metrics by route template (bounded), never by raw URL.
+  // Request metrics and the request log by route template (bounded), never by raw URL.
+  const requests = createRequestSummary(opts.logger.child({ component: 'api' }), opts.requestSummaryMs);
+  app.addHook('onClose', async () => requests.stop());
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     opts.metrics.httpRequest(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    requests.record(req.method, route, reply.statusCode, reply.elapsedTime);
   });
   // Requests are checked against their route's schema, answers serialised through theirs (kernel/schema.ts).
   installSchemas(app);
@@ -83,7 +92,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'logdrain', version: '0.1.0', description: 'Log drain administration and ingestion (spec 01).' },
+      info: {
+        title: 'logdrain',
+        version: buildInfo().version,
+        description: 'The platform API: log drain administration, log reads and ingestion, telephony (SIP trunks, phone numbers, RCS and voice agents), persona, channel sends and workflows.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
