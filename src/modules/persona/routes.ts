@@ -63,11 +63,14 @@ export interface PersonaRouteDeps {
   deprecatedScopesSunset: Date;
 }
 
+/** The OpenAPI document's group for these routes. */
+const tags = ['persona'];
+
 export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDeps): void {
   const { service } = deps;
 
   app.get<{ Params: AgentParams; Querystring: VersionsQuery }>(`${AGENT_BASE}/persona/versions`, {
-    schema: { params: AgentParams, querystring: VersionsQuery, response: { 200: Answers.versions } },
+    schema: { tags, summary: 'The agent\'s persona versions, newest first (status draft, published or all)', params: AgentParams, querystring: VersionsQuery, response: { 200: Answers.versions } },
     config: onAgent(READ_SCOPE),
   }, async (req) => {
     const { versions, current } = await service.listVersions(req.params.agentId, req.query.status ?? 'all');
@@ -75,7 +78,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.get<{ Params: VersionParams }>(`${AGENT_BASE}/persona/version/:version`, {
-    schema: { params: VersionParams, response: { 200: Answers.version } },
+    schema: { tags, summary: 'One persona version', params: VersionParams, response: { 200: Answers.version } },
     config: onAgent(READ_SCOPE),
   }, async (req) => {
     const { version: v, current } = await service.getVersion(req.params.agentId, req.params.version);
@@ -90,7 +93,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.post<{ Params: AgentParams; Body: CreateVersionBody }>(`${AGENT_BASE}/persona/version`, {
-    schema: { params: AgentParams, body: CreateVersionBody, response: { 201: Answers.versionNumber } },
+    schema: { tags, summary: 'Create a persona version from a persona text or object; it becomes current', params: AgentParams, body: CreateVersionBody, response: { 201: Answers.versionNumber } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => {
     const v = await service.createVersion(actorOf(req), req.params.agentId, req.body.persona);
@@ -98,7 +101,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.post<{ Params: VersionParams }>(`${AGENT_BASE}/persona/version/:version`, {
-    schema: { params: VersionParams, response: { 201: Answers.versionNumber } },
+    schema: { tags, summary: 'Activate an earlier persona version', params: VersionParams, response: { 201: Answers.versionNumber } },
     config: { ...onAgent(WRITE_SCOPE), bodyUnchecked: NO_BODY },
   }, async (req, reply) => {
     const n = await service.activate(actorOf(req), req.params.agentId, req.params.version);
@@ -106,7 +109,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.post<{ Params: AgentParams; Body: GenerateBody }>(`${AGENT_BASE}/persona`, {
-    schema: { params: AgentParams, body: GenerateBody, response: { 201: Answers.generated } },
+    schema: { tags, summary: 'Generate a persona from business facts and make it current', params: AgentParams, body: GenerateBody, response: { 201: Answers.generated } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => {
     deprecatedFields(reply, req.body, deps.deprecatedScopesSunset);
@@ -115,7 +118,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.post<{ Params: AgentParams; Body: DraftBody }>(`${AGENT_BASE}/persona/draft`, {
-    schema: { params: AgentParams, body: DraftBody, response: { 201: Answers.draft } },
+    schema: { tags, summary: 'Create the draft persona version from configuration fields', params: AgentParams, body: DraftBody, response: { 201: Answers.draft } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => {
     deprecatedFields(reply, req.body, deps.deprecatedScopesSunset);
@@ -123,7 +126,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.put<{ Params: AgentParams; Body: DraftBody }>(`${AGENT_BASE}/persona/draft`, {
-    schema: { params: AgentParams, body: DraftBody, response: { 200: Answers.draft } },
+    schema: { tags, summary: 'Regenerate the draft persona version', params: AgentParams, body: DraftBody, response: { 200: Answers.draft } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => {
     deprecatedFields(reply, req.body, deps.deprecatedScopesSunset);
@@ -132,7 +135,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.post<{ Params: AgentParams; Body: PublishBody }>(`${AGENT_BASE}/persona/publish`, {
-    schema: { params: AgentParams, body: PublishBody, response: { 201: Answers.published } },
+    schema: { tags, summary: 'Publish an enhanced persona from instructions', params: AgentParams, body: PublishBody, response: { 201: Answers.published } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => {
     const v = await service.publish(actorOf(req), req.params.agentId, req.body.version);
@@ -140,7 +143,7 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.delete<{ Params: AgentParams }>(`${AGENT_BASE}/persona/draft`, {
-    schema: { params: AgentParams, response: { 200: Answers.message } },
+    schema: { tags, summary: 'Discard the draft persona version (agents:manage)', params: AgentParams, response: { 200: Answers.message } },
     config: onAgent(MANAGE_SCOPE),
   }, async (req) => {
     const n = await service.discard(actorOf(req), req.params.agentId);
@@ -148,17 +151,17 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.get(PRESETS_BASE, {
-    schema: { response: { 200: Answers.presets } },
+    schema: { tags, summary: 'The persona preset catalog', response: { 200: Answers.presets } },
     config: { access: { resource: 'authenticated' }, errorShape: 'persona' },
   }, async () => ({ status: 'success', presets: (await service.presets()).map(({ id, title, description }) => ({ id, title, description })) }));
 
   app.get<{ Params: PresetParams }>(`${PRESETS_BASE}/:presetId`, {
-    schema: { params: PresetParams, response: { 200: Answers.preset } },
+    schema: { tags, summary: 'One persona preset', params: PresetParams, response: { 200: Answers.preset } },
     config: { access: { resource: 'authenticated' }, errorShape: 'persona' },
   }, async (req) => ({ status: 'success', preset: await service.preset(req.params.presetId) }));
 
   app.post<{ Params: AgentParams; Body: PresetApplyBody }>(`${AGENT_BASE}/persona/preset/apply`, {
-    schema: { params: AgentParams, body: PresetApplyBody, response: { 201: Answers.config } },
+    schema: { tags, summary: 'Apply a preset to the agent\'s persona configuration', params: AgentParams, body: PresetApplyBody, response: { 201: Answers.config } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => {
     const config = await service.applyPreset(actorOf(req), req.params.agentId, req.body.presetId);
@@ -166,17 +169,17 @@ export function registerPersonaRoutes(app: FastifyInstance, deps: PersonaRouteDe
   });
 
   app.post<{ Params: AgentParams; Body: EnhanceWebsiteBody }>(`${AGENT_BASE}/enhance/website`, {
-    schema: { params: AgentParams, body: EnhanceWebsiteBody, response: { 201: Answers.suggestion } },
+    schema: { tags, summary: 'Suggest persona text from a website', params: AgentParams, body: EnhanceWebsiteBody, response: { 201: Answers.suggestion } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => reply.status(201).send(await service.enhance(req.params.agentId, { kind: 'website', ...req.body })));
 
   app.post<{ Params: AgentParams; Body: EnhanceStorytellingBody }>(`${AGENT_BASE}/enhance/storytelling`, {
-    schema: { params: AgentParams, body: EnhanceStorytellingBody, response: { 201: Answers.suggestion } },
+    schema: { tags, summary: 'Suggest persona storytelling', params: AgentParams, body: EnhanceStorytellingBody, response: { 201: Answers.suggestion } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => reply.status(201).send(await service.enhance(req.params.agentId, { kind: 'storytelling', ...req.body })));
 
   app.post<{ Params: AgentParams; Body: EnhanceInstructionsBody }>(`${AGENT_BASE}/enhance/instructions`, {
-    schema: { params: AgentParams, body: EnhanceInstructionsBody, response: { 201: Answers.suggestion } },
+    schema: { tags, summary: 'Suggest persona instructions', params: AgentParams, body: EnhanceInstructionsBody, response: { 201: Answers.suggestion } },
     config: onAgent(WRITE_SCOPE),
   }, async (req, reply) => reply.status(201).send(await service.enhance(req.params.agentId, { kind: 'instructions', ...req.body })));
 }

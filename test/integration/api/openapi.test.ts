@@ -15,6 +15,8 @@ type Operation = {
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses?: Record<string, { content?: Record<string, { schema: Schema }> }>;
   security?: unknown[];
+  summary?: string;
+  tags?: string[];
 };
 
 /** Every drain and log read route of spec 01 part 4, plus ours. */
@@ -80,6 +82,15 @@ describe('OpenAPI document', () => {
       expect(app.hasRoute({ method: method.toUpperCase() as 'GET', url }), `${method} ${path}`).toBe(true);
     }
     expect(Object.keys(doc.paths['/admin/orgs/{orgId}/log-drains']!.post!.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '409', '422', '429']));
+  });
+
+  it('gives every operation a summary and a tag, and describes the whole platform', () => {
+    const missing = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).filter(([, op]) => !op.summary || !op.tags || op.tags.length === 0).map(([m]) => `${m} ${path}`));
+    expect(missing).toEqual([]);
+    const info = (doc as unknown as { info: { description: string; version: string } }).info;
+    expect(info.description).not.toMatch(/spec 0/);
+    expect(info.description).toMatch(/workflows/);
   });
 
   const operation = (method: string, url: string): Operation | undefined => doc.paths[url.replace(/:(\w+)/g, '{$1}')]?.[method.toLowerCase()];
