@@ -271,41 +271,23 @@ create trigger workflow_step_attempts_lost after update on workflow_step_attempt
 alter table workflow_policies add column max_suspended_runs int not null default 1000;
 
 -- A start counts the organization's suspended runs too (the suspended cap).
-drop index workflow_runs_admission;
-create index workflow_runs_admission on workflow_runs (org_id, status) where status in ('queued', 'running', 'gated', 'suspended');
+drop index if exists workflow_runs_admission;
+create index workflow_runs_admission_2 on workflow_runs (org_id, status) where status in ('queued', 'running', 'gated', 'suspended');
 
--- The run moves of 004, and two more: a queued run gated when its organization is archived
--- ('gated', code org_archived), and released when it is no longer ('released', as from a quota).
-create or replace function workflow_run_moved() returns trigger language plpgsql as $$
+-- A queued run gated (its organization archived: code org_archived) is logged 'gated'; its return
+-- to the queue is 004's 'resumed'. A trigger of its own, beside 004's, in the way of the step triggers.
+create function workflow_run_gated() returns trigger language plpgsql as $$
 declare
-  was_terminal boolean := old.status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned');
-  now_terminal boolean := new.status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned');
+  s int;
 begin
-  if not was_terminal then
-    if jsonb_array_length(new.budget_raises) > jsonb_array_length(old.budget_raises) then
-      perform workflow_run_log(new.id, 'budget_raised', null, null, new.status, null);
-    end if;
-    if new.cancel is not null and old.cancel is null and not now_terminal then
-      perform workflow_run_log(new.id, 'cancel_requested', null, null, new.status, null);
-    end if;
-    if now_terminal then
-      perform workflow_run_log(new.id, new.status, new.error->>'stepId', null, new.status, new.error->>'code');
-    elsif new.status = 'running' and new.lease_owner is not null and (old.status <> 'running' or new.lease_owner is distinct from old.lease_owner) then
-      perform workflow_run_log(new.id, 'started', null, null, new.status, null);
-    elsif old.status = 'running' and new.status in ('suspended', 'gated') then
-      perform workflow_run_log(new.id, 'parked', new.gate->>'stepId', (new.gate->>'attempt')::int, new.status, coalesce(new.gate->>'code', new.gate->>'kind'));
-    elsif old.status = 'queued' and new.status = 'gated' then
-      perform workflow_run_log(new.id, 'gated', null, null, new.status, coalesce(new.gate->>'code', new.gate->>'kind'));
-    elsif old.status = 'gated' and old.gate->>'kind' in ('quota', 'org_archived') and new.status = 'queued' then
-      perform workflow_run_log(new.id, 'released', null, null, new.status, null);
-    elsif old.status in ('suspended', 'gated') and new.status = 'queued' then
-      perform workflow_run_log(new.id, 'resumed', null, null, new.status, null);
-    end if;
-  end if;
-  new.event_seq := (select coalesce(max(seq), 0) from workflow_run_events where run_id = new.id);
-  return new;
+  s := workflow_run_log(new.id, 'gated', null, null, new.status, coalesce(new.gate->>'code', new.gate->>'kind'));
+  update workflow_runs set event_seq = s where id = new.id;
+  return null;
 end
 $$;
+create trigger workflow_runs_gated after update on workflow_runs for each row
+  when (old.status = 'queued' and new.status = 'gated')
+  execute function workflow_run_gated();
 `,
   },
 ];

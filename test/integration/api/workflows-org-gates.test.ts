@@ -134,7 +134,7 @@ describe('organization gates on workflow runs', () => {
     const done = await reaches(queued.runId, 'completed');
     expect(done.gate).toBeNull();
     const kinds = (await events(queued.runId)).map((x) => x.kind);
-    expect(kinds.slice(kinds.indexOf('gated'))).toEqual(['gated', 'released', 'started', 'step_started', 'step_completed', 'step_started', 'step_completed', 'completed']);
+    expect(kinds.slice(kinds.indexOf('gated'))).toEqual(['gated', 'resumed', 'started', 'step_started', 'step_completed', 'step_started', 'step_completed', 'completed']);
     await e.stop();
   }, 40_000);
 });
