@@ -514,7 +514,7 @@ export async function finishRun(
 
 export type WorkflowService = ReturnType<typeof createWorkflowService>;
 
-export interface AdmissionCounts {
+interface AdmissionCounts {
   /** Runs queued or running. */
   active: number;
   /** Runs gated on a quota. */
@@ -527,7 +527,7 @@ export interface AdmissionCounts {
  * holds `maxSuspendedRuns` suspended runs; else the concurrency cap while `maxConcurrentRuns` runs are
  * queued or running, or while runs gated before it wait (a new start never overtakes them).
  */
-export function quotaHolding(c: AdmissionCounts, policy: Pick<PolicyLimits, 'maxConcurrentRuns' | 'maxSuspendedRuns'>): QuotaCode | null {
+function quotaHolding(c: AdmissionCounts, policy: Pick<PolicyLimits, 'maxConcurrentRuns' | 'maxSuspendedRuns'>): QuotaCode | null {
   if (c.suspended >= policy.maxSuspendedRuns) return 'suspended_cap';
   return c.active >= policy.maxConcurrentRuns || c.gated > 0 ? 'concurrency_cap' : null;
 }
