@@ -2,7 +2,8 @@
  * Access, declared on every route and enforced here, once: a route states
  * what it guards (nothing, any credential, the organization or agent in its
  * path, the typed key's own organization), the scope that grants it, the
- * rate-limit bucket it counts in, and a switch that can turn its family off.
+ * rate-limit bucket it counts in, a switch that can turn its family off, and
+ * what an archived organization is answered (`onArchivedOrg`, kernel/archived.ts).
  * The kernel authenticates before the body is read (an unauthenticated
  * request costs its headers only), checks in the order the spec's answers
  * need, and hands the handler the principal and the resource. A route that
@@ -15,6 +16,7 @@ import { authenticate, authorizeAgent, authorizeOrgScopes, isPerson, scopesSatis
 import { insufficientScope, notProjected } from './errors.js';
 import type { Bucket, RateLimiter } from './rate-limit.js';
 import { isCatalogued } from './scopes.js';
+import { archivedOrgRuleOf, refuseIfArchived, type ArchivedOrgRule } from './archived.js';
 
 /** Ids in paths: anything else names no resource a credential can see. */
 export const RESOURCE_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -25,16 +27,16 @@ export type Access =
   /** Any valid credential. */
   | { resource: 'authenticated'; limit?: Limit; available?: Availability }
   /** The organization in the path (`:orgId`), seen by the credential and granted `scope`. */
-  | { resource: 'org'; scope: ScopeRule; limit?: Limit; available?: Availability }
+  | { resource: 'org'; scope: ScopeRule; limit?: Limit; available?: Availability; onArchivedOrg?: ArchivedOrgRule }
   /**
    * The agent in the path (`:agentId`), seen by the credential and granted `scope`. `unseenByPerson`:
    * what a person (a session, or a legacy key acting as its user) is answered for an agent it
    * cannot see, where the family's spec gives a not-found for it; scoped keys always get
    * RESOURCE_NOT_PROJECTED.
    */
-  | { resource: 'agent'; scope: ScopeRule; limit?: Limit; available?: Availability; unseenByPerson?: (agentId: string) => AppError }
+  | { resource: 'agent'; scope: ScopeRule; limit?: Limit; available?: Availability; unseenByPerson?: (agentId: string) => AppError; onArchivedOrg?: ArchivedOrgRule }
   /** A typed API key's own organization, with `scope` granted to the key itself (no person acts here). */
-  | { resource: 'key-org'; scope: ScopeRule; limit?: Limit; available?: Availability };
+  | { resource: 'key-org'; scope: ScopeRule; limit?: Limit; available?: Availability; onArchivedOrg?: ArchivedOrgRule };
 
 /**
  * A rate-limit bucket: per credential (counted right after authentication) or per resource
@@ -147,6 +149,8 @@ async function establish(deps: AccessKernelDeps, access: Exclude<Access, { resou
       break;
     }
   }
+  // The organization acted on, once the credential may see it (kernel/archived.ts); its mutations are not counted.
+  if (access.resource !== 'authenticated' && archivedOrgRuleOf(access.onArchivedOrg, req.method) === 'refuse') await refuseIfArchived(deps.store, granted.orgId!);
   if (access.limit?.per === 'resource') await deps.limiter.enforce(access.limit.bucket(req), granted.orgId ?? principal.credentialId, reply);
   return granted;
 }

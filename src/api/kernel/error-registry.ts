@@ -66,6 +66,7 @@ export const KernelErrors = defineErrors('kernel', {
   IDEMPOTENCY_KEY_REUSED: { status: 409, when: 'an idempotency key used again with a different request' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, when: 'an idempotency key whose first request has not finished' },
   VENDOR_REJECTED: { status: 422, fields: ['vendor', 'vendorStatus'], when: 'an external system (a carrier) refused the request; `vendor` names it, `vendorStatus` is its own status' },
+  ORG_ARCHIVED: { status: 423, fields: ['orgId'], when: 'a mutation on an archived organization (the one in the path, the agent\'s, or the key\'s own); reads are served' },
   RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the credential\'s budget of a per-credential bucket is spent' },
   VENDOR_UNAVAILABLE: { status: 503, fields: ['vendor', 'retryAfterSeconds'], when: 'a vendor behind the API (a model provider, for example) did not answer in time or failed; nothing was changed, a retry is safe' },
 });

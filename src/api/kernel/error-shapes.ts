@@ -32,7 +32,7 @@ declare module 'fastify' {
 }
 
 /** Codes spec 01 part 7 defines for every family, answered in its shape whatever the route's. */
-const PLATFORM_CODES = new Set(['INSUFFICIENT_SCOPE', 'RESOURCE_NOT_PROJECTED', 'APPROVAL_REQUIRES_HUMAN', 'VENDOR_REJECTED', 'RATE_LIMITED', 'UNAUTHORIZED', 'SESSION_REVOKED', 'UPSTREAM_UNAVAILABLE']);
+const PLATFORM_CODES = new Set(['INSUFFICIENT_SCOPE', 'RESOURCE_NOT_PROJECTED', 'APPROVAL_REQUIRES_HUMAN', 'VENDOR_REJECTED', 'RATE_LIMITED', 'UNAUTHORIZED', 'SESSION_REVOKED', 'UPSTREAM_UNAVAILABLE', 'ORG_ARCHIVED']);
 
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 

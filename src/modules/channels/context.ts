@@ -31,4 +31,5 @@ export interface ChannelDeps {
 }
 
 export const sendAccess: Access = { resource: 'agent', scope: { required: SEND_SCOPE } };
-export const receiptsAccess: Access = { resource: 'key-org', scope: { required: RECEIPTS_SCOPE } };
+/** A vendor reports what already happened: recorded on an archived organization too (refusing it would only lose it). */
+export const receiptsAccess: Access = { resource: 'key-org', scope: { required: RECEIPTS_SCOPE }, onArchivedOrg: 'serve' };

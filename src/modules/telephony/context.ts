@@ -43,7 +43,7 @@ export interface TelephonyDeps {
  * The organization in the path, with `scope` (independent scopes: write and manage do not imply read);
  * `bucket`: the organization's rate-limit bucket the route counts in.
  */
-export const orgAccess = (scope: string, bucket?: Bucket): Access => ({
+export const orgAccess = (scope: string, bucket?: Bucket): Extract<Access, { resource: 'org' }> => ({
   resource: 'org', scope: { required: scope }, ...(bucket !== undefined ? { limit: { per: 'resource', bucket: () => bucket } } : {}),
 });
 

@@ -12,7 +12,9 @@
  *   step again (at least once);
  * - between steps the executor honours a cancel request and the run's deadline; a housekeeping
  *   pass times runs out past their deadline (even mid-step) and releases runs gated on the
- *   organization's concurrency cap in start order.
+ *   organization's quotas in start order;
+ * - a queued run of an archived organization is not claimed: the housekeeping pass gates it
+ *   `org_archived`, and queues it again once the organization is not archived (contract W8).
  */
 import { ulid } from 'ulid';
 import type { Store } from '../../store/store.js';
@@ -102,8 +104,10 @@ export function createExecutor(o: ExecutorOptions) {
   async function claim(): Promise<RunRow | undefined> {
     const [r] = await sql.query<RunRow>(
       `update workflow_runs set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now()
-       where id = (select id from workflow_runs where status = 'queued' or (status = 'running' and lease_until < now())
-                   order by created_at, id limit 1 for update skip locked)
+       where id = (select q.id from workflow_runs q
+                   where (q.status = 'queued' and not exists (select 1 from orgs o where o.id = q.org_id and o.archived))
+                      or (q.status = 'running' and q.lease_until < now())
+                   order by q.created_at, q.id limit 1 for update of q skip locked)
          and status = any($2::text[])
        returning *`,
       [id, sourcesOf({ type: 'claim' })],
@@ -324,17 +328,26 @@ export function createExecutor(o: ExecutorOptions) {
     }
   }
 
-  /** Releases runs gated on their organization's concurrency cap, oldest first, as far as slots are free. */
+  /**
+   * Releases runs gated on their organization's quotas, oldest first, as far as slots are free and
+   * while the organization holds fewer suspended runs than its cap; none of an archived organization.
+   */
   async function release(): Promise<boolean> {
-    const orgs = await sql.query<{ org_id: string }>("select distinct org_id from workflow_runs where status = 'gated' and gate->>'kind' = 'quota'");
+    const orgs = await sql.query<{ org_id: string }>(
+      `select distinct r.org_id from workflow_runs r where r.status = 'gated' and r.gate->>'kind' = 'quota'
+         and not exists (select 1 from orgs o where o.id = r.org_id and o.archived)`,
+    );
     gatedSeen = orgs.length > 0;
     let released = 0;
     for (const { org_id: orgId } of orgs) {
       const policy = await repo.policy(orgId);
       released += await sql.transaction(async (tx) => {
         await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
-        const [{ active }] = (await tx.query<{ active: number }>("select count(*)::int as active from workflow_runs where org_id = $1 and status in ('queued', 'running')", [orgId])) as [{ active: number }];
-        const free = policy.maxConcurrentRuns - active;
+        const [{ active, suspended }] = (await tx.query<{ active: number; suspended: number }>(
+          `select (count(*) filter (where status in ('queued', 'running')))::int as active, (count(*) filter (where status = 'suspended'))::int as suspended
+           from workflow_runs where org_id = $1 and status in ('queued', 'running', 'suspended')`, [orgId],
+        )) as [{ active: number; suspended: number }];
+        const free = suspended >= policy.maxSuspendedRuns ? 0 : policy.maxConcurrentRuns - active;
         if (free <= 0) return 0;
         const next = mustTransition('gated', { type: 'release' });
         const rows = await tx.query(
@@ -350,6 +363,26 @@ export function createExecutor(o: ExecutorOptions) {
     return released > 0;
   }
 
+  /**
+   * Gates the queued runs of archived organizations (`org_archived`), and queues again the runs so
+   * gated whose organization is no longer archived (contract W8).
+   */
+  async function gateArchived(): Promise<void> {
+    const gated = mustTransition('queued', { type: 'archive', at: Date.now() });
+    await sql.query(
+      `update workflow_runs r set status = $2, gate = $3::jsonb, updated_at = now()
+       where r.org_id in (select o.id from orgs o where o.archived) and r.status = any($1::text[])`,
+      [sourcesOf({ type: 'archive', at: 0 }), gated.status, JSON.stringify(gated.gate)],
+    );
+    const queued = mustTransition('gated', { type: 'unarchive' });
+    await sql.query(
+      `update workflow_runs r set status = $2, gate = null, updated_at = now()
+       where r.status = any($1::text[]) and r.gate->>'kind' = 'org_archived'
+         and not exists (select 1 from orgs o where o.id = r.org_id and o.archived)`,
+      [sourcesOf({ type: 'unarchive' }), queued.status],
+    );
+  }
+
   function wake(): void {
     const w = wakeUp;
     wakeUp = undefined;
@@ -363,6 +396,7 @@ export function createExecutor(o: ExecutorOptions) {
           lastHousekeeping = Date.now();
           releaseDue = false;
           await timeOut();
+          await gateArchived();
           await release();
         } else if (releaseDue) {
           releaseDue = false;

@@ -264,4 +264,30 @@ create trigger workflow_step_attempts_lost after update on workflow_step_attempt
   execute function workflow_attempt_lost();
 `,
   },
+  {
+    id: 'workflows/005-organization-gates',
+    sql: /* sql */ `
+-- The organization's cap on suspended runs (contract W8).
+alter table workflow_policies add column max_suspended_runs int not null default 1000;
+
+-- A start counts the organization's suspended runs too (the suspended cap).
+drop index if exists workflow_runs_admission;
+create index workflow_runs_admission_2 on workflow_runs (org_id, status) where status in ('queued', 'running', 'gated', 'suspended');
+
+-- A queued run gated (its organization archived: code org_archived) is logged 'gated'; its return
+-- to the queue is 004's 'resumed'. A trigger of its own, beside 004's, in the way of the step triggers.
+create function workflow_run_gated() returns trigger language plpgsql as $$
+declare
+  s int;
+begin
+  s := workflow_run_log(new.id, 'gated', null, null, new.status, coalesce(new.gate->>'code', new.gate->>'kind'));
+  update workflow_runs set event_seq = s where id = new.id;
+  return null;
+end
+$$;
+create trigger workflow_runs_gated after update on workflow_runs for each row
+  when (old.status = 'queued' and new.status = 'gated')
+  execute function workflow_run_gated();
+`,
+  },
 ];

@@ -63,11 +63,14 @@ export function createWorkflowsRepo(sql: Sql) {
     },
 
     async policy(orgId: string): Promise<PolicyLimits> {
-      const [p] = await sql.query<{ max_concurrent_runs: number; max_credits: number; max_steps: number; max_duration_seconds: number; max_job_seconds: number }>(
+      const [p] = await sql.query<{ max_concurrent_runs: number; max_credits: number; max_steps: number; max_duration_seconds: number; max_job_seconds: number; max_suspended_runs: number }>(
         'select * from workflow_policies where org_id = $1', [orgId],
       );
       return p
-        ? { maxConcurrentRuns: p.max_concurrent_runs, maxCredits: Number(p.max_credits), maxSteps: p.max_steps, maxDurationSeconds: p.max_duration_seconds, maxJobSeconds: p.max_job_seconds }
+        ? {
+          maxConcurrentRuns: p.max_concurrent_runs, maxCredits: Number(p.max_credits), maxSteps: p.max_steps, maxDurationSeconds: p.max_duration_seconds, maxJobSeconds: p.max_job_seconds,
+          maxSuspendedRuns: p.max_suspended_runs,
+        }
         : DEFAULT_POLICY;
     },
 

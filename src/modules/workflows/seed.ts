@@ -12,9 +12,11 @@ export interface PolicyLimits {
   maxSteps: number;
   maxDurationSeconds: number;
   maxJobSeconds: number;
+  /** Suspended runs the organization may hold before a start is gated on `suspended_cap` (contract W8). */
+  maxSuspendedRuns: number;
 }
 
-export const DEFAULT_POLICY: PolicyLimits = { maxConcurrentRuns: 500, maxCredits: 10_000, maxSteps: 1000, maxDurationSeconds: 86_400, maxJobSeconds: 3600 };
+export const DEFAULT_POLICY: PolicyLimits = { maxConcurrentRuns: 500, maxCredits: 10_000, maxSteps: 1000, maxDurationSeconds: 86_400, maxJobSeconds: 3600, maxSuspendedRuns: 1000 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -83,7 +85,7 @@ export const workflowsSeed: SeedSection = {
   },
 };
 
-const POLICY_FIELDS = ['maxConcurrentRuns', 'maxCredits', 'maxSteps', 'maxDurationSeconds', 'maxJobSeconds'] as const;
+const POLICY_FIELDS = ['maxConcurrentRuns', 'maxCredits', 'maxSteps', 'maxDurationSeconds', 'maxJobSeconds', 'maxSuspendedRuns'] as const;
 
 export const workflowPoliciesSeed: SeedSection = {
   key: 'workflowPolicies',
@@ -107,10 +109,11 @@ export const workflowPoliciesSeed: SeedSection = {
     for (const p of items as (Partial<PolicyLimits> & { orgId: string })[]) {
       const v = { ...DEFAULT_POLICY, ...p };
       await tx.query(
-        `insert into workflow_policies (org_id, max_concurrent_runs, max_credits, max_steps, max_duration_seconds, max_job_seconds) values ($1,$2,$3,$4,$5,$6)
+        `insert into workflow_policies (org_id, max_concurrent_runs, max_credits, max_steps, max_duration_seconds, max_job_seconds, max_suspended_runs) values ($1,$2,$3,$4,$5,$6,$7)
          on conflict (org_id) do update set max_concurrent_runs = excluded.max_concurrent_runs, max_credits = excluded.max_credits,
-           max_steps = excluded.max_steps, max_duration_seconds = excluded.max_duration_seconds, max_job_seconds = excluded.max_job_seconds`,
-        [p.orgId, v.maxConcurrentRuns, v.maxCredits, v.maxSteps, v.maxDurationSeconds, v.maxJobSeconds],
+           max_steps = excluded.max_steps, max_duration_seconds = excluded.max_duration_seconds, max_job_seconds = excluded.max_job_seconds,
+           max_suspended_runs = excluded.max_suspended_runs`,
+        [p.orgId, v.maxConcurrentRuns, v.maxCredits, v.maxSteps, v.maxDurationSeconds, v.maxJobSeconds, v.maxSuspendedRuns],
       );
     }
   },

@@ -13,7 +13,7 @@ import { BatchErrors, StartErrors, WorkflowErrors } from './errors.js';
 import { checkGraph, stepsOf, validateValue, type Graph, type Issue } from './graph.js';
 import { runDetail, runSummary, type Budget, type CancelState, type RunRow } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
-import { isTerminal, mustTransition, type RunState, type RunStatus } from './state.js';
+import { isTerminal, mustTransition, type QuotaCode, type RunState, type RunStatus } from './state.js';
 import type { PolicyLimits } from './seed.js';
 import type { JsonSchema } from './graph.js';
 import type { CustomerPrincipal, NotifyMode, NotifyTarget, Workspace } from './model.js';
@@ -261,17 +261,18 @@ export function createWorkflowService(o: ServiceOptions) {
   }
 
   /**
-   * The organization's admission counts: runs queued or running, runs gated on the cap; `self`, a
-   * run this transaction inserted, is not counted. `lock`: under the organization's lock, held
-   * until `tx` ends (admissions of one organization then decide one at a time).
+   * The organization's admission counts: runs queued or running, runs gated on a quota, runs
+   * suspended; `self`, a run this transaction inserted, is not counted. `lock`: under the
+   * organization's lock, held until `tx` ends (admissions of one organization then decide one at a time).
    */
-  async function admissionCounts(tx: Sql, orgId: string, o: { lock: boolean; self?: string }): Promise<{ active: number; gated: number }> {
+  async function admissionCounts(tx: Sql, orgId: string, o: { lock: boolean; self?: string }): Promise<AdmissionCounts> {
     if (o.lock) await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
-    const [c] = await tx.query<{ active: number; gated: number }>(
+    const [c] = await tx.query<AdmissionCounts>(
       `select (count(*) filter (where status in ('queued', 'running')))::int as active,
-              (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated
-       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated') and id is distinct from $2`,
-      [orgId, o.self ?? null], { prepare: 'wf-admission-count' },
+              (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated,
+              (count(*) filter (where status = 'suspended'))::int as suspended
+       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated', 'suspended') and id is distinct from $2`,
+      [orgId, o.self ?? null], { prepare: 'wf-admission-count-2' },
     );
     return c!;
   }
@@ -288,9 +289,7 @@ export function createWorkflowService(o: ServiceOptions) {
     const policy = await repo.policy(caller.orgId);
     const budget = budgetOf(b.budget, policy);
     const now = new Date();
-    // Runs gated before this one go first: a new start never overtakes them.
-    const admit = (c: { active: number; gated: number }) =>
-      mustTransition(null, { type: 'admit', overCap: c.active >= policy.maxConcurrentRuns || c.gated > 0, at: now.getTime() });
+    const admit = (c: AdmissionCounts) => mustTransition(null, { type: 'admit', cap: quotaHolding(c, policy), at: now.getTime() });
     const attempt = (lockFirst: boolean) => store.unitOfWork(async (tx) => {
       const state = admit(await admissionCounts(tx.sql, caller.orgId, { lock: lockFirst }));
       const body = await insertRunTx(tx.sql, caller, b, target, state, budget, null, now, extras);
@@ -397,13 +396,13 @@ export function createWorkflowService(o: ServiceOptions) {
             continue;
           }
           if (claim.kind === 'in_progress') throw KernelErrors.IDEMPOTENCY_KEY_IN_PROGRESS(`A start with the idempotency key ${item.idempotencyKey} is still in progress; retry the batch with the same keys.`);
-          const overCap = counts.active >= policy.maxConcurrentRuns || counts.gated > 0;
-          if (overCap && b.overCap === 'reject') {
+          const cap = quotaHolding(counts, policy);
+          if (cap !== null && b.overCap === 'reject') {
             await tx.idempotency.abandon({ scope, route: START_ROUTE, key: item.idempotencyKey, claimId: claim.claimId });
-            items.push({ idempotencyKey: item.idempotencyKey, status: 'rejected', code: 'concurrency_cap' });
+            items.push({ idempotencyKey: item.idempotencyKey, status: 'rejected', code: cap });
             continue;
           }
-          const state = mustTransition(null, { type: 'admit', overCap, at: now.getTime() });
+          const state = mustTransition(null, { type: 'admit', cap, at: now.getTime() });
           const body = await insertRunTx(tx.sql, caller, start, target, state, budgetOf(start.budget, policy), batchId, now);
           await tx.idempotency.complete({ scope, route: START_ROUTE, key: item.idempotencyKey, claimId: claim.claimId }, { status: 202, body });
           if (state.status === 'queued') counts.active += 1;
@@ -514,6 +513,24 @@ export async function finishRun(
 }
 
 export type WorkflowService = ReturnType<typeof createWorkflowService>;
+
+interface AdmissionCounts {
+  /** Runs queued or running. */
+  active: number;
+  /** Runs gated on a quota. */
+  gated: number;
+  suspended: number;
+}
+
+/**
+ * The quota a start is held back by (contract W8), or null: the suspended cap while the organization
+ * holds `maxSuspendedRuns` suspended runs; else the concurrency cap while `maxConcurrentRuns` runs are
+ * queued or running, or while runs gated before it wait (a new start never overtakes them).
+ */
+function quotaHolding(c: AdmissionCounts, policy: Pick<PolicyLimits, 'maxConcurrentRuns' | 'maxSuspendedRuns'>): QuotaCode | null {
+  if (c.suspended >= policy.maxSuspendedRuns) return 'suspended_cap';
+  return c.active >= policy.maxConcurrentRuns || c.gated > 0 ? 'concurrency_cap' : null;
+}
 
 /** A start's admission, decided without the organization's lock, came out otherwise under it: the start is done again. */
 class AdmissionChanged extends Error {}

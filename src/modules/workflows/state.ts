@@ -11,16 +11,25 @@ export const RUN_STATUSES: readonly RunStatus[] = ['queued', 'gated', 'running',
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed_out', 'abandoned'];
 export const isTerminal = (s: RunStatus): boolean => TERMINAL_STATUSES.includes(s);
 
+/** The organization quota a start is held back by: its `maxConcurrentRuns`, or its `maxSuspendedRuns` (contract W8). */
+export type QuotaCode = 'concurrency_cap' | 'suspended_cap';
+
 export type Gate =
-  | { kind: 'quota'; code: 'concurrency_cap'; since: number }
+  | { kind: 'quota'; code: QuotaCode; since: number }
+  /** The run was queued when its organization was archived (contract W8): it waits until the organization is not. */
+  | { kind: 'org_archived'; since: number }
   | { kind: 'exception'; since: number; stepId: string; attempt: number; code: string }
   | { kind: 'budget'; since: number; stepId: string; dimension: 'credits'; spent: number; cap: number };
 
 export type RunEvent =
-  /** A start accepted: within the organization's concurrency cap or over it. */
-  | { type: 'admit'; overCap: boolean; at: number }
+  /** A start accepted: within the organization's quotas, or held back by one (`cap`). */
+  | { type: 'admit'; cap: QuotaCode | null; at: number }
   /** A slot freed: the oldest run gated on the cap goes on. */
   | { type: 'release' }
+  /** The run's organization is archived: a queued run waits. */
+  | { type: 'archive'; at: number }
+  /** The organization is no longer archived: the waiting run is queued again. */
+  | { type: 'unarchive' }
   /** An executor takes the run (a queued one, or a running one whose executor's lease ran out). */
   | { type: 'claim' }
   /** A step failed past its automatic retries. */
@@ -55,8 +64,12 @@ export function transition(from: RunStatus | null, event: RunEvent): RunState | 
   switch (event.type) {
     case 'admit':
       if (from !== null) return undefined;
-      return event.overCap ? { status: 'gated', gate: { kind: 'quota', code: 'concurrency_cap', since: event.at } } : { status: 'queued', gate: null };
+      return event.cap !== null ? { status: 'gated', gate: { kind: 'quota', code: event.cap, since: event.at } } : { status: 'queued', gate: null };
     case 'release':
+      return from === 'gated' ? { status: 'queued', gate: null } : undefined;
+    case 'archive':
+      return from === 'queued' ? { status: 'gated', gate: { kind: 'org_archived', since: event.at } } : undefined;
+    case 'unarchive':
       return from === 'gated' ? { status: 'queued', gate: null } : undefined;
     case 'claim':
       return from === 'queued' || from === 'running' ? { status: 'running', gate: null } : undefined;

@@ -44,7 +44,9 @@ export function registerRcsRoutes(app: FastifyInstance, deps: TelephonyDeps): vo
 
   app.delete<{ Params: AgentParams }>(`${item}/link`, { schema: schemas.unlink, config: manage }, async (req) => rcs.unlink(actorOf(req), req.params.agentId));
 
-  app.post<{ Params: AgentParams; Body: CapabilityBody }>(`${item}/capability-check`, { schema: schemas.capability, config: write }, async (req, reply) => {
+  // The capability checks only ask the carrier about numbers and change nothing: served on an archived organization too.
+  const check = routeConfig({ ...orgAccess(SCOPES.write), onArchivedOrg: 'serve' });
+  app.post<{ Params: AgentParams; Body: CapabilityBody }>(`${item}/capability-check`, { schema: schemas.capability, config: check }, async (req, reply) => {
     return reply.status(201).send(await rcs.checkCapability(req.params.orgId, req.params.agentId, req.body.phoneNumber));
   });
 
@@ -52,7 +54,7 @@ export function registerRcsRoutes(app: FastifyInstance, deps: TelephonyDeps): vo
     schema: schemas.bulk,
     // The agent must be live, and that is answered before anything about the list (spec 02 part 4.3).
     config: {
-      ...routeConfig(orgAccess(SCOPES.write, rcsBulkBucket(deps.config.rcsBulkChecksPerMinute))),
+      ...routeConfig({ ...orgAccess(SCOPES.write, rcsBulkBucket(deps.config.rcsBulkChecksPerMinute)), onArchivedOrg: 'serve' }),
       bodyUnchecked: 'checked by the service after the RCS agent\'s status, which spec 02 part 4.3 answers first',
     },
   }, async (req, reply) => {
