@@ -290,4 +290,22 @@ create trigger workflow_runs_gated after update on workflow_runs for each row
   execute function workflow_run_gated();
 `,
   },
+  {
+    id: 'workflows/006-audit-action-names',
+    sql: /* sql */ `
+-- Audit actions read <family>.<object>.<past-tense verb> in every family (CONTRACT part 7): the
+-- entries written before under the older names are renamed, so one filter finds them all.
+update audit_log a set action = r.new_name
+from (values
+  ('workflow.run.start', 'workflows.run.started'),
+  ('workflow.batch.start', 'workflows.batch.started'),
+  ('workflow.run.cancel', 'workflows.run.cancelled'),
+  ('workflow.step.retry', 'workflows.step.retried'),
+  ('workflow.step.resolve', 'workflows.step.resolved'),
+  ('workflow.budget.raise', 'workflows.budget.raised'),
+  ('workflow.run.erase', 'workflows.run.erased')
+) as r(old_name, new_name)
+where a.action = r.old_name;
+`,
+  },
 ];

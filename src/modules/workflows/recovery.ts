@@ -90,7 +90,7 @@ export function createRecovery(o: RecoveryOptions) {
           [r.id, row.idx, body.resetRetries === true ? null : 0, JSON.stringify(recovery)],
         );
         await tx.sql.query('update workflow_runs set status = $2, gate = null, updated_at = now() where id = $1', [r.id, next.status]);
-        await audit(tx, r, a.principal.userId, 'workflow.step.retry', { stepId, toAttempt, resetRetries: body.resetRetries === true, ...(body.note !== undefined ? { note: body.note } : {}) });
+        await audit(tx, r, a.principal.userId, 'workflows.step.retried', { stepId, toAttempt, resetRetries: body.resetRetries === true, ...(body.note !== undefined ? { note: body.note } : {}) });
         return { retried: true, attempt: toAttempt, runStatus: next.status, remainingParks: 0 };
       });
       if (answer.retried) o.wake();
@@ -127,7 +127,7 @@ export function createRecovery(o: RecoveryOptions) {
           await tx.sql.query("update workflow_run_steps set status = 'failed', ended_at = now(), recovery = $3::jsonb where run_id = $1 and idx = $2", [r.id, row.idx, JSON.stringify(recovery)]);
           const code = row.error?.code ?? step.code ?? 'STEP_FAILED';
           await finishRun(tx.sql, r, next.status, { error: { code, message: row.error?.message ?? `step ${stepId} failed`, stepId } });
-          await audit(tx, r, a.principal.userId, 'workflow.step.resolve', details);
+          await audit(tx, r, a.principal.userId, 'workflows.step.resolved', details);
           return { resolved: true, outcome, runStatus: next.status, remainingParks: 0 };
         }
         const next = mustTransition(r.status, { type: 'recover' });
@@ -141,7 +141,7 @@ export function createRecovery(o: RecoveryOptions) {
              output = case when $4 then $5::jsonb else output end, has_output = has_output or $4 where id = $1`,
           [r.id, next.status, row.idx + 1, asOutput, asOutput ? JSON.stringify(body.output) : null],
         );
-        await audit(tx, r, a.principal.userId, 'workflow.step.resolve', details);
+        await audit(tx, r, a.principal.userId, 'workflows.step.resolved', details);
         return { resolved: true, outcome, runStatus: next.status, remainingParks: 0 };
       });
       if (answer.resolved) o.wake();
@@ -187,7 +187,7 @@ export function createRecovery(o: RecoveryOptions) {
              updated_at = now() where id = $1`,
           [r.id, JSON.stringify(raised), JSON.stringify(raises), status, next.gate === null ? null : JSON.stringify(next.gate), raised.maxDurationSeconds],
         );
-        await audit(tx, r, a.principal.userId, 'workflow.budget.raise', { caps: asked, resumed });
+        await audit(tx, r, a.principal.userId, 'workflows.budget.raised', { caps: asked, resumed });
         return { raised: true, budget: raised, runStatus: status, resumed };
       });
       if (answer.raised && (answer as { resumed?: boolean }).resumed) o.wake();
@@ -207,7 +207,7 @@ export function createRecovery(o: RecoveryOptions) {
         // cancel's reason); the entries stay (contract W8).
         await createAuditRepo(tx.sql).eraseDetails(r.org_id, 'workflow_run', r.id, ['note', 'reason']);
         const purgeId = `wfp_${ulid()}`;
-        await audit(tx, r, a.principal.userId, 'workflow.run.erase', { purgeId });
+        await audit(tx, r, a.principal.userId, 'workflows.run.erased', { purgeId });
         return { accepted: true, purgeId };
       });
     },

@@ -295,7 +295,7 @@ export function createWorkflowService(o: ServiceOptions) {
       const body = await insertRunTx(tx.sql, caller, b, target, state, budget, null, now, extras);
       if (claim) await tx.idempotency.complete(claim, { status: 202, body });
       await tx.audit({
-        orgId: caller.orgId, action: 'workflow.run.start', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_run', targetId: body.runId,
+        orgId: caller.orgId, action: 'workflows.run.started', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_run', targetId: body.runId,
         details: {
           agentId: caller.agentId, workflowId: target.workflowId, workflowVersionId: target.versionId, origin: target.origin, status: state.status,
           ...(extras.principal ? { principalKind: extras.principal.kind } : {}),
@@ -411,7 +411,7 @@ export function createWorkflowService(o: ServiceOptions) {
           items.push({ idempotencyKey: item.idempotencyKey, runId: body.runId, status: state.status, ...(state.gate ? { gate: state.gate } : {}) });
         }
         await tx.audit({
-          orgId: caller.orgId, action: 'workflow.batch.start', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_batch', targetId: batchId,
+          orgId: caller.orgId, action: 'workflows.batch.started', actor: { type: 'user', id: caller.userId }, targetType: 'workflow_batch', targetId: batchId,
           details: { agentId: caller.agentId, workflowId: target.workflowId, items: b.items.length, accepted },
         });
         return { batchId, accepted, items };
@@ -457,7 +457,7 @@ export function createWorkflowService(o: ServiceOptions) {
         }
         const cancel: CancelState = already ?? { requestedAt: nowMs, forceAvailableAt: nowMs + o.forceCancelAfterMs, ...(reason !== undefined ? { reason } : {}) };
         const audit = (to: string) => tx.audit({
-          orgId: actor.orgId, action: 'workflow.run.cancel', actor: { type: 'user', id: actor.userId }, targetType: 'workflow_run', targetId: runId,
+          orgId: actor.orgId, action: 'workflows.run.cancelled', actor: { type: 'user', id: actor.userId }, targetType: 'workflow_run', targetId: runId,
           details: { mode, from: r.status, to, ...(reason !== undefined ? { reason } : {}) },
         });
         if (r.status !== 'running') {

@@ -113,10 +113,10 @@ describe('the drain audit route among every family\'s audit entries', () => {
     expect(after).toContain('note-of-a-kept-run');
     const actions = async (id: string) =>
       (await app.store.sql.query<{ action: string }>('select action from audit_log where target_id = $1 order by at, id', [id])).map((r) => r.action);
-    expect(await actions(retried)).toEqual(['workflow.run.start', 'workflow.step.retry', 'workflow.run.erase']);
-    expect(await actions(resolved)).toEqual(['workflow.run.start', 'workflow.step.resolve', 'workflow.run.erase']);
-    expect(await actions(cancelled)).toEqual(expect.arrayContaining(['workflow.run.start', 'workflow.run.cancel', 'workflow.run.erase']));
-    const [retry] = await app.store.sql.query<{ details: Record<string, unknown> }>("select details from audit_log where target_id = $1 and action = 'workflow.step.retry'", [retried]);
+    expect(await actions(retried)).toEqual(['workflows.run.started', 'workflows.step.retried', 'workflows.run.erased']);
+    expect(await actions(resolved)).toEqual(['workflows.run.started', 'workflows.step.resolved', 'workflows.run.erased']);
+    expect(await actions(cancelled)).toEqual(expect.arrayContaining(['workflows.run.started', 'workflows.run.cancelled', 'workflows.run.erased']));
+    const [retry] = await app.store.sql.query<{ details: Record<string, unknown> }>("select details from audit_log where target_id = $1 and action = 'workflows.step.retried'", [retried]);
     expect(retry!.details).toEqual({ stepId: 'try', toAttempt: 3, resetRetries: false });
   });
 });
