@@ -227,13 +227,13 @@ export function createNotifier(o: NotifierOptions) {
     wake,
     /** Stops: claims no more, lets the sends under way finish, and frees what it still holds. */
     async stop(): Promise<void> {
+      // A dead sender's sends are left as they are (its claims run out).
+      if (dead) return;
       stopped = true;
       wake();
       await loopDone;
       await Promise.allSettled([...inflight]);
-      if (!dead) {
-        await o.store.sql.query("update workflow_run_notifications set claimed_by = null, claimed_until = null where claimed_by = $1 and status = 'pending'", [id]).catch(() => {});
-      }
+      await o.store.sql.query("update workflow_run_notifications set claimed_by = null, claimed_until = null where claimed_by = $1 and status = 'pending'", [id]).catch(() => {});
     },
     /** Dies on the spot, as a killed process would: no statement more, its claims left to run out. */
     async die(): Promise<void> {
