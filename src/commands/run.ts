@@ -120,7 +120,7 @@ async function runOn(
     // Its run-end notifications go out through this process's own vendors and channels port.
     if (config.workflows.executor) {
       const vendors = (workflowVendors = createVendors(config));
-      const channelNotifications = createChannelNotifications({ config, store, logger, vendors });
+      const channelNotifications = createChannelNotifications({ config, store, logger, vendors }, { applyReceipts: true });
       workflowExecutor = createWorkflowExecutor({ config, store, logger, vendors, channelNotifications });
       await workflowExecutor.start();
     }

@@ -38,16 +38,18 @@ export const channelsFamily = defineFamily<ChannelDeps>({
 
 /**
  * The port other families send through (platform-deps.ts), for the composition root: a service of
- * its own on the process's store and vendors (a `logdrain worker` has no channels routes). Its sends
- * carry no attachments.
+ * its own on the process's store and vendors. Its sends carry no attachments. `applyReceipts`: the
+ * process has no channels routes (a `logdrain worker`), so the receipts its messaging adapter hears
+ * itself (the sandbox's) are applied here, as the family does them in an API process.
  */
-export function createChannelNotifications(deps: Pick<ChannelDeps, 'config' | 'store' | 'logger' | 'vendors'>): ChannelNotificationPort {
+export function createChannelNotifications(deps: Pick<ChannelDeps, 'config' | 'store' | 'logger' | 'vendors'>, opts: { applyReceipts?: boolean } = {}): ChannelNotificationPort {
   const service = createChannelService({
     store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: deps.config.channels.queueExpiryMs,
     fetchAttachments: async () => {
       throw refused('A notification carries no attachments');
     },
   });
+  if (opts.applyReceipts) deps.vendors.messaging.onReceipt((r) => applyWhenRecorded(() => service.applyReceipt(r)));
   return { send: (n) => service.sendNotification(n) };
 }
 

@@ -45,6 +45,8 @@ function writeSeed(): string {
   );
   seed.inboundMessages = [
     inbound('usr_sms', 'sms', '+15550003333', 'sms_msg_1'),
+    // The sandbox plays receipts to a number ending in 7777: sent, delivered, read.
+    inbound('usr_read', 'sms', '+15550007777', 'sms_msg_2'),
     inbound('usr_web', 'webchat', 'web_1', 'web_msg_1'),
     inbound('usr_work', 'workchat', 'W123', 'wc_1', 'conv_1'),
   ];
@@ -160,6 +162,16 @@ describe('run-end notifications', () => {
     expect((list.body.data as { id: string }[]).filter((x) => x.id === deliveryId)).toHaveLength(1);
   }, 30_000);
 
+  it('a notification delivery moves on with its receipts, whichever process sent it', async () => {
+    const run = await settled(await start({ ...REPORT, notifyMode: 'off', notifyTarget: { channel: 'sms', threadId: 'usr_read' } }));
+    const deliveryId = run.notifications[0].deliveryId as string;
+    const read = await until('the delivery to be read', async () => {
+      const d = (await app.request('GET', `${CHANNELS}/deliveries/${deliveryId}`, { token: 'lk_ch_send' })).body.data;
+      return d?.status === 'read' ? d : undefined;
+    });
+    expect(read.history.map((h: { status: string; source: string }) => [h.status, h.source])).toEqual([['accepted', 'send'], ['sent', 'callback'], ['delivered', 'callback'], ['read', 'callback']]);
+  }, 30_000);
+
   it('callback: the summary to originThreadId on the thread\'s own channel (a conversation: workchat; an end user: where they wrote)', async () => {
     const conv = await settled(await start({ ...REPORT, notifyMode: 'off', callback: true, originThreadId: 'conv_1' }));
     expect(conv.notifications).toEqual([{ kind: 'callback', channel: 'workchat', to: 'conv_1', status: 'sent', attempts: 1, deliveryId: expect.stringMatching(/^dlv_/) }]);
@@ -227,11 +239,13 @@ describe('run-end notifications', () => {
   }, 30_000);
 
   it('lists notifications for the creator or an org:manage holder only, in the full detail', async () => {
-    const runId = await start({ ...REPORT, notifyMode: 'app' });
-    await settled(runId);
-    const member = await full(runId, 'lk_wf_max');
-    expect(member).not.toHaveProperty('notifications');
-    const summary = (await app.request('GET', `${WF_BASE}/runs/${runId}`, { token: 'lk_wf_all' })).body;
+    const runId = await start({ ...REPORT, notifyMode: 'app' }, 'lk_wf_max');
+    const own = await settled(runId, 'lk_wf_max');
+    expect(own.notifications).toEqual([{ kind: 'app', channel: 'app', to: 'usr_max', status: 'sent', attempts: 1 }]);
+    // An organization admin's session holds org:manage.
+    expect((await full(runId, 'sess_ann')).notifications).toEqual(own.notifications);
+    expect(await full(runId, 'lk_wf_all')).not.toHaveProperty('notifications');
+    const summary = (await app.request('GET', `${WF_BASE}/runs/${runId}`, { token: 'lk_wf_max' })).body;
     expect(summary).not.toHaveProperty('notifications');
   }, 30_000);
 });
