@@ -108,7 +108,8 @@ export function createNotifier(o: NotifierOptions) {
 
   /** Writes the outcome if the claim is still this sender's; false when it is not (nothing written). */
   async function settle(n: NotificationRow, out: Outcome): Promise<boolean> {
-    const attempts = n.attempts + 1;
+    // A notification skipped (no one to send it to) was never tried.
+    const attempts = out.status === 'skipped' ? n.attempts : n.attempts + 1;
     const retry = out.status === 'retry' && attempts < o.maxAttempts;
     const status = out.status === 'retry' ? (retry ? 'pending' : 'failed') : out.status;
     const delay = Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (attempts - 1));

@@ -212,7 +212,7 @@ describe('run-end notifications', () => {
 
     const customer = await settled(await start({ ...REPORT, notifyMode: 'emailApp', principal: { kind: 'customer', externalId: 'cus_9' } }));
     expect(customer.notifications).toEqual([
-      { kind: 'email', channel: 'email', to: null, status: 'skipped', attempts: 1, error: { code: 'no_recipient', message: expect.any(String) } },
+      { kind: 'email', channel: 'email', to: null, status: 'skipped', attempts: 0, error: { code: 'no_recipient', message: expect.any(String) } },
       { kind: 'app', channel: 'app', to: 'usr_ann', status: 'sent', attempts: 1 },
     ]);
   }, 60_000);
