@@ -16,7 +16,7 @@ import { closeOnUnreadBody } from './kernel/unread-body.js';
 import swagger from '@fastify/swagger';
 import { createRateLimiter } from './kernel/rate-limit.js';
 import type { RecordSink } from '../modules/ingest/records.js';
-import { families, type PlatformDeps } from '../modules/index.js';
+import { createChannelNotifications, families, type PlatformDeps } from '../modules/index.js';
 import { registerFamily } from './kernel/family.js';
 import { installAccess } from './kernel/access.js';
 import { documentedSchema, installSchemas } from './kernel/schema.js';
@@ -125,7 +125,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   );
 
   // The route families (src/modules/index.ts).
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors: createVendors(opts.config) };
+  const vendors = createVendors(opts.config);
+  // The channels family's send port, handed to the families that send through it (workflows).
+  const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store, logger: opts.logger, vendors });
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -5,8 +5,8 @@
  */
 import { buildInfo } from '../config/build-info.js';
 import type { Config } from '../config/config.js';
-import { createWorkflowExecutor, familyMigrations, familySeeds } from '../modules/index.js';
-import type { Executor } from '../modules/workflows/executor.js';
+import { createChannelNotifications, createWorkflowExecutor, familyMigrations, familySeeds, type WorkflowExecutor } from '../modules/index.js';
+import { createVendors, type Vendors } from '../vendors/index.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
 import { applySeed } from '../store/seed-repo.js';
@@ -111,14 +111,18 @@ async function runOn(
   let worker: Worker | undefined;
   let closeListener = bound.close;
   let kafkaSink: KafkaSink | undefined;
-  let workflowExecutor: Executor | undefined;
+  let workflowExecutor: WorkflowExecutor | undefined;
+  let workflowVendors: Vendors | undefined;
   if (role === 'worker') {
     // Open before the consumer joins its group: liveness and metrics from the start (telemetry/worker-listener.ts).
     logger.info({ event: 'process.listening', role, port: bound.port }, `logdrain ${role} health and metrics on ${bound.port}`);
     worker = await startWorkerWithGauges();
     // The API processes run theirs through the workflows family; a worker runs one beside its pipeline.
+    // Its run-end notifications go out through this process's own vendors and channels port.
     if (config.workflows.executor) {
-      workflowExecutor = createWorkflowExecutor({ config, store, logger });
+      const vendors = (workflowVendors = createVendors(config));
+      const channelNotifications = createChannelNotifications({ config, store, logger, vendors }, { applyReceipts: true });
+      workflowExecutor = createWorkflowExecutor({ config, store, logger, vendors, channelNotifications });
       await workflowExecutor.start();
     }
   } else {
@@ -166,6 +170,7 @@ async function runOn(
         // 503, shutting down) while it drains, so a liveness probe does not kill it mid-stop.
         if (role !== 'worker') await closeListener();
         await Promise.all([worker?.stop(), workflowExecutor?.stop()]);
+        await Promise.all([workflowVendors?.mail.close(), workflowVendors?.messaging.close()]).catch(() => {});
         if (role === 'worker') await closeListener();
         await kafkaSink?.close().catch(() => {});
         await store.close();

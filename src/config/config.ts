@@ -121,6 +121,16 @@ export interface WorkflowsConfig {
   readonly slots: number;
   /** WORKFLOW_RATE_LIMIT_{READ,START,BATCH,MUTATE}_PER_MIN: the wf-read, wf-start, wf-batch and wf-mutate buckets (spec 03 part 8: 600, 30, 5, 60). */
   readonly rateLimits: { readonly read: number; readonly start: number; readonly batch: number; readonly mutate: number };
+  /** The run-end notification sender beside each executor (docs/api-workflows.md, notifications). */
+  readonly notify: {
+    /** WORKFLOW_NOTIFY_LEASE_MS: how long a sender holds a notification it claimed; a dead sender's are sent by another after it. */
+    readonly leaseMs: number;
+    /** WORKFLOW_NOTIFY_RETRY_BASE_MS, WORKFLOW_NOTIFY_RETRY_MAX_MS: the backoff after a vendor failure (doubling from base, at most max). */
+    readonly retryBaseMs: number;
+    readonly retryMaxMs: number;
+    /** WORKFLOW_NOTIFY_MAX_ATTEMPTS: sends tried before a notification is recorded failed. */
+    readonly maxAttempts: number;
+  };
 }
 
 export interface ChannelsConfig {
@@ -373,6 +383,12 @@ export function loadConfig(env: Env = process.env): Config {
         start: int('WORKFLOW_RATE_LIMIT_START_PER_MIN', 30, 1),
         batch: int('WORKFLOW_RATE_LIMIT_BATCH_PER_MIN', 5, 1),
         mutate: int('WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
+      },
+      notify: {
+        leaseMs: int('WORKFLOW_NOTIFY_LEASE_MS', 120_000, 100, 3_600_000),
+        retryBaseMs: int('WORKFLOW_NOTIFY_RETRY_BASE_MS', 2000, 10, 3_600_000),
+        retryMaxMs: int('WORKFLOW_NOTIFY_RETRY_MAX_MS', 300_000, 10, 86_400_000),
+        maxAttempts: int('WORKFLOW_NOTIFY_MAX_ATTEMPTS', 8, 1, 100),
       },
     },
   };

@@ -31,7 +31,10 @@ export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.
 /** Every family's seed array, for the seed loader (readSeedFile). */
 export const familySeeds: readonly SeedSection[] = families.flatMap((f) => f.seed ?? []);
 
-/** The workflow executor a `logdrain worker` runs beside its delivery pipeline. */
-export { createWorkflowExecutor } from './workflows/index.js';
+/** The workflow executor (and notification sender) a `logdrain worker` runs beside its delivery pipeline. */
+export { createWorkflowExecutor, type WorkflowExecutor } from './workflows/index.js';
+
+/** The channels family's send port for the other families (platform-deps.ts), built by the composition roots. */
+export { createChannelNotifications } from './channels/index.js';
 
 export type { PlatformDeps };

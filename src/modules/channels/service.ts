@@ -20,6 +20,7 @@ import { refused } from './errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { canMove, receiptTimeProblem, type Delivery, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
 import { createChannelsRepo, type InboundMessage } from './repository.js';
+import type { ChannelNotification, ChannelNotificationOutcome } from '../platform-deps.js';
 import { resolveRecipient, type Resolved } from './recipients.js';
 import { bracketed, brandedEmail, renderRichBody, richBodyText } from './email-render.js';
 
@@ -46,6 +47,10 @@ export interface SendContext {
   orgId: string;
   agentId: string;
   idempotencyKey: string | undefined;
+  /** The delivery's origin label (spec 03 part 2.3); absent: `channels_send`, the send routes'. */
+  origin?: string;
+  /** The delivery's id, when the sender chose it (a notification); absent: a new one. */
+  deliveryId?: string;
 }
 
 export interface TextSend {
@@ -167,9 +172,9 @@ export function createChannelService(deps: ChannelServiceDeps) {
   }, outcome: SendOutcome | { queued: true; provider: string }, at: Date): Delivery {
     const status: DeliveryStatus = 'queued' in outcome ? 'queued' : outcome.ok ? 'accepted' : 'failed';
     return {
-      id: `dlv_${ulid()}`, orgId: ctx.orgId, agentId: ctx.agentId, channel: fields.channel, channelIdentifier: fields.channelIdentifier,
+      id: ctx.deliveryId ?? `dlv_${ulid()}`, orgId: ctx.orgId, agentId: ctx.agentId, channel: fields.channel, channelIdentifier: fields.channelIdentifier,
       from: fields.from, to: fields.to, userId: fields.resolved.userId, address: fields.resolved.address, provider: outcome.provider,
-      origin: 'channels_send', status,
+      origin: ctx.origin ?? 'channels_send', status,
       failure: 'queued' in outcome || outcome.ok ? null : { ...outcome.failure, provider: outcome.provider },
       history: [{ status, at: at.toISOString(), source: 'send' }],
       messageId: 'queued' in outcome || !outcome.ok ? null : outcome.messageId,
@@ -232,31 +237,62 @@ export function createChannelService(deps: ChannelServiceDeps) {
     return record(ctx, claim, d, resultOf(d, resolved));
   }
 
+  /** A text on any channel (an email with the subject given, else the default one). */
+  async function sendText(ctx: SendContext, body: TextSend & { subject?: string }, claim: { claimId: string; key: string } | undefined): Promise<SendResult> {
+    const channelIdentifier = body.options?.channelIdentifier ?? null;
+    if (body.channel === 'email') {
+      return sendEmail(ctx, {
+        to: body.to, text: body.text, ...(channelIdentifier !== null ? { channelIdentifier } : {}), ...(body.subject !== undefined ? { subject: body.subject } : {}),
+      }, claim);
+    }
+    await agentOf(ctx.agentId);
+    const channel = body.channel as MessagingChannel;
+    const resolved = await resolveRecipient(repo, ctx.agentId, channel, body.to);
+    const message: OutboundMessage = { channel, channelIdentifier, address: resolved.address, body: { kind: 'text', text: body.text } };
+    if (channel === 'chatapp' && !(await windowOpen(ctx.agentId, resolved, now()))) {
+      if ((body.options?.chatapp?.onClosedWindow ?? 'queue') === 'fail') {
+        throw refused('The chat-app 24-hour window is closed for this recipient (onClosedWindow is fail); send a template to open the conversation');
+      }
+      const at = now();
+      const d = delivery(ctx, { channel, channelIdentifier, from: senderOf(channel, channelIdentifier, ctx.agentId), to: body.to, resolved }, { queued: true, provider: vendors.messaging.provider('chatapp') }, at);
+      const warning = resolved.address.startsWith('+1') ? QUEUED_PLUS_ONE_WARNING : undefined;
+      return record(ctx, claim, d, resultOf(d, resolved, warning), message);
+    }
+    return sendMessage(ctx, claim, body.to, resolved, message, null);
+  }
+
   return {
     repo,
 
     /** POST .../send */
     send(ctx: SendContext, body: TextSend): Promise<SendResult> {
-      return once(ctx, async (claim) => {
-        const channelIdentifier = body.options?.channelIdentifier ?? null;
-        if (body.channel === 'email') {
-          return sendEmail(ctx, { to: body.to, text: body.text, ...(channelIdentifier !== null ? { channelIdentifier } : {}) }, claim);
-        }
-        await agentOf(ctx.agentId);
-        const channel = body.channel as MessagingChannel;
-        const resolved = await resolveRecipient(repo, ctx.agentId, channel, body.to);
-        const message: OutboundMessage = { channel, channelIdentifier, address: resolved.address, body: { kind: 'text', text: body.text } };
-        if (channel === 'chatapp' && !(await windowOpen(ctx.agentId, resolved, now()))) {
-          if ((body.options?.chatapp?.onClosedWindow ?? 'queue') === 'fail') {
-            throw refused('The chat-app 24-hour window is closed for this recipient (onClosedWindow is fail); send a template to open the conversation');
-          }
-          const at = now();
-          const d = delivery(ctx, { channel, channelIdentifier, from: senderOf(channel, channelIdentifier, ctx.agentId), to: body.to, resolved }, { queued: true, provider: vendors.messaging.provider('chatapp') }, at);
-          const warning = resolved.address.startsWith('+1') ? QUEUED_PLUS_ONE_WARNING : undefined;
-          return record(ctx, claim, d, resultOf(d, resolved, warning), message);
-        }
-        return sendMessage(ctx, claim, body.to, resolved, message, null);
-      });
+      return once(ctx, (claim) => sendText(ctx, body, claim));
+    },
+
+    /**
+     * Another family's message (ChannelNotificationPort, contract W8): a text to a thread of the
+     * agent, recorded under the id the caller chose with `origin: notification`. A delivery already
+     * recorded under that id is answered as it stands, nothing sent. The thread is an end user's id,
+     * or a `workchat` conversation id; with no channel given, a conversation's is `workchat`, an end
+     * user's the one they last wrote on. The chat-app window rule is the send route's (a closed
+     * window queues).
+     */
+    async sendNotification(n: ChannelNotification): Promise<ChannelNotificationOutcome> {
+      const recorded = await repo.getDelivery(n.agentId, n.deliveryId);
+      if (recorded) return notificationOutcome(recorded);
+      const conversation = n.channel === undefined ? await repo.conversation(n.agentId, n.thread) : undefined;
+      const channel: SendChannel | undefined = n.channel ?? (conversation ? 'workchat' : (await repo.newestFromUser(n.agentId, n.thread))?.channel);
+      if (channel === undefined) {
+        return { kind: 'refused', channel: null, error: { code: 'recipient_refused', message: `Unknown thread ${n.thread} for agent ${n.agentId}: neither an end user nor a workchat conversation of the agent` } };
+      }
+      const ctx: SendContext = { orgId: n.orgId, agentId: n.agentId, idempotencyKey: undefined, origin: 'notification', deliveryId: n.deliveryId };
+      try {
+        await sendText(ctx, { channel, to: conversation ? { conversationId: n.thread } : { userId: n.thread }, text: n.text, subject: n.subject }, undefined);
+      } catch (e) {
+        if ((e as AppError).code === 'CHANNEL_SEND_REFUSED') return { kind: 'refused', channel, error: { code: 'recipient_refused', message: (e as AppError).message } };
+        throw e;
+      }
+      return notificationOutcome((await repo.getDelivery(n.agentId, n.deliveryId))!);
     },
 
     /** POST .../chatapp/template: opens a conversation whatever the window. */
@@ -386,6 +422,16 @@ export function createChannelService(deps: ChannelServiceDeps) {
       if (moved > 0) logger.info({ event: 'channels.sweep', expired: moved }, 'queued channel sends expired');
       return moved;
     },
+  };
+}
+
+/** What a recorded notification delivery tells its sender. */
+function notificationOutcome(d: Delivery): ChannelNotificationOutcome {
+  if (d.status !== 'failed' && d.status !== 'expired') return { kind: 'sent', channel: d.channel, deliveryId: d.id, status: d.status };
+  const f = d.failure;
+  return {
+    kind: 'failed', channel: d.channel, deliveryId: d.id, retryable: f?.retryable ?? false,
+    error: { code: f?.code ?? f?.category ?? 'unknown', message: f?.title ?? 'The vendor refused the message' },
   };
 }
 

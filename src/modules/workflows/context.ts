@@ -12,6 +12,8 @@ import { grantedOf } from '../../api/kernel/access.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
+import type { Vendors } from '../../vendors/index.js';
+import type { ChannelNotificationPort } from '../platform-deps.js';
 
 export const READ_SCOPE = 'workflows:read';
 export const READ_OUTPUTS_SCOPE = 'workflows:read-outputs';
@@ -32,6 +34,10 @@ export interface WorkflowDeps {
   store: Store;
   logger: Logger;
   limiter: RateLimiter;
+  /** The mail port the run-end emails go through. */
+  vendors: Pick<Vendors, 'mail'>;
+  /** The channels family's port the run-end channel notifications and callbacks go through. */
+  channelNotifications: ChannelNotificationPort;
 }
 
 export const onAgent = (required: string): Access => ({ resource: 'agent', scope: { required } });

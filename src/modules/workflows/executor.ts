@@ -36,6 +36,8 @@ export interface ExecutorOptions {
   pollMs: number;
   /** Runs executed at a time. */
   slots: number;
+  /** Told after a run this executor ended has committed (its end notifications are due: notifier.ts). */
+  onRunEnded?: () => void;
 }
 
 /** The executor stopped (or, in a test, was made to die): it writes nothing more. */
@@ -268,8 +270,11 @@ export function createExecutor(o: ExecutorOptions) {
   async function finish(run: RunRow, event: 'complete' | 'cancel' | 'deadline'): Promise<boolean> {
     const next = mustTransition('running', { type: event });
     const held = { id: run.id, status: 'running' as const };
-    if (next.status === 'completed') return finishRun(sql, held, next.status, { leaseOwner: id });
-    return sql.transaction((tx) => finishRun(tx, held, next.status, { leaseOwner: id }));
+    const ended = next.status === 'completed'
+      ? await finishRun(sql, held, next.status, { leaseOwner: id })
+      : await sql.transaction((tx) => finishRun(tx, held, next.status, { leaseOwner: id }));
+    if (ended) o.onRunEnded?.();
+    return ended;
   }
 
   async function execute(run: RunRow): Promise<void> {
@@ -321,10 +326,11 @@ export function createExecutor(o: ExecutorOptions) {
     );
     for (const r of late) {
       const next = mustTransition(r.status, { type: 'deadline' });
-      await sql.transaction(async (tx) => {
+      const ended = await sql.transaction(async (tx) => {
         const [locked] = await tx.query<{ status: RunStatus }>('select status from workflow_runs where id = $1 for update', [r.id]);
-        if (locked && !TERMINAL_STATUSES.includes(locked.status)) await finishRun(tx, { id: r.id, status: locked.status }, next.status);
+        return locked !== undefined && !TERMINAL_STATUSES.includes(locked.status) && (await finishRun(tx, { id: r.id, status: locked.status }, next.status));
       });
+      if (ended) o.onRunEnded?.();
     }
   }
 

@@ -308,4 +308,68 @@ from (values
 where a.action = r.old_name;
 `,
   },
+  {
+    id: 'workflows/007-run-notifications',
+    sql: /* sql */ `
+-- A run's end notifications (contract W8): one row per destination, written by a trigger in the
+-- transaction that ends the run (so no run ends without them, whichever module ends it), and sent
+-- after the commit by the notification senders, which claim pending rows (claimed_by/claimed_until,
+-- FOR UPDATE SKIP LOCKED) so that one sender sends each. The pending rows are the outbox; the rest
+-- are what the run's full detail lists under notifications. kind: email (the creator's address), app
+-- (the in-app record, complete when written), target (notifyTarget), callback (originThreadId).
+create table workflow_run_notifications (
+  id text primary key,
+  run_id text not null references workflow_runs (id) on delete cascade,
+  kind text not null check (kind in ('email', 'app', 'target', 'callback')),
+  -- email, app, or the channel sent on (null for a callback until its thread's channel is known).
+  channel text,
+  thread text,
+  -- The recipient: the email address, the user id, the thread.
+  recipient text,
+  status text not null check (status in ('pending', 'sent', 'failed', 'skipped')),
+  delivery_id text,
+  error jsonb,
+  -- Sends tried so far; a pending row is due at next_attempt_at.
+  attempts int not null default 0,
+  next_attempt_at timestamptz not null,
+  claimed_by text,
+  claimed_until timestamptz,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  unique (run_id, kind)
+);
+create index workflow_run_notifications_due on workflow_run_notifications (next_attempt_at) where status = 'pending';
+
+create function workflow_run_ended_notify() returns trigger language plpgsql as $$
+declare
+  base text := 'wfn_' || substr(new.id, 5) || '_';
+begin
+  if new.notify_mode in ('email', 'emailApp') then
+    insert into workflow_run_notifications (id, run_id, kind, channel, status, next_attempt_at, created_at, updated_at)
+      values (base || 'email', new.id, 'email', 'email', 'pending', now(), now(), now()) on conflict do nothing;
+  end if;
+  if new.notify_mode in ('app', 'emailApp') then
+    insert into workflow_run_notifications (id, run_id, kind, channel, recipient, status, attempts, next_attempt_at, created_at, updated_at)
+      values (base || 'app', new.id, 'app', 'app', new.created_by, 'sent', 1, now(), now(), now()) on conflict do nothing;
+  end if;
+  if new.notify_target is not null then
+    insert into workflow_run_notifications (id, run_id, kind, channel, thread, recipient, status, error, next_attempt_at, created_at, updated_at)
+      values (base || 'target', new.id, 'target', new.notify_target->>'channel', new.notify_target->>'threadId', new.notify_target->>'threadId',
+        case when new.notify_target->>'channel' = 'teamchat' then 'skipped' else 'pending' end,
+        case when new.notify_target->>'channel' = 'teamchat'
+          then jsonb_build_object('code', 'channel_not_sendable', 'message', 'teamchat is not a channel the platform sends on') end,
+        now(), now(), now()) on conflict do nothing;
+  end if;
+  if new.callback and new.origin_thread_id is not null then
+    insert into workflow_run_notifications (id, run_id, kind, thread, recipient, status, next_attempt_at, created_at, updated_at)
+      values (base || 'callback', new.id, 'callback', new.origin_thread_id, new.origin_thread_id, 'pending', now(), now(), now()) on conflict do nothing;
+  end if;
+  return null;
+end
+$$;
+create trigger workflow_runs_ended_notify after update on workflow_runs for each row
+  when (old.status not in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned') and new.status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned'))
+  execute function workflow_run_ended_notify();
+`,
+  },
 ];

@@ -187,6 +187,8 @@ export interface DetailOptions {
   payloads: boolean;
   /** The caller is the run's creator or holds org:manage. */
   receipts: boolean;
+  /** The run's end notifications (listed with the receipt). */
+  notifications?: readonly NotificationListRow[];
 }
 
 export function runDetail(r: RunRow, steps: readonly StepRow[], o: DetailOptions): Record<string, unknown> {
@@ -219,14 +221,49 @@ export function runDetail(r: RunRow, steps: readonly StepRow[], o: DetailOptions
     if (o.receipts) {
       detail.receipt = receiptOf(r, steps);
       detail.notify = r.notify_mode === null ? null : { mode: r.notify_mode, target: r.notify_target };
+      detail.notifications = (o.notifications ?? []).map(notificationItem);
     }
   }
   return detail;
 }
 
+/** One run-end notification as stored (migration workflows/005; notifier.ts). */
+export interface NotificationListRow {
+  kind: 'email' | 'app' | 'target' | 'callback';
+  channel: string | null;
+  recipient: string | null;
+  status: 'pending' | 'sent' | 'failed' | 'skipped';
+  delivery_id: string | null;
+  error: { code: string; message: string } | null;
+  attempts: number;
+}
+
+/** A notification in the run's full detail (contract W8): `{kind, channel, to, status, attempts, deliveryId?, error?}`. */
+export function notificationItem(n: NotificationListRow): Record<string, unknown> {
+  return {
+    kind: n.kind, channel: n.channel, to: n.recipient, status: n.status, attempts: n.attempts,
+    ...(n.delivery_id !== null && n.status !== 'pending' ? { deliveryId: n.delivery_id } : {}), ...(n.error !== null ? { error: n.error } : {}),
+  };
+}
+
+/** The run-end summary as a message: a subject and a plain text body (the receipt's facts). */
+export function runEndSummary(r: RunRow, steps: readonly StepRow[], agentName: string): { subject: string; text: string } {
+  const c = countsOf(steps);
+  const name = r.workflow_name ?? `an inline ${r.form}`;
+  const lines = [
+    `The workflow run ${r.id} (${name}, agent ${agentName}) ended ${r.status}.`,
+    `Steps: ${c.completed} completed, ${c.skipped} skipped, ${c.failed} failed, ${c.cancelled} cancelled, ${c.total} in all.`,
+    `Usage: ${r.budget.spent.steps} steps, ${r.budget.spent.credits} credits.`,
+  ];
+  if (r.duration_ms !== null) lines.push(`Duration: ${Number(r.duration_ms)} ms.`);
+  if (r.completed_at !== null) lines.push(`Ended at ${r.completed_at.toISOString()}.`);
+  if (r.error) lines.push(`Error ${r.error.code}${r.error.stepId ? ` at step ${r.error.stepId}` : ''}: ${r.error.message}`);
+  return { subject: `Workflow run ${name} ${r.status}`, text: `${lines.join('\n')}\n` };
+}
+
 /**
- * The run-end summary (what a notification of the run's end would carry): null until the run is
- * terminal. The service records the notification settings and sends nothing itself.
+ * The run-end summary (what the run's end notifications carry, notifier.ts): null until the run is
+ * terminal.
  */
 export function receiptOf(r: RunRow, steps: readonly StepRow[]): Record<string, unknown> | null {
   if (!isTerminal(r.status)) return null;

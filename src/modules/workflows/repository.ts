@@ -1,6 +1,6 @@
 /** The workflow family's statements. Every status write names the statuses it moves from (state.ts). */
 import type { Sql } from '../../store/sql.js';
-import type { DefinitionRow, EventRow, RunRow, StepRow } from './model.js';
+import type { DefinitionRow, EventRow, NotificationListRow, RunRow, StepRow } from './model.js';
 import { DEFAULT_POLICY, type PolicyLimits } from './seed.js';
 import type { RunStatus } from './state.js';
 import type { Graph, JsonSchema } from './graph.js';
@@ -85,6 +85,15 @@ export function createWorkflowsRepo(sql: Sql) {
       const rows = await sql.query<StepRow>('select * from workflow_run_steps where run_id = any($1::text[]) order by run_id, idx', [runIds]);
       for (const s of rows) out.get(s.run_id)!.push(s);
       return out;
+    },
+
+    /** The run's end notifications, in the order of contract W8 (email, app, target, callback). */
+    async notifications(runId: string): Promise<NotificationListRow[]> {
+      return sql.query<NotificationListRow>(
+        `select kind, channel, recipient, status, delivery_id, error, attempts from workflow_run_notifications where run_id = $1
+         order by array_position(array['email', 'app', 'target', 'callback'], kind)`,
+        [runId],
+      );
     },
 
     /** The run's events after seq `after`, oldest first. */

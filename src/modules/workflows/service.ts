@@ -314,7 +314,8 @@ export function createWorkflowService(o: ServiceOptions) {
 
   async function detailOf(r: RunRow, opts: { full: boolean; payloads: boolean; receipts: boolean }) {
     const steps = (await repo.steps([r.id])).get(r.id)!;
-    return runDetail(r, steps, opts);
+    const notifications = opts.full && opts.receipts ? await repo.notifications(r.id) : [];
+    return runDetail(r, steps, { ...opts, notifications });
   }
 
   return {
