@@ -24,7 +24,7 @@ import { KernelErrors } from './error-registry.js';
  */
 export type BlindRetry = 'safe' | 'unsafe' | KeyedRetry;
 
-/** Safe when `idempotencyKey` finds a key in the request (its header, or a field of its body once read). */
+/** Safe when `idempotencyKey` finds a key in the request (keyedByHeader, keyedInBody). */
 export interface KeyedRetry {
   idempotencyKey: (req: FastifyRequest) => boolean;
 }
@@ -55,6 +55,12 @@ export function hasHeader(req: FastifyRequest, name: string): boolean {
 
 /** Safe with a key in the header the route reads it from (`idempotency-key`, `x-idempotency-key`: spec 03's idempotent writes). */
 export const keyedByHeader = (name: 'idempotency-key' | 'x-idempotency-key'): KeyedRetry => ({ idempotencyKey: (req) => hasHeader(req, name) });
+
+/**
+ * Safe when the body carries the key, as `has` finds it in the parsed body. A request the outage
+ * stopped before its body was read (while authenticating it, say) has run nothing: safe as well.
+ */
+export const keyedInBody = (has: (body: unknown) => boolean): KeyedRetry => ({ idempotencyKey: (req) => req.body === undefined || has(req.body) });
 
 /** Refuses, when a route is registered, a write that declares itself safe without a key. */
 export function installStoreOutage(app: FastifyInstance): void {

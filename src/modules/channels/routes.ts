@@ -1,7 +1,7 @@
 /** The channel routes of spec 03 part 4.2 and the vendors' receipt route. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf } from '../../api/kernel/access.js';
-import { keyedByHeader } from '../../api/kernel/store-outage.js';
+import { keyedByHeader, keyedInBody } from '../../api/kernel/store-outage.js';
 import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess } from './context.js';
 import { deliveryNotFound } from './errors.js';
 import type { Delivery } from './model.js';
@@ -82,7 +82,7 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
   app.post<{ Body: ReceiptBodyT }>(RECEIPTS_PATH, {
     schema: { tags: ['channels'], summary: "A messaging or mail vendor's callback (status receipt or inbound message)", body: ReceiptBody, response: { 200: ReceiptResult, ...errorResponses } },
     // A vendor's callback is applied once per (provider, eventId): its event id is its idempotency key.
-    config: { access: receiptsAccess, errorShape: 'framework' as const, blindRetry: { idempotencyKey: (req: FastifyRequest) => typeof (req.body as { eventId?: unknown } | undefined)?.eventId === 'string' } },
+    config: { access: receiptsAccess, errorShape: 'framework' as const, blindRetry: keyedInBody((body) => typeof (body as { eventId?: unknown }).eventId === 'string') },
   }, async (req) => {
     const { orgId } = grantedOf(req);
     const b = req.body;

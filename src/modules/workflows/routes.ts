@@ -11,7 +11,7 @@ import { authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/ker
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
-import { hasHeader, type BlindRetry } from '../../api/kernel/store-outage.js';
+import { hasHeader, keyedInBody, type BlindRetry } from '../../api/kernel/store-outage.js';
 import { unstorableTextIn } from '../../api/kernel/storable-text.js';
 import type { Store } from '../../store/store.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
@@ -76,15 +76,13 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
   // The control routes (starts, cancel, recovery, erase) answer 503 CONTROL_UNAVAILABLE while the store is down.
   const execute = { access: onAgent(EXECUTE_SCOPE), errorShape: 'workflows' as const, storeUnavailable: controlUnavailable };
   // A start is safe to repeat with its idempotency key (header or body); a batch when every item has one.
-  const startRetry: BlindRetry = {
-    idempotencyKey: (req) => hasHeader(req, 'idempotency-key') || typeof (req.body as { idempotencyKey?: unknown } | undefined)?.idempotencyKey === 'string',
-  };
-  const batchRetry: BlindRetry = {
-    idempotencyKey: (req) => {
-      const items = (req.body as { items?: unknown } | undefined)?.items;
-      return Array.isArray(items) && items.length > 0 && items.every((i) => typeof (i as { idempotencyKey?: unknown } | null)?.idempotencyKey === 'string');
-    },
-  };
+  const keyOf = (o: unknown): unknown => (typeof o === 'object' && o !== null ? (o as { idempotencyKey?: unknown }).idempotencyKey : undefined);
+  const bodyKey = keyedInBody((body) => typeof keyOf(body) === 'string');
+  const startRetry: BlindRetry = { idempotencyKey: (req) => hasHeader(req, 'idempotency-key') || bodyKey.idempotencyKey(req) };
+  const batchRetry: BlindRetry = keyedInBody((body) => {
+    const items = (body as { items?: unknown }).items;
+    return Array.isArray(items) && items.length > 0 && items.every((i) => typeof keyOf(i) === 'string');
+  });
 
   /** Whether the caller is the run's creator or holds org:manage on its organization. */
   async function creatorOrManager(p: Principal, createdBy: string, orgId: string): Promise<boolean> {

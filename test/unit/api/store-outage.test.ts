@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installErrorHandler } from '../../../src/api/kernel/errors.js';
-import { installStoreOutage, keyedByHeader, drainingAnswer } from '../../../src/api/kernel/store-outage.js';
+import { installStoreOutage, keyedByHeader, keyedInBody, drainingAnswer } from '../../../src/api/kernel/store-outage.js';
 import { withStoreErrorsMarked } from '../../../src/store/unavailable.js';
 import { AppError } from '../../../src/errors.js';
 import type { Sql } from '../../../src/store/sql.js';
@@ -69,6 +69,21 @@ describe('a store outage, one rule for every route', () => {
     expect(keyed.json()).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', retryAfterSeconds: 1 });
     // Another family's header is not this route's key.
     expect((await app.inject({ method: 'POST', url: '/send', payload: {}, headers: { 'idempotency-key': 'k1' } })).headers['retry-after']).toBeUndefined();
+    await app.close();
+  });
+
+  it('takes a key in the body as found once the body is read; a request stopped before its body was read ran nothing', async () => {
+    const inBody = keyedInBody((body) => typeof (body as { key?: unknown }).key === 'string');
+    const app = await appWith((a) => {
+      a.post('/batch', { config: { blindRetry: inBody } }, storeDown);
+      // As the access kernel does: a store lookup before the body is read.
+      a.post('/early', { config: { blindRetry: inBody }, onRequest: async () => { await storeDown(); } }, async () => ({}));
+    });
+    expect((await app.inject({ method: 'POST', url: '/batch', payload: { key: 'k' } })).headers['retry-after']).toBe('1');
+    expect((await app.inject({ method: 'POST', url: '/batch', payload: { other: 1 } })).headers['retry-after']).toBeUndefined();
+    const early = await app.inject({ method: 'POST', url: '/early', payload: { other: 1 } });
+    expect(early.statusCode).toBe(503);
+    expect(early.headers['retry-after']).toBe('1');
     await app.close();
   });
 
