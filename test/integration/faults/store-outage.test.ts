@@ -181,13 +181,18 @@ describe('a store outage on every route family', () => {
     const keyed = () => o.app.request('POST', `${BASE}/send`, { token: 'lk_send', body: sms, headers: { 'x-idempotency-key': 'outage-1' } });
     const unkeyed = () => o.app.request('POST', `${BASE}/send`, { token: 'lk_send', body: { ...sms, text: 'no key' } });
     const deliveries = () => o.app.request('GET', `${BASE}/deliveries`, { token: 'lk_send' });
+    // A vendor's callback, applied once per event id: its idempotency key.
+    const inbound = { type: 'inbound', provider: 'sandbox-chatapp', eventId: 'outage-in-1', agentId: 'agt_support', userId: 'usr_uk', channel: 'chatapp', address: '+447700900123', messageId: 'wamid_outage' };
+    const receipt = () => o.app.request('POST', '/developer/channels/receipts', { token: 'lk_receipts', body: inbound });
 
-    it('answers a keyed send and a read 503 with Retry-After, an unkeyed send 503 without; once back, the keyed send makes one delivery however often repeated', async () => {
+    it('answers a keyed send, a vendor receipt and a read 503 with Retry-After, an unkeyed send 503 without; once back, the keyed send makes one delivery and the receipt one event however often repeated', async () => {
       await o.relay.cut();
       expectUnavailable(await refused(deliveries), true);
       expectUnavailable(await keyed(), true);
       expectUnavailable(await unkeyed(), false);
+      expectUnavailable(await receipt(), true);
       expect(await count(o, 'channel_deliveries')).toBe(0);
+      expect(await count(o, 'channel_receipt_events')).toBe(0);
 
       await o.relay.restore();
       const first = await served(keyed, 200);
@@ -198,6 +203,9 @@ describe('a store outage on every route family', () => {
       expect(await count(o, "channel_deliveries where idempotency_key = 'outage-1'")).toBe(1);
       expect(await count(o, 'channel_deliveries')).toBe(2);
       expect((await served(deliveries, 200)).body.data).toHaveLength(2);
+      expect((await served(receipt, 200)).body).toMatchObject({ eventId: 'outage-in-1', duplicate: false });
+      expect((await receipt()).body).toMatchObject({ duplicate: true });
+      expect(await count(o, "channel_receipt_events where event_id = 'outage-in-1'")).toBe(1);
     });
   });
 
