@@ -93,6 +93,9 @@ export function storeOutageAnswer(req: FastifyRequest): AppError {
   return KernelErrors.UPSTREAM_UNAVAILABLE(message, { retryAfterSeconds });
 }
 
+/** How long a client is asked to wait before retrying a request a stopping process did not start. */
+export const DRAINING_RETRY_AFTER_SECONDS = 1;
+
 /**
  * What a process that is stopping answers a request that arrives before its requests in flight
  * have finished (spec 01 part 7.1.5, CONTRACT part 7): the request never started, one retry after
@@ -106,6 +109,3 @@ export function drainingAnswer(): { status: number; headers: Record<string, stri
     body: JSON.stringify({ error: { code: e.code, message: e.message, retryable: true } }),
   };
 }
-
-/** How long a client is asked to wait before retrying a request a stopping process did not start. */
-export const DRAINING_RETRY_AFTER_SECONDS = 1;
