@@ -11,6 +11,7 @@ import { createRequestSummary } from '../telemetry/request-summary.js';
 import { buildInfo } from '../config/build-info.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { installErrorHandler } from './kernel/errors.js';
+import { installStoreOutage } from './kernel/store-outage.js';
 import { installJsonBody } from './kernel/json-body.js';
 import { closeOnUnreadBody } from './kernel/unread-body.js';
 import swagger from '@fastify/swagger';
@@ -74,6 +75,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     shuttingDown = true;
   });
   installErrorHandler(app);
+  // A write's declaration of blind-retry safety is checked as its route registers (kernel/store-outage.ts).
+  installStoreOutage(app);
   // Bodies are JSON in UTF-8, bounded in depth, read by the kernel's parser (kernel/json-body.ts).
   installJsonBody(app);
   closeOnUnreadBody(app);

@@ -3,11 +3,14 @@
  * another when told (the API's, once built and ready: run.ts). Handlers are swapped between two
  * requests, never during one, so every request is answered whole by one of them.
  *
- * Closing is prompt however clients poll: a load balancer or a probe on a kept-alive connection
- * would otherwise hold `server.close()` open for as long as it polls. Once closing, every answer
- * says `Connection: close`, each connection closes as soon as its answer is out, and one still
- * open `graceMs` after (a request still trickling in, an answer that never ends) is cut, as Node
- * stops enforcing its request timeout on a closing server.
+ * Closing lets the requests in flight finish: until the last of them has been answered the port
+ * still takes connections, their requests answered by the handler of the moment (a stopping
+ * process's 503 CORE_DRAINING: run.ts), and then it stops listening. Closing is prompt however
+ * clients poll: a load balancer or a probe on a kept-alive connection would otherwise hold
+ * `server.close()` open for as long as it polls. Once closing, every answer says
+ * `Connection: close`, each connection closes as soon as its answer is out, and one still open
+ * `graceMs` after (a request still trickling in, an answer that never ends) is cut, as Node stops
+ * enforcing its request timeout on a closing server.
  */
 import { createServer, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 
@@ -27,7 +30,10 @@ export interface HttpListener {
   port: number;
   /** From the next request on, `handler` answers (a request being answered keeps its handler). */
   answerWith(handler: RequestListener): void;
-  /** Takes no new connection and resolves once every open one is closed. */
+  /**
+   * Stops listening once the requests being answered now have been answered (new ones meanwhile
+   * get the handler of the moment), and resolves once every connection is closed.
+   */
   close(): Promise<void>;
 }
 
@@ -71,13 +77,31 @@ export async function openHttpListener(opts: HttpListenerOptions): Promise<HttpL
     close() {
       closing ??= new Promise((resolve) => {
         for (const res of answering) if (!res.headersSent) res.setHeader('connection', 'close');
-        const cut = setTimeout(() => server.closeAllConnections(), opts.graceMs);
-        cut.unref();
+        server.closeIdleConnections();
+        let listening = true;
         // Closes the idle connections too; resolves once the others have closed.
-        server.close(() => {
-          clearTimeout(cut);
-          resolve();
-        });
+        const stopListening = () => {
+          if (!listening) return;
+          listening = false;
+          server.close(() => {
+            clearTimeout(cut);
+            resolve();
+          });
+        };
+        const cut = setTimeout(() => {
+          stopListening();
+          server.closeAllConnections();
+        }, opts.graceMs);
+        cut.unref();
+        // The requests in flight now; those arriving meanwhile are answered at once and not waited for.
+        const inFlight = new Set([...answering].filter((res) => !res.writableFinished));
+        if (inFlight.size === 0) return stopListening();
+        for (const res of inFlight) {
+          res.once('close', () => {
+            inFlight.delete(res);
+            if (inFlight.size === 0) stopListening();
+          });
+        }
       });
       return closing;
     },

@@ -15,6 +15,7 @@ import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
 import { openHttpListener, type HttpListener } from './http-listener.js';
 import { buildApi, httpLimits } from '../api/server.js';
+import { drainingAnswer } from '../api/kernel/store-outage.js';
 import type { RequestListener } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
@@ -68,10 +69,14 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
   }
 }
 
-/** The interim answer while the API is not answering: starting, or stopping. */
-function unavailable(status: 'starting' | 'stopping'): RequestListener {
-  const body = JSON.stringify({ status });
-  return (_req, res) => void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(body);
+/** The interim answer while the API is not answering yet. */
+const starting: RequestListener = (_req, res) =>
+  void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ status: 'starting' }));
+
+/** The answer to a request that arrives while a stop lets the requests in flight finish: 503 CORE_DRAINING. */
+function draining(): RequestListener {
+  const answer = drainingAnswer();
+  return (_req, res) => void res.writeHead(answer.status, answer.headers).end(answer.body);
 }
 
 /**
@@ -80,7 +85,7 @@ function unavailable(status: 'starting' | 'stopping'): RequestListener {
  */
 function bindHttpServer(config: Config, logger: Logger): Promise<HttpListener> {
   return openHttpListener({
-    host: config.host, port: config.port, server: httpLimits(config.requestTimeoutMs), handler: unavailable('starting'),
+    host: config.host, port: config.port, server: httpLimits(config.requestTimeoutMs), handler: starting,
     // Node enforces the request timeout only while listening: a connection still open this long
     // after the stop began is cut.
     graceMs: config.requestTimeoutMs,
@@ -141,9 +146,10 @@ async function runOn(
     await app.ready();
     bound.answerWith(app.routing);
     closeListener = async () => {
-      // New requests are answered 503 (stopping) and each connection closes once its answer is
-      // out; the API itself (its families' vendors, caches, executor) closes once none is left.
-      bound.answerWith(unavailable('stopping'));
+      // Until the requests in flight have finished, new ones are answered 503 CORE_DRAINING and each
+      // connection closes once its answer is out; the API itself (its families' vendors, caches,
+      // executor) closes once none is left.
+      bound.answerWith(draining());
       await bound.close();
       await app.close();
     };

@@ -69,4 +69,9 @@ export const KernelErrors = defineErrors('kernel', {
   ORG_ARCHIVED: { status: 423, fields: ['orgId'], when: 'a mutation on an archived organization (the one in the path, the agent\'s, or the key\'s own); reads are served' },
   RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the credential\'s budget of a per-credential bucket is spent' },
   VENDOR_UNAVAILABLE: { status: 503, fields: ['vendor', 'retryAfterSeconds'], when: 'a vendor behind the API (a model provider, for example) did not answer in time or failed; nothing was changed, a retry is safe' },
+  UPSTREAM_UNAVAILABLE: {
+    status: 503, fields: ['retryAfterSeconds', 'requestId'],
+    when: 'the store could not be reached, on any route (`retryAfterSeconds` and `Retry-After` only where a blind retry is safe: reads, and writes carrying an idempotency key; without them a write may have applied); telephony: the media server did not answer a voice session\'s room within 15 seconds, could not be reached, or failed (5xx), with `requestId` (nothing was made, a retry is safe)',
+  },
+  CORE_DRAINING: { status: 503, fields: ['retryable'], when: 'a request that reached a process after it was told to stop, while its requests in flight finish; body `{error: {code, message, retryable: true}}` with `Retry-After: 1`: the request never started, retry it once' },
 });

@@ -10,6 +10,7 @@ import { KernelErrors } from './error-registry.js';
 import { SchemaValidationError, validationFailure } from './schema.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
 import { UnsupportedCharset } from './json-body.js';
+import { storeOutageAnswer } from './store-outage.js';
 
 export { reasonPhrase };
 
@@ -42,12 +43,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The Content-Types the route's body may have, named by a 415; application/json when not declared. */
     mediaTypes?: readonly string[];
-    /**
-     * The route's answer when the store cannot be reached (a refused or cut connection, the server
-     * shutting down): a retryable 503 of the family's (its `retryAfterSeconds` also goes out as
-     * `Retry-After`). Without it such a failure is a 500 like any other.
-     */
-    storeUnavailable?: () => AppError;
   }
 }
 
@@ -80,12 +75,13 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (e instanceof UnsupportedCharset) return reply.status(415).send({ statusCode: 415, error: reasonPhrase(415), ...mediaTypeRefusal(req, e.charset) });
     // A client that hung up (mid-body, say): its request's own socket error, nothing about the server.
     if (req.raw.destroyed) req.log.debug({ event: 'api.client_gone', err: { message: e.message, code: e.code } }, 'client went away before the answer');
-    if (config?.storeUnavailable && isStoreUnavailable(e)) {
-      const answer = config.storeUnavailable();
-      req.log.warn({ event: 'api.store_unavailable', code: answer.code, err: { message: e.message } }, 'store unavailable');
+    // The store could not be reached: a 503 on every route, inviting a retry where one is safe (store-outage.ts).
+    if (isStoreUnavailable(e)) {
+      const answer = storeOutageAnswer(req);
       const retryAfter = answer.details.retryAfterSeconds;
+      req.log.warn({ event: 'api.store_unavailable', code: answer.code, retrySafe: retryAfter !== undefined, err: { message: e.message } }, 'store unavailable');
       if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
-      return reply.status(answer.statusCode).send(renderError(answer, config.errorShape));
+      return reply.status(answer.statusCode).send(renderError(answer, config?.errorShape));
     }
     const status = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 ? e.statusCode : 500;
     if (status === 500) {

@@ -1,6 +1,7 @@
 /** The channel routes of spec 03 part 4.2 and the vendors' receipt route. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf } from '../../api/kernel/access.js';
+import { keyedByHeader, keyedInBody } from '../../api/kernel/store-outage.js';
 import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess } from './context.js';
 import { deliveryNotFound } from './errors.js';
 import type { Delivery } from './model.js';
@@ -14,6 +15,8 @@ import { Type } from '@sinclair/typebox';
 import type { VendorFailure } from '../../vendors/messaging/port.js';
 
 const config = { access: sendAccess, errorShape: 'framework' as const };
+/** A send is safe to repeat after a store outage with its X-Idempotency-Key (kernel/store-outage.ts). */
+const sendConfig = { ...config, blindRetry: keyedByHeader('x-idempotency-key') };
 const sendSchema = (summary: string, body: object) => ({
   tags: ['channels'], summary, params: AgentParams, headers: SendHeaders, body, response: { 200: SendResultSchema, ...errorResponses },
 });
@@ -34,16 +37,16 @@ export function deliveryReadForm(d: Delivery): Record<string, unknown> {
 }
 
 export function registerChannelRoutes(app: FastifyInstance, service: ChannelService): void {
-  app.post<{ Params: { agentId: string }; Body: SendBodyT }>(`${CHANNELS_BASE}/send`, { schema: sendSchema('Send text on a channel', SendBody), config }, async (req) =>
+  app.post<{ Params: { agentId: string }; Body: SendBodyT }>(`${CHANNELS_BASE}/send`, { schema: sendSchema('Send text on a channel', SendBody), config: sendConfig }, async (req) =>
     service.send(contextOf(req), req.body),
   );
-  app.post<{ Params: { agentId: string }; Body: TemplateBodyT }>(`${CHANNELS_BASE}/chatapp/template`, { schema: sendSchema('Send a chat-app template (opens a conversation outside the window)', TemplateBody), config }, async (req) =>
+  app.post<{ Params: { agentId: string }; Body: TemplateBodyT }>(`${CHANNELS_BASE}/chatapp/template`, { schema: sendSchema('Send a chat-app template (opens a conversation outside the window)', TemplateBody), config: sendConfig }, async (req) =>
     service.sendTemplate(contextOf(req), req.body),
   );
-  app.post<{ Params: { agentId: string }; Body: ReactionBodyT }>(`${CHANNELS_BASE}/chatapp/reaction`, { schema: sendSchema('React to a chat-app message', ReactionBody), config }, async (req) =>
+  app.post<{ Params: { agentId: string }; Body: ReactionBodyT }>(`${CHANNELS_BASE}/chatapp/reaction`, { schema: sendSchema('React to a chat-app message', ReactionBody), config: sendConfig }, async (req) =>
     service.sendReaction(contextOf(req), req.body),
   );
-  app.post<{ Params: { agentId: string }; Body: EmailBodyT }>(`${CHANNELS_BASE}/email/send`, { schema: sendSchema('Send an email', EmailBody), config }, async (req) =>
+  app.post<{ Params: { agentId: string }; Body: EmailBodyT }>(`${CHANNELS_BASE}/email/send`, { schema: sendSchema('Send an email', EmailBody), config: sendConfig }, async (req) =>
     service.sendEmail(contextOf(req), req.body),
   );
 
@@ -78,7 +81,8 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
   // A vendor's callbacks: status receipts and end users' messages, once per vendor event id.
   app.post<{ Body: ReceiptBodyT }>(RECEIPTS_PATH, {
     schema: { tags: ['channels'], summary: "A messaging or mail vendor's callback (status receipt or inbound message)", body: ReceiptBody, response: { 200: ReceiptResult, ...errorResponses } },
-    config: { access: receiptsAccess, errorShape: 'framework' as const },
+    // A vendor's callback is applied once per (provider, eventId): its event id is its idempotency key.
+    config: { access: receiptsAccess, errorShape: 'framework' as const, blindRetry: keyedInBody((body) => typeof (body as { eventId?: unknown }).eventId === 'string') },
   }, async (req) => {
     const { orgId } = grantedOf(req);
     const b = req.body;

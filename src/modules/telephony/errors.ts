@@ -42,7 +42,6 @@ export const TelephonyErrors = defineErrors('telephony', {
   VOICE_NOT_USABLE: { status: 403, when: 'a dispatch naming a voice that is deactivated, missing, or another agent\'s' },
   VOICE_SESSION_CHANNEL: { status: 400, when: 'a voice session asked for a channel other than `web`' },
   MEDIA_UPSTREAM_REJECTED: { status: 400, when: 'the media server (LiveKit) refused the session\'s room: its 4xx status is passed through (400 stands for any of them), its `msg` as `message`' },
-  UPSTREAM_UNAVAILABLE: { status: 503, fields: ['requestId', 'retryAfterSeconds'], when: 'the media server did not answer a voice session\'s room within 15 seconds, could not be reached, or failed (5xx); nothing was made, a retry is safe' },
   CALLER_ID_NOT_AUTHORIZED: { status: 403, when: 'a dispatch whose `callerId` is no active number of the agent\'s organization' },
 });
 

@@ -34,11 +34,11 @@ export const StartErrors = defineErrors('workflows', {
 });
 
 export const ControlErrors = defineErrors('workflows', {
-  CONTROL_UNAVAILABLE: { status: 503, fields: ['retryAfterSeconds'], when: 'a start, batch, cancel, retry, resolve, budget raise or erase while the store cannot be reached; nothing was changed, a retry with the same idempotency keys is safe' },
+  CONTROL_UNAVAILABLE: { status: 503, fields: ['retryAfterSeconds'], when: 'a start, batch, cancel, retry, resolve, budget raise or erase while the store cannot be reached; a start or batch whose runs all carry idempotency keys has `retryAfterSeconds` (also as `Retry-After`): a retry with the same keys is safe; without it the change may have applied' },
 });
 
-/** How long a client is asked to wait before retrying a control route while the store is down. */
-const CONTROL_RETRY_AFTER_SECONDS = 1;
-
-export const controlUnavailable = () =>
-  ControlErrors.CONTROL_UNAVAILABLE('The workflow control store is unavailable; retry with the same idempotency keys.', { retryAfterSeconds: CONTROL_RETRY_AFTER_SECONDS });
+/** The control routes' answer to a store outage (kernel/store-outage.ts decides whether a retry is safe). */
+export const controlUnavailable = (retryAfterSeconds: number | undefined) =>
+  retryAfterSeconds === undefined
+    ? ControlErrors.CONTROL_UNAVAILABLE('The workflow control store is unavailable; the change may have been applied: read the run before repeating it.')
+    : ControlErrors.CONTROL_UNAVAILABLE('The workflow control store is unavailable; retry with the same idempotency keys.', { retryAfterSeconds });

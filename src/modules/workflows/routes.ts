@@ -11,6 +11,7 @@ import { authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/ker
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
+import { hasHeader, keyedInBody, type BlindRetry } from '../../api/kernel/store-outage.js';
 import { unstorableTextIn } from '../../api/kernel/storable-text.js';
 import type { Store } from '../../store/store.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
@@ -74,6 +75,14 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
   const read = { access: onAgent(READ_SCOPE), errorShape: 'workflows' as const };
   // The control routes (starts, cancel, recovery, erase) answer 503 CONTROL_UNAVAILABLE while the store is down.
   const execute = { access: onAgent(EXECUTE_SCOPE), errorShape: 'workflows' as const, storeUnavailable: controlUnavailable };
+  // A start is safe to repeat with its idempotency key (header or body); a batch when every item has one.
+  const keyOf = (o: unknown): unknown => (typeof o === 'object' && o !== null ? (o as { idempotencyKey?: unknown }).idempotencyKey : undefined);
+  const bodyKey = keyedInBody((body) => typeof keyOf(body) === 'string');
+  const startRetry: BlindRetry = { idempotencyKey: (req) => hasHeader(req, 'idempotency-key') || bodyKey.idempotencyKey(req) };
+  const batchRetry: BlindRetry = keyedInBody((body) => {
+    const items = (body as { items?: unknown }).items;
+    return Array.isArray(items) && items.length > 0 && items.every((i) => typeof keyOf(i) === 'string');
+  });
 
   /** Whether the caller is the run's creator or holds org:manage on its organization. */
   async function creatorOrManager(p: Principal, createdBy: string, orgId: string): Promise<boolean> {
@@ -112,7 +121,7 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
 
   app.post<{ Params: { agentId: string }; Body: StartBodyT }>(`${WORKFLOWS_BASE}/runs`, {
     schema: { tags: ['workflows'], summary: 'Start a run of a deployed definition or an inline graph or script', params: AgentParams, body: StartBodySchema, response: { 200: StartAnswer, 202: StartAnswer, ...errorResponses } },
-    config: { ...execute, validationError: startInvalid },
+    config: { ...execute, validationError: startInvalid, blindRetry: startRetry },
     // input, graph and script may each be 256 KB (413 PAYLOAD_TOO_LARGE names the field past it).
     bodyLimit: 1024 * 1024,
     onRequest: countIn(limiter, BUCKETS.start),
@@ -135,7 +144,7 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
 
   app.post<{ Params: { agentId: string }; Body: BatchBodyT }>(`${WORKFLOWS_BASE}/runs/batch`, {
     schema: { tags: ['workflows'], summary: 'Start up to 200 runs of one definition, each with its own idempotency key', params: AgentParams, body: BatchBodySchema, response: { 202: BatchAnswer, ...errorResponses } },
-    config: execute,
+    config: { ...execute, blindRetry: batchRetry },
     bodyLimit: 2 * 1024 * 1024,
     onRequest: countIn(limiter, BUCKETS.batch),
   }, async (req, reply) => {

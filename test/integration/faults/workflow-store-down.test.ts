@@ -1,58 +1,28 @@
 /**
- * The workflow control routes while their Postgres cannot be reached: the API reaches the server
- * through a TCP relay the test cuts (every connection closed, new ones refused) and restores. A
- * start or a cancel meanwhile answers the retryable `503 CONTROL_UNAVAILABLE` with `Retry-After`,
- * changes nothing, and the same start retried with its idempotency key after the store is back
+ * The workflow routes while their Postgres cannot be reached: the API reaches the server through a
+ * TCP relay the test cuts (every connection closed, new ones refused) and restores
+ * (store-relay.ts). A start with its idempotency key meanwhile answers the retryable
+ * `503 CONTROL_UNAVAILABLE` with `Retry-After`; a cancel (no key: it may have applied) the same
+ * code without them; a read `503 UPSTREAM_UNAVAILABLE` with `Retry-After`, all in the workflow
+ * envelope. Nothing changes, and the same start retried with its key after the store is back
  * makes one run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { startStoreRelay, type StoreRelay } from '../../helpers/store-relay.js';
 import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
 
-/** A TCP relay to the local Postgres that can be cut and restored on the same port. */
-async function startRelay(): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  const listen = () => new Promise<void>((resolve, reject) => {
-    const s = createServer((client) => {
-      const upstream = connect(5432, '127.0.0.1');
-      for (const sock of [client, upstream]) {
-        sockets.add(sock);
-        sock.on('error', () => {});
-        sock.on('close', () => sockets.delete(sock));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    s.once('error', reject);
-    s.listen(port, '127.0.0.1', () => {
-      port = (s.address() as { port: number }).port;
-      server = s;
-      resolve();
-    });
-  });
-  const cut = async () => {
-    const s = server;
-    server = undefined;
-    for (const sock of sockets) sock.destroy();
-    await new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
-  };
-  await listen();
-  return { port, cut, restore: listen, close: cut };
-}
-
-describe('workflow control routes with the store unreachable', () => {
+describe('workflow routes with the store unreachable', () => {
   let db: TestDatabase;
-  let relay: Awaited<ReturnType<typeof startRelay>>;
+  let relay: StoreRelay;
   let app: TestApp;
   let direct: pg.Client;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    relay = await startRelay();
+    relay = await startStoreRelay();
     const url = new URL(db.url);
     url.host = `127.0.0.1:${relay.port}`;
     app = await startApp({
@@ -73,7 +43,7 @@ describe('workflow control routes with the store unreachable', () => {
   const startRun = (key: string) =>
     app.request('POST', `${WF_BASE}/runs`, { token: 'lk_wf_all', body: { workflowName: 'slow' }, headers: { 'idempotency-key': key } });
 
-  it('answers 503 CONTROL_UNAVAILABLE with Retry-After while the store is down, and the same key makes one run once it is back', async () => {
+  it('answers 503 in the workflow envelope while the store is down, Retry-After only where a retry is safe, and the same key makes one run once it is back', async () => {
     const first = await startRun('before-outage');
     expect(first.status).toBe(202);
     const runId = first.body.runId as string;
@@ -87,7 +57,12 @@ describe('workflow control routes with the store unreachable', () => {
     expect(start.headers.get('retry-after')).toBe('1');
     const cancel = await app.request('POST', `${WF_BASE}/runs/${runId}/cancel`, { token: 'lk_wf_all', body: {} });
     expect(cancel.status).toBe(503);
-    expect(cancel.body.code).toBe('CONTROL_UNAVAILABLE');
+    expect(cancel.body).toEqual({ statusCode: 503, code: 'CONTROL_UNAVAILABLE', message: 'The workflow control store is unavailable; the change may have been applied: read the run before repeating it.' });
+    expect(cancel.headers.get('retry-after')).toBeNull();
+    const read = await app.request('GET', `${WF_BASE}/runs/${runId}`, { token: 'lk_wf_all' });
+    expect(read.status).toBe(503);
+    expect(read.body).toEqual({ statusCode: 503, code: 'UPSTREAM_UNAVAILABLE', message: expect.any(String), retryAfterSeconds: 1 });
+    expect(read.headers.get('retry-after')).toBe('1');
 
     // Nothing was written meanwhile: the run is as it was, and no other run exists.
     const { rows } = await direct.query<{ id: string; status: string; cancel: unknown }>('select id, status, cancel from workflow_runs');
@@ -104,5 +79,8 @@ describe('workflow control routes with the store unreachable', () => {
     expect(again.body).toMatchObject({ runId: retried.body.runId, idempotentReplay: true });
     const after = await direct.query<{ n: number }>('select count(*)::int as n from workflow_runs');
     expect(after.rows[0]!.n).toBe(2);
+    const detail = await app.request('GET', `${WF_BASE}/runs/${runId}`, { token: 'lk_wf_all' });
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({ runId });
   }, 60_000);
 });

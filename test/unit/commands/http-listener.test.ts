@@ -1,7 +1,8 @@
 /**
  * The process's HTTP port (src/commands/http-listener.ts): handlers swapped between requests,
- * never during one; a close that completes however clients hold their connections (kept alive
- * and polling, or trickling a request in); socket errors reported, not thrown.
+ * never during one; a close that keeps listening until the requests in flight are answered and
+ * completes however clients hold their connections (kept alive and polling, or trickling a request
+ * in); socket errors reported, not thrown.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -70,14 +71,19 @@ describe('the HTTP listener', () => {
     expect(await get(listener.port, false)).toMatchObject({ status: 200, body: 'second' });
   });
 
-  it('closes with a kept-alive connection busy: its answer closes it, the next request is refused, the close completes', async () => {
+  it('closes with a kept-alive connection busy: new requests meanwhile get the handler of the moment, its answer closes it, then requests are refused and the close completes', async () => {
     const slow = answering('answered', true);
     listener = await open(slow.handler);
     const agent = keptAlive();
     const inFlight = get(listener.port, agent);
     await slow.arrival();
+    listener.answerWith((_req, res) => void res.writeHead(503).end('draining'));
     let closed = false;
     const closing = listener.close().then(() => (closed = true));
+    expect(closed).toBe(false);
+    // Still listening while the request in flight is answered: a new connection's request is
+    // answered at once by the handler of the moment, and its connection closed after it.
+    expect(await get(listener.port, false)).toEqual({ status: 503, body: 'draining', connection: 'close' });
     expect(closed).toBe(false);
     slow.release();
     // The answer goes out whole, telling the client the connection ends with it.

@@ -10,6 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors.js';
 import { RULE } from '../../../api/kernel/schema.js';
+import { KernelErrors } from '../../../api/kernel/error-registry.js';
 import { MediaRejected, MediaUnavailable } from '../../../vendors/media/port.js';
 import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, voiceNotFound } from '../errors.js';
@@ -63,7 +64,7 @@ export function createSessions(deps: TelephonyDeps) {
         if (e instanceof MediaRejected) throw new AppError(e.status, 'MEDIA_UPSTREAM_REJECTED', e.message);
         if (e instanceof MediaUnavailable) {
           req.log.warn({ event: 'voice_session_upstream_unavailable', reason: e.message }, 'voice session: media server unavailable');
-          throw TelephonyErrors.UPSTREAM_UNAVAILABLE('UPSTREAM_UNAVAILABLE', { requestId: String(req.id), retryAfterSeconds: SESSION_RETRY_AFTER_SECONDS });
+          throw KernelErrors.UPSTREAM_UNAVAILABLE('UPSTREAM_UNAVAILABLE', { requestId: String(req.id), retryAfterSeconds: SESSION_RETRY_AFTER_SECONDS });
         }
         throw e;
       }
