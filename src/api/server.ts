@@ -2,7 +2,7 @@
  * The REST layer: fastify with the route families, the error shapes of spec
  * 01 part 7, and the operator endpoints (/healthz, /readyz, /metrics).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Server } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
@@ -60,7 +60,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: opts.logger.child({ component: 'api' }) as FastifyBaseLogger,
     // Fastify's two info lines per request would drown the log: requests are logged by the summary below.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     requestTimeout: opts.config.requestTimeoutMs,
