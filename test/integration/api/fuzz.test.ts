@@ -260,6 +260,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     voiceId: ['voice_missing'],
     // The workflow routes' run: an unknown one (the lookups and rules still run).
     runId: ['wfr_missing'], stepId: ['try'], workflowId: ['wf_missing'],
+    // A skill's logs: a skill id (records or none, the read runs the same).
+    skillId: ['skl_fuzz'],
   };
 
   beforeAll(async () => {
