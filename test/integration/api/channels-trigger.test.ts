@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { writeChannelsSeed } from '../../helpers/channels-seed.js';
 import { createChannelsRepo } from '../../../src/modules/channels/repository.js';
+import { createChannelService } from '../../../src/modules/channels/service.js';
 import type { Delivery } from '../../../src/modules/channels/model.js';
+import { createVendors } from '../../../src/vendors/index.js';
+import type { MessagingPort, TemplateTrigger } from '../../../src/vendors/messaging/port.js';
+import { loadConfig } from '../../../src/config/config.js';
+import { createLogger } from '../../../src/telemetry/logger.js';
 
 let app: TestApp;
 const TRIGGER = '/admin/agents/agt_support/channels/chatapp-line-1/chatapp-templates/order_update/trigger';
@@ -141,6 +146,51 @@ describe('POST /admin/agents/:agentId/channels/:channelId/chatapp-templates/:tem
     expect((await trigger(body, 'none')).status).toBe(401);
     // Another organization's key on its own agent.
     expect((await trigger(body, 'lk_globex_send', '/admin/agents/agt_globex/channels/line/chatapp-templates/t/trigger')).status).toBe(200);
+  });
+});
+
+describe('a vendor that refuses some recipients', () => {
+  it("passes its responses through unchanged and records the refused ones as failed deliveries", async () => {
+    const vendors = createVendors(loadConfig({ DATA_DIR: 'memory://' }));
+    const seen: TemplateTrigger[] = [];
+    // A vendor of its own words: it refuses numbers ending in 0000 with a paused template.
+    const messaging: MessagingPort = {
+      ...vendors.messaging,
+      async triggerTemplate(t) {
+        seen.push(t);
+        return t.recipients.map((r, i) => (r.address.endsWith('0000')
+          ? {
+              raw: { msisdn: r.address, state: 'rejected', ref: r.reference, error: { code: 'TEMPLATE_PAUSED', index: i } },
+              outcome: { ok: false as const, provider: 'vendor-x', failure: { category: 'template' as const, code: 'TEMPLATE_PAUSED', title: 'Template paused', detail: null, href: null, retryable: false, owner: 'customer' as const } },
+            }
+          : { raw: { msisdn: r.address, state: 'queued', ref: r.reference }, outcome: { ok: true as const, provider: 'vendor-x', messageId: `vx_${i}` } }));
+      },
+    };
+    const service = createChannelService({
+      store: app.store, vendors: { ...vendors, messaging }, logger: createLogger('silent', 'test'), queueExpiryMs: 86_400_000, fetchAttachments: async () => [],
+    });
+    const out = await service.triggerTemplate({ orgId: 'org_acme', agentId: 'agt_support', idempotencyKey: undefined }, {
+      channelId: 'line-x', templateId: 'promo', recipients: [{ phoneNumber: '+15550030000' }, { userId: 'usr_chat', params: { '1': 'Ann' } }],
+    });
+    expect(seen).toHaveLength(1);
+    const refs = seen[0]!.recipients.map((r) => r.reference);
+    expect(seen[0]).toEqual({
+      channelId: 'line-x', templateId: 'promo',
+      recipients: [{ reference: refs[0], address: '+15550030000', params: {} }, { reference: refs[1], address: '+15550001111', params: { '1': 'Ann' } }],
+    });
+    expect(out).toEqual({
+      results: [
+        { msisdn: '+15550030000', state: 'rejected', ref: refs[0], error: { code: 'TEMPLATE_PAUSED', index: 0 } },
+        { msisdn: '+15550001111', state: 'queued', ref: refs[1] },
+      ],
+    });
+    const failed = await read(refs[0]!);
+    expect(failed).toMatchObject({
+      origin: 'template', status: 'failed', provider: 'vendor-x', messageId: null, template: 'promo', to: { phoneNumber: '+15550030000' },
+      failure: { category: 'template', code: 'TEMPLATE_PAUSED', provider: 'vendor-x', owner: 'customer', retryable: false },
+    });
+    expect(failed.history).toEqual([{ status: 'failed', at: failed.createdAt, source: 'send' }]);
+    expect(await read(refs[1]!)).toMatchObject({ origin: 'template', status: 'accepted', messageId: 'vx_1', userId: 'usr_chat', failure: null });
   });
 });
 

@@ -262,6 +262,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     runId: ['wfr_missing'], stepId: ['try'], workflowId: ['wf_missing'],
     // A skill's logs: a skill id (records or none, the read runs the same).
     skillId: ['skl_fuzz'],
+    // The bulk template trigger's channel configuration and template.
+    channelId: ['chatapp-line-1'], templateId: ['order_update'],
   };
 
   beforeAll(async () => {
