@@ -110,10 +110,17 @@ const TriggerRecipient = Type.Object(
   },
   {
     additionalProperties: false,
-    // Exactly one of userId and phoneNumber, beside the optional params (the only other field).
-    if: { required: ['params'] },
-    then: { minProperties: 2, maxProperties: 2, [RULE]: ONE_RECIPIENT },
-    else: { minProperties: 1, maxProperties: 1, [RULE]: ONE_RECIPIENT },
+    description: 'Exactly one of userId and phoneNumber, and optional params',
+    // Exactly one of userId and phoneNumber beside the optional params, without a choice of
+    // branches (whose failures would each speak): one or two fields, two only with params, never
+    // userId with phoneNumber.
+    minProperties: 1,
+    maxProperties: 2,
+    dependencies: {
+      params: { minProperties: 2, [RULE]: ONE_RECIPIENT },
+      userId: { not: { required: ['phoneNumber'] }, [RULE]: ONE_RECIPIENT },
+    },
+    [RULE]: { minProperties: ONE_RECIPIENT, maxProperties: ONE_RECIPIENT },
   },
 );
 
