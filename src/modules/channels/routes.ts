@@ -54,9 +54,9 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
     },
     config,
   }, async (req) => {
-    const { orgId, agentId } = grantedOf(req);
+    const { orgId, agentId, principal } = grantedOf(req);
     return service.triggerTemplate({ orgId: orgId!, agentId: agentId!, idempotencyKey: undefined }, {
-      channelId: req.params.channelId, templateId: req.params.templateId, recipients: req.body.recipients,
+      userId: principal.userId, channelId: req.params.channelId, templateId: req.params.templateId, recipients: req.body.recipients,
     });
   });
 

@@ -75,6 +75,8 @@ export interface TriggerRecipient {
   params?: Record<string, string>;
 }
 export interface TemplateTriggerSend {
+  /** The user the credential acts for (the audit entry's actor). */
+  userId: string;
   /** The chat-app channel configuration sent from (`:channelId`). */
   channelId: string;
   templateId: string;
@@ -307,7 +309,8 @@ export function createChannelService(deps: ChannelServiceDeps) {
      * `userId` needs a chat-app conversation with the agent; a `phoneNumber` cold-starts): any
      * refusal refuses the whole trigger, naming the recipients by index, and nothing is sent or
      * recorded. Otherwise each recipient's message becomes one delivery record (origin `template`),
-     * all recorded in one statement, and the answer is the vendor's own responses in order.
+     * all recorded in one statement with the audit entry `channels.template.triggered` (counts
+     * only: no recipient's number or id), and the answer is the vendor's own responses in order.
      */
     async triggerTemplate(ctx: SendContext, body: TemplateTriggerSend): Promise<TriggerResult> {
       await agentOf(ctx.agentId);
@@ -335,7 +338,14 @@ export function createChannelService(deps: ChannelServiceDeps) {
         to: r.userId !== undefined ? { userId: r.userId } : { phoneNumber: r.phoneNumber! }, resolved: resolved[i]!,
         template: body.templateId, origin: 'template',
       }, answers[i]!.outcome, at));
-      await repo.insertDeliveries(deliveries);
+      await store.unitOfWork(async (tx) => {
+        await createChannelsRepo(tx.sql).insertDeliveries(deliveries);
+        const accepted = deliveries.filter((d) => d.status === 'accepted').length;
+        await tx.audit({
+          orgId: ctx.orgId, action: 'channels.template.triggered', actor: { type: 'user', id: body.userId }, targetType: 'agent', targetId: ctx.agentId,
+          details: { channelId: body.channelId, templateId: body.templateId, recipients: deliveries.length, accepted, failed: deliveries.length - accepted },
+        });
+      });
       return { results: answers.map((a) => a.raw) };
     },
 

@@ -65,6 +65,13 @@ describe('POST /admin/agents/:agentId/channels/:channelId/chatapp-templates/:tem
     });
     expect(new Set(r.body.results.map((x: { deliveryId: string }) => x.deliveryId)).size).toBe(4);
     expect(await recorded()).toBe(before + 4);
+    // One audit entry for the trigger, with counts and no recipient in it.
+    const [entry] = await app.store.audit.page('org_acme', { action: 'channels.template.triggered', targetId: 'agt_support', limit: 1 });
+    expect(entry).toMatchObject({
+      actor: { type: 'user', id: 'usr_ann' }, targetType: 'agent',
+      details: { channelId: 'chatapp-line-1', templateId: 'order_update', recipients: 4, accepted: 4, failed: 0 },
+    });
+    expect(JSON.stringify(entry)).not.toMatch(/\+1555|usr_chat|usr_stale/);
     const expected = [
       { to: { userId: 'usr_chat' }, userId: 'usr_chat', address: '+15550001111' },
       { to: { userId: 'usr_stale' }, userId: 'usr_stale', address: '+15550002222' },
@@ -170,7 +177,7 @@ describe('a vendor that refuses some recipients', () => {
       store: app.store, vendors: { ...vendors, messaging }, logger: createLogger('silent', 'test'), queueExpiryMs: 86_400_000, fetchAttachments: async () => [],
     });
     const out = await service.triggerTemplate({ orgId: 'org_acme', agentId: 'agt_support', idempotencyKey: undefined }, {
-      channelId: 'line-x', templateId: 'promo', recipients: [{ phoneNumber: '+15550030000' }, { userId: 'usr_chat', params: { '1': 'Ann' } }],
+      userId: 'usr_ann', channelId: 'line-x', templateId: 'promo', recipients: [{ phoneNumber: '+15550030000' }, { userId: 'usr_chat', params: { '1': 'Ann' } }],
     });
     expect(seen).toHaveLength(1);
     const refs = seen[0]!.recipients.map((r) => r.reference);
@@ -191,6 +198,8 @@ describe('a vendor that refuses some recipients', () => {
     });
     expect(failed.history).toEqual([{ status: 'failed', at: failed.createdAt, source: 'send' }]);
     expect(await read(refs[1]!)).toMatchObject({ origin: 'template', status: 'accepted', messageId: 'vx_1', userId: 'usr_chat', failure: null });
+    const [entry] = await app.store.audit.page('org_acme', { action: 'channels.template.triggered', targetId: 'agt_support', limit: 1 });
+    expect(entry).toMatchObject({ actor: { type: 'user', id: 'usr_ann' }, targetType: 'agent', details: { channelId: 'line-x', templateId: 'promo', recipients: 2, accepted: 1, failed: 1 } });
   });
 });
 
