@@ -89,6 +89,7 @@ export const EmailBody = Type.Object(
 
 /** The most recipients one bulk template trigger takes (contract C20). */
 export const TRIGGER_MAX_RECIPIENTS = 1000;
+const RECIPIENTS_RULE = `recipients must hold 1-${TRIGGER_MAX_RECIPIENTS} recipients`;
 
 // Path segments longer than 100 characters are answered 414 by the router before any schema.
 const segment = (what: string) => Type.String({ minLength: 1, maxLength: 100, [RULE]: `${what} must be a string of 1-100 characters` });
@@ -128,7 +129,7 @@ export const TriggerBody = Type.Object(
   {
     recipients: Type.Array(TriggerRecipient, {
       minItems: 1, maxItems: TRIGGER_MAX_RECIPIENTS,
-      [RULE]: { minItems: 'recipients must hold 1-1000 recipients', maxItems: 'recipients must hold 1-1000 recipients', '*': 'recipients must be an array of recipients' },
+      [RULE]: { minItems: RECIPIENTS_RULE, maxItems: RECIPIENTS_RULE, '*': 'recipients must be an array of recipients' },
     }),
   },
   { additionalProperties: false },
