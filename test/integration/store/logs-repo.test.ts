@@ -5,6 +5,7 @@ import { record } from '../../helpers/records.js';
 import type { Store } from '../../../src/store/store.js';
 import { createLogsRepo, type LogQuery } from '../../../src/store/logs-repo.js';
 import type { QueryOptions, Sql } from '../../../src/store/sql.js';
+import { migrate } from '../../../src/store/migrate.js';
 import type { AgentRecord } from '../../../src/model/record.js';
 
 const DAY = 86_400_000;
@@ -166,6 +167,22 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
       }
       expect(nodes.some((n) => n['Node Type'] === 'Sort'), text).toBe(false);
     }
+  });
+
+  it('builds agent_logs_skill on every day partition that exists when the store upgrades to it', async () => {
+    const o = org();
+    await store.logs.insert([record({ id: 'u1', orgId: o, source: 'skill', timestamp: at(DAY), attributes: { skillId: 'skl_u' } })], 7, NOW);
+    // The store as the release before the index left it, with partitions and rows.
+    await store.sql.exec("drop index agent_logs_skill; delete from schema_migrations where id = '015-agent-logs-skill-index'");
+    expect(await migrate(store.sql)).toEqual(['015-agent-logs-skill-index']);
+    const children = async (parent: string) => (await store.sql.query<{ n: string; t: string | null }>(
+      `select c.relname as n, (select t.relname from pg_index x join pg_class t on t.oid = x.indrelid where x.indexrelid = c.oid) as t
+       from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = $1`, [parent],
+    ));
+    const partitions = (await children('agent_logs')).map((r) => r.n).sort();
+    expect(partitions.length).toBeGreaterThan(1);
+    expect((await children('agent_logs_skill')).map((r) => r.t).sort()).toEqual(partitions);
+    expect(await ids({ orgId: o, agentId: 'agt_support', skillId: 'skl_u' })).toEqual(['u1']);
   });
 
   it('keeps only the retention window and drops whole day partitions past it', async () => {
