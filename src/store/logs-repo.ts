@@ -43,6 +43,8 @@ export interface LogQuery {
   environment?: string | undefined;
   since?: Date | undefined;
   until?: Date | undefined;
+  /** One skill's records: `source` `skill` and `attributes.skillId` equal to this string. */
+  skillId?: string | undefined;
 }
 
 export interface LogRow {
@@ -76,6 +78,13 @@ function where(q: LogQuery, params: unknown[]): string {
   if (q.environment !== undefined) add('environment = ?', q.environment);
   if (q.since !== undefined) add('ts >= ?', q.since.toISOString());
   if (q.until !== undefined) add('ts <= ?', q.until.toISOString());
+  if (q.skillId !== undefined) {
+    // Written as the partial index agent_logs_skill is (migration 015): the source as a literal, so
+    // the planner proves the index's predicate whatever plan it makes of the parameters, and the
+    // attribute as its jsonb value compared with the id as a JSON string (a string attribute only).
+    parts.push("source = 'skill'");
+    add("attributes -> 'skillId' = ?::jsonb", JSON.stringify(q.skillId));
+  }
   return parts.join(' and ');
 }
 

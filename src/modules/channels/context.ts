@@ -1,7 +1,8 @@
 /**
  * What every channel route shares: its dependencies, its scopes and the
- * access it declares (the agent in the path with `channels:send`; the
- * receipt route: a typed key of the organization with `channels:receipts`).
+ * access it declares (the agent in the path with `channels:send`, the bulk
+ * template trigger's too; the receipt route: a typed key of the organization
+ * with `channels:receipts`).
  */
 import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
@@ -21,6 +22,8 @@ defineScopes('channels', {
 
 export const CHANNELS_BASE = '/developer/agents/:agentId/channels';
 export const RECEIPTS_PATH = '/developer/channels/receipts';
+/** The bulk chat-app template trigger (spec 03 part 4.2, contract C20). */
+export const TRIGGER_PATH = '/admin/agents/:agentId/channels/:channelId/chatapp-templates/:templateId/trigger';
 
 export interface ChannelDeps {
   config: Config;

@@ -73,4 +73,13 @@ alter table channel_receipt_events drop constraint channel_receipt_events_pkey;
 alter table channel_receipt_events add primary key (org_id, provider, event_id);
 `,
   },
+  {
+    // A delivery's origin is one of the four of contract C20 (model.ts DELIVERY_ORIGINS), as its
+    // status is one of the seven: every record written so far is a send route's.
+    id: 'channels/003-delivery-origins',
+    sql: /* sql */ `
+alter table channel_deliveries add constraint channel_deliveries_origin
+  check (origin in ('channels_send', 'queued_flush', 'notification', 'template'));
+`,
+  },
 ];

@@ -29,11 +29,23 @@ export function receiptTimeProblem(field: 'at' | 'receivedAt', atMs: number, now
   return `${field} must lie within ${RECEIPT_PAST_DAYS} days before now and ${RECEIPT_FUTURE_MINUTES} minutes after`;
 }
 
+/**
+ * Where a delivery record comes from (spec 03 part 2.3, contract C20): `channels_send` the four send
+ * routes; `queued_flush` a queued send that went out when the end user wrote again (the record keeps
+ * its id and takes this origin, and the history entry of the flush, `source: send`, names it);
+ * `notification` workflow notifications and callbacks; `template` template-triggered sends, the
+ * bulk trigger among them.
+ */
+export const DELIVERY_ORIGINS = ['channels_send', 'queued_flush', 'notification', 'template'] as const;
+export type DeliveryOrigin = (typeof DELIVERY_ORIGINS)[number];
+
 export type HistorySource = 'send' | 'callback' | 'sweep';
 export interface HistoryEntry {
   status: DeliveryStatus;
   at: string;
   source: HistorySource;
+  /** On an entry that changed the record's origin (a queued send's flush): that origin. */
+  origin?: DeliveryOrigin;
 }
 
 export interface Failure extends VendorFailure {
@@ -58,7 +70,7 @@ export interface Delivery {
   userId: string | null;
   address: string | null;
   provider: string;
-  origin: string;
+  origin: DeliveryOrigin;
   status: DeliveryStatus;
   failure: Failure | null;
   history: HistoryEntry[];

@@ -1,6 +1,6 @@
 /** The channels family's SQL: delivery records, inbound messages, receipt events. */
 import type { Sql } from '../../store/sql.js';
-import type { Delivery, DeliveryStatus, Failure, HistoryEntry, SendChannel } from './model.js';
+import type { Delivery, DeliveryOrigin, DeliveryStatus, Failure, HistoryEntry, SendChannel } from './model.js';
 
 interface DeliveryRow {
   id: string; org_id: string; agent_id: string; channel: string; channel_identifier: string | null; sender: string;
@@ -29,7 +29,7 @@ const date = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
 function deliveryOf(r: DeliveryRow): Delivery {
   return {
     id: r.id, orgId: r.org_id, agentId: r.agent_id, channel: r.channel as SendChannel, channelIdentifier: r.channel_identifier,
-    from: r.sender, to: json(r.recipient), userId: r.user_id, address: r.address, provider: r.provider, origin: r.origin,
+    from: r.sender, to: json(r.recipient), userId: r.user_id, address: r.address, provider: r.provider, origin: r.origin as DeliveryOrigin,
     status: r.status as DeliveryStatus, failure: r.failure === null ? null : json<Failure>(r.failure), history: json<HistoryEntry[]>(r.history),
     messageId: r.message_id, template: r.template, idempotencyKey: r.idempotency_key, cost: r.cost === null ? null : json(r.cost),
     createdAt: date(r.created_at), updatedAt: date(r.updated_at),
@@ -58,6 +58,30 @@ export function createChannelsRepo(sql: Sql) {
         [d.id, d.orgId, d.agentId, d.channel, d.channelIdentifier, d.from, JSON.stringify(d.to), d.userId, d.address, d.provider, d.origin,
           d.status, d.failure === null ? null : JSON.stringify(d.failure), JSON.stringify(d.history), d.messageId, d.template, d.idempotencyKey,
           d.cost === null ? null : JSON.stringify(d.cost), pending === null ? null : JSON.stringify(pending), d.createdAt.toISOString(), d.updatedAt.toISOString()],
+      );
+    },
+
+    /**
+     * Records many deliveries with one statement (a bulk trigger's, up to 1,000): the rows go as
+     * one JSON array, so the statement's size, not its parameter count, grows with them.
+     */
+    async insertDeliveries(ds: readonly Delivery[]): Promise<void> {
+      if (ds.length === 0) return;
+      const rows = ds.map((d) => ({
+        id: d.id, org_id: d.orgId, agent_id: d.agentId, channel: d.channel, channel_identifier: d.channelIdentifier, sender: d.from,
+        recipient: d.to, user_id: d.userId, address: d.address, provider: d.provider, origin: d.origin, status: d.status, failure: d.failure,
+        history: d.history, message_id: d.messageId, template: d.template, idempotency_key: d.idempotencyKey, cost: d.cost,
+        created_at: d.createdAt.toISOString(), updated_at: d.updatedAt.toISOString(),
+      }));
+      await sql.query(
+        `insert into channel_deliveries (id, org_id, agent_id, channel, channel_identifier, sender, recipient, user_id, address, provider, origin,
+           status, failure, history, message_id, template, idempotency_key, cost, created_at, updated_at)
+         select id, org_id, agent_id, channel, channel_identifier, sender, recipient, user_id, address, provider, origin,
+           status, failure, history, message_id, template, idempotency_key, cost, created_at, updated_at
+         from jsonb_to_recordset($1::jsonb) as r(id text, org_id text, agent_id text, channel text, channel_identifier text, sender text,
+           recipient jsonb, user_id text, address text, provider text, origin text, status text, failure jsonb, history jsonb,
+           message_id text, template text, idempotency_key text, cost jsonb, created_at timestamptz, updated_at timestamptz)`,
+        [JSON.stringify(rows)],
       );
     },
 
@@ -91,15 +115,15 @@ export function createChannelsRepo(sql: Sql) {
     /**
      * Moves a delivery from `from` to `to` with a history entry, only if it is still at `from`
      * (a move decided on a stale read never undoes a concurrent one). Fields set alongside: the
-     * failure, and for a queued send that went out its message id and provider.
+     * failure, and for a queued send that went out its message id, provider and origin.
      */
-    async move(id: string, from: DeliveryStatus, to: DeliveryStatus, entry: HistoryEntry, set: { failure?: Failure; messageId?: string; provider?: string } = {}): Promise<boolean> {
+    async move(id: string, from: DeliveryStatus, to: DeliveryStatus, entry: HistoryEntry, set: { failure?: Failure; messageId?: string; provider?: string; origin?: DeliveryOrigin } = {}): Promise<boolean> {
       const rows = await sql.query(
         `update channel_deliveries set status = $3, history = history || $4::jsonb, updated_at = $5,
            failure = coalesce($6::jsonb, failure), message_id = coalesce($7, message_id), provider = coalesce($8, provider),
-           pending = case when $3 = 'queued' then pending else null end
+           origin = coalesce($9, origin), pending = case when $3 = 'queued' then pending else null end
          where id = $1 and status = $2 returning 1`,
-        [id, from, to, JSON.stringify([entry]), entry.at, set.failure ? JSON.stringify(set.failure) : null, set.messageId ?? null, set.provider ?? null],
+        [id, from, to, JSON.stringify([entry]), entry.at, set.failure ? JSON.stringify(set.failure) : null, set.messageId ?? null, set.provider ?? null, set.origin ?? null],
       );
       return rows.length > 0;
     },
@@ -146,6 +170,33 @@ export function createChannelsRepo(sql: Sql) {
         [agentId, channel, address],
       );
       return rows[0] && inboundOf(rows[0]);
+    },
+
+    /**
+     * The chat-app address of each of these end users (of their newest chat-app message to the agent);
+     * a user who never wrote on the chat-app is absent. One query for a bulk trigger's recipients.
+     */
+    async chatappAddressesOf(agentId: string, userIds: readonly string[]): Promise<Map<string, string>> {
+      if (userIds.length === 0) return new Map();
+      const rows = await sql.query<{ user_id: string; address: string }>(
+        `select distinct on (user_id) user_id, address from channel_inbound_messages
+         where agent_id = $1 and channel = 'chatapp' and user_id = any($2::text[])
+         order by user_id, received_at desc`,
+        [agentId, [...new Set(userIds)]],
+      );
+      return new Map(rows.map((r) => [r.user_id, r.address]));
+    },
+
+    /** The end user who last wrote to the agent on the chat-app from each of these numbers; unknown numbers are absent. */
+    async chatappUsersAt(agentId: string, addresses: readonly string[]): Promise<Map<string, string>> {
+      if (addresses.length === 0) return new Map();
+      const rows = await sql.query<{ user_id: string; address: string }>(
+        `select distinct on (address) address, user_id from channel_inbound_messages
+         where agent_id = $1 and channel = 'chatapp' and address = any($2::text[])
+         order by address, received_at desc`,
+        [agentId, [...new Set(addresses)]],
+      );
+      return new Map(rows.map((r) => [r.address, r.user_id]));
     },
 
     async conversation(agentId: string, conversationId: string): Promise<InboundMessage | undefined> {

@@ -1,15 +1,15 @@
-/** The channel routes of spec 03 part 4.2 and the vendors' receipt route. */
+/** The channel routes of spec 03 part 4.2 (the bulk template trigger among them) and the vendors' receipt route. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf } from '../../api/kernel/access.js';
 import { keyedByHeader, keyedInBody } from '../../api/kernel/store-outage.js';
-import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess } from './context.js';
+import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess, TRIGGER_PATH } from './context.js';
 import { deliveryNotFound } from './errors.js';
 import type { Delivery } from './model.js';
 import type { ChannelService, SendContext } from './service.js';
 import {
   AgentParams, DeliveriesQuery, DeliveryParams, DeliverySchema, EmailBody, errorResponses, ReactionBody, ReceiptBody, ReceiptResult,
-  SendBody, SendHeaders, SendResultSchema, TemplateBody,
-  type DeliveriesQueryT, type EmailBodyT, type ReactionBodyT, type ReceiptBodyT, type SendBodyT, type TemplateBodyT,
+  SendBody, SendHeaders, SendResultSchema, TemplateBody, TriggerBody, TriggerParams, TriggerResultSchema,
+  type DeliveriesQueryT, type EmailBodyT, type ReactionBodyT, type ReceiptBodyT, type SendBodyT, type TemplateBodyT, type TriggerBodyT, type TriggerParamsT,
 } from './schemas.js';
 import { Type } from '@sinclair/typebox';
 import type { VendorFailure } from '../../vendors/messaging/port.js';
@@ -49,6 +49,19 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
   app.post<{ Params: { agentId: string }; Body: EmailBodyT }>(`${CHANNELS_BASE}/email/send`, { schema: sendSchema('Send an email', EmailBody), config: sendConfig }, async (req) =>
     service.sendEmail(contextOf(req), req.body),
   );
+
+  app.post<{ Params: TriggerParamsT; Body: TriggerBodyT }>(TRIGGER_PATH, {
+    schema: {
+      tags: ['channels'], summary: 'Send a chat-app template to 1-1000 recipients (one delivery record each, origin template)',
+      params: TriggerParams, body: TriggerBody, response: { 200: TriggerResultSchema, ...errorResponses },
+    },
+    config,
+  }, async (req) => {
+    const { orgId, agentId, principal } = grantedOf(req);
+    return service.triggerTemplate({ orgId: orgId!, agentId: agentId!, idempotencyKey: undefined }, {
+      userId: principal.userId, channelId: req.params.channelId, templateId: req.params.templateId, recipients: req.body.recipients,
+    });
+  });
 
   app.get<{ Params: { agentId: string }; Querystring: DeliveriesQueryT }>(`${CHANNELS_BASE}/deliveries`, {
     schema: {

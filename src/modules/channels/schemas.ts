@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { RULE } from '../../api/kernel/schema.js';
 import { Instant } from '../../api/kernel/schema-types.js';
-import { DELIVERY_STATUSES, RECEIPT_FUTURE_MINUTES, RECEIPT_PAST_DAYS, SEND_CHANNELS } from './model.js';
+import { DELIVERY_ORIGINS, DELIVERY_STATUSES, RECEIPT_FUTURE_MINUTES, RECEIPT_PAST_DAYS, SEND_CHANNELS } from './model.js';
 
 /** One of `values`, one rule when it is not (a union of literals would fail once per branch). */
 const oneOf = <const T extends readonly string[]>(values: T, rule?: string) =>
@@ -87,6 +87,63 @@ export const EmailBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The most recipients one bulk template trigger takes (contract C20). */
+export const TRIGGER_MAX_RECIPIENTS = 1000;
+const RECIPIENTS_RULE = `recipients must hold 1-${TRIGGER_MAX_RECIPIENTS} recipients`;
+
+// Path segments longer than 100 characters are answered 414 by the router before any schema.
+const segment = (what: string) => Type.String({ minLength: 1, maxLength: 100, [RULE]: `${what} must be a string of 1-100 characters` });
+export const TriggerParams = Type.Object({ agentId: Type.String(), channelId: segment('channelId'), templateId: segment('templateId') });
+
+const ONE_RECIPIENT = '{path} must hold exactly one of userId and phoneNumber';
+const TriggerRecipient = Type.Object(
+  {
+    userId: Type.Optional(id('recipients[].userId')),
+    phoneNumber: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', [RULE]: 'recipients[].phoneNumber must be an E.164 number (+ and 7-15 digits)' })),
+    params: Type.Optional(Type.Record(
+      Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }),
+      Type.String({ maxLength: 1024, [RULE]: 'recipients[].params values must be strings of at most 1024 characters' }),
+      {
+        additionalProperties: false, maxProperties: 20, description: 'Template parameter values by name ("1", "2" for positional ones)',
+        [RULE]: { additionalProperties: 'recipients[].params names must be 1-64 letters, digits or _', maxProperties: 'recipients[].params holds at most 20 values', '*': 'recipients[].params must be an object of strings' },
+      },
+    )),
+  },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of userId and phoneNumber, and optional params',
+    // Exactly one of userId and phoneNumber beside the optional params, without a choice of
+    // branches (whose failures would each speak): one or two fields, two only with params, never
+    // userId with phoneNumber.
+    minProperties: 1,
+    maxProperties: 2,
+    dependencies: {
+      params: { minProperties: 2, [RULE]: ONE_RECIPIENT },
+      userId: { not: { required: ['phoneNumber'] }, [RULE]: ONE_RECIPIENT },
+    },
+    [RULE]: { minProperties: ONE_RECIPIENT, maxProperties: ONE_RECIPIENT },
+  },
+);
+
+export const TriggerBody = Type.Object(
+  {
+    recipients: Type.Array(TriggerRecipient, {
+      minItems: 1, maxItems: TRIGGER_MAX_RECIPIENTS,
+      [RULE]: { minItems: RECIPIENTS_RULE, maxItems: RECIPIENTS_RULE, '*': 'recipients must be an array of recipients' },
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const TriggerResultSchema = Type.Object(
+  {
+    results: Type.Array(Type.Object({}, { additionalProperties: true, description: "The messaging vendor's own response for that recipient, as it came" }), {
+      description: 'One per recipient, in the order of recipients',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const SendHeaders = Type.Object({
   'x-idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', [RULE]: 'X-Idempotency-Key must be 1-255 printable characters' })),
 });
@@ -122,10 +179,15 @@ export const DeliverySchema = Type.Object(
   {
     id: Type.String(), agentId: Type.String(), channel: Type.String(), channelIdentifier: nullable(Type.String()), from: Type.String(),
     to: Type.Object({ userId: Type.Optional(Type.String()), phoneNumber: Type.Optional(Type.String()), email: Type.Optional(Type.String()), conversationId: Type.Optional(Type.String()) }, { additionalProperties: false }),
-    userId: nullable(Type.String()), address: nullable(Type.String()), provider: Type.String(), origin: Type.String(),
+    userId: nullable(Type.String()), address: nullable(Type.String()), provider: Type.String(),
+    origin: Type.Union(DELIVERY_ORIGINS.map((o) => Type.Literal(o))),
     status: Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s))),
     failure: Type.Union([FailureSchema, Type.Null()]),
-    history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.Union([Type.Literal('send'), Type.Literal('callback'), Type.Literal('sweep')]) }, { additionalProperties: false })),
+    history: Type.Array(Type.Object({
+      status: Type.String(), at: Type.String(), source: Type.Union([Type.Literal('send'), Type.Literal('callback'), Type.Literal('sweep')]),
+      // Only on the entry that gave the record its origin (a queued send's flush: queued_flush).
+      origin: Type.Optional(Type.Union(DELIVERY_ORIGINS.map((o) => Type.Literal(o)))),
+    }, { additionalProperties: false })),
     messageId: nullable(Type.String()), template: nullable(Type.String()), idempotencyKey: nullable(Type.String()),
     cost: Type.Optional(Type.Object({}, { additionalProperties: true })),
     createdAt: Type.String(), updatedAt: Type.String(),
@@ -174,6 +236,8 @@ export type TemplateBodyT = Static<typeof TemplateBody>;
 export type ReactionBodyT = Static<typeof ReactionBody>;
 export type EmailBodyT = Static<typeof EmailBody>;
 export type DeliveriesQueryT = Static<typeof DeliveriesQuery>;
+export type TriggerBodyT = Static<typeof TriggerBody>;
+export type TriggerParamsT = Static<typeof TriggerParams>;
 export type ReceiptBodyT = Static<typeof ReceiptBody>;
 
 const bare = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.Union([Type.String(), Type.Array(Type.String())]) }, { additionalProperties: true });

@@ -15,10 +15,10 @@ import type { Store } from '../../store/store.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { MailAttachment } from '../../vendors/mail/port.js';
-import type { MessagingChannel, OutboundMessage, Receipt, SendOutcome, VendorFailure } from '../../vendors/messaging/port.js';
+import type { MessagingChannel, OutboundMessage, Receipt, SendOutcome, TemplateRecipient, VendorFailure } from '../../vendors/messaging/port.js';
 import { refused } from './errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
-import { canMove, receiptTimeProblem, type Delivery, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
+import { canMove, receiptTimeProblem, type Delivery, type DeliveryOrigin, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
 import { createChannelsRepo, type InboundMessage } from './repository.js';
 import type { ChannelNotification, ChannelNotificationOutcome } from '../platform-deps.js';
 import { resolveRecipient, type Resolved } from './recipients.js';
@@ -47,8 +47,8 @@ export interface SendContext {
   orgId: string;
   agentId: string;
   idempotencyKey: string | undefined;
-  /** The delivery's origin label (spec 03 part 2.3); absent: `channels_send`, the send routes'. */
-  origin?: string;
+  /** The delivery's origin (spec 03 part 2.3); absent: `channels_send`, the send routes'. */
+  origin?: DeliveryOrigin;
   /** The delivery's id, when the sender chose it (a notification); absent: a new one. */
   deliveryId?: string;
 }
@@ -73,6 +73,28 @@ export interface ReactionSend {
   emoji: string;
   channelIdentifier?: string;
 }
+/** One recipient of the bulk template trigger: exactly one of `userId` and `phoneNumber` (the schema's rule). */
+export interface TriggerRecipient {
+  userId?: string;
+  phoneNumber?: string;
+  params?: Record<string, string>;
+}
+export interface TemplateTriggerSend {
+  /** The user the credential acts for (the audit entry's actor). */
+  userId: string;
+  /** The chat-app channel configuration sent from (`:channelId`). */
+  channelId: string;
+  templateId: string;
+  recipients: readonly TriggerRecipient[];
+}
+/** The vendor's own per-recipient responses, in the recipients' order (contract C20). */
+export interface TriggerResult {
+  results: Record<string, unknown>[];
+}
+
+/** Recipient problems named in a refused trigger's message, at most (the rest counted). */
+const TRIGGER_PROBLEMS_NAMED = 10;
+
 export interface AttachmentRef {
   filename: string;
   contentType: string;
@@ -111,6 +133,8 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
 export function isSingleEmoji(s: string): boolean {
   return [...segmenter.segment(s)].length === 1 && EMOJI.test(s);
 }
+
+const newDeliveryId = (): string => `dlv_${ulid()}`;
 
 const QUEUED_PLUS_ONE_WARNING =
   'Queued until the end user writes again; +1 (US and Canada) numbers often cannot receive chat-app messages outside the window, consider an sms send or a template.';
@@ -168,13 +192,14 @@ export function createChannelService(deps: ChannelServiceDeps) {
   }
 
   function delivery(ctx: SendContext, fields: {
-    channel: SendChannel; channelIdentifier: string | null; from: string; to: Recipient; resolved: Resolved; template?: string | null;
+    channel: SendChannel; channelIdentifier: string | null; from: string; to: Recipient; resolved: Pick<Resolved, 'userId' | 'address'>;
+    template?: string | null; origin?: DeliveryOrigin; id?: string;
   }, outcome: SendOutcome | { queued: true; provider: string }, at: Date): Delivery {
     const status: DeliveryStatus = 'queued' in outcome ? 'queued' : outcome.ok ? 'accepted' : 'failed';
     return {
-      id: ctx.deliveryId ?? `dlv_${ulid()}`, orgId: ctx.orgId, agentId: ctx.agentId, channel: fields.channel, channelIdentifier: fields.channelIdentifier,
+      id: fields.id ?? ctx.deliveryId ?? newDeliveryId(), orgId: ctx.orgId, agentId: ctx.agentId, channel: fields.channel, channelIdentifier: fields.channelIdentifier,
       from: fields.from, to: fields.to, userId: fields.resolved.userId, address: fields.resolved.address, provider: outcome.provider,
-      origin: ctx.origin ?? 'channels_send', status,
+      origin: fields.origin ?? ctx.origin ?? 'channels_send', status,
       failure: 'queued' in outcome || outcome.ok ? null : { ...outcome.failure, provider: outcome.provider },
       history: [{ status, at: at.toISOString(), source: 'send' }],
       messageId: 'queued' in outcome || !outcome.ok ? null : outcome.messageId,
@@ -313,6 +338,53 @@ export function createChannelService(deps: ChannelServiceDeps) {
       });
     },
 
+    /**
+     * POST /admin/agents/:agentId/channels/:channelId/chatapp-templates/:templateId/trigger: a
+     * chat-app template to each recipient in one vendor call, whatever the window (a template opens
+     * the conversation). Every recipient is checked first, as the template route checks its one (a
+     * `userId` needs a chat-app conversation with the agent; a `phoneNumber` cold-starts): any
+     * refusal refuses the whole trigger, naming the recipients by index, and nothing is sent or
+     * recorded. Otherwise each recipient's message becomes one delivery record (origin `template`),
+     * all recorded in one statement with the audit entry `channels.template.triggered` (counts
+     * only: no recipient's number or id), and the answer is the vendor's own responses in order.
+     */
+    async triggerTemplate(ctx: SendContext, body: TemplateTriggerSend): Promise<TriggerResult> {
+      await agentOf(ctx.agentId);
+      const userIds = body.recipients.flatMap((r) => (r.userId !== undefined ? [r.userId] : []));
+      const numbers = body.recipients.flatMap((r) => (r.phoneNumber !== undefined ? [r.phoneNumber] : []));
+      const [addressOf, userAt] = await Promise.all([repo.chatappAddressesOf(ctx.agentId, userIds), repo.chatappUsersAt(ctx.agentId, numbers)]);
+      const problems: string[] = [];
+      const resolved = body.recipients.map((r, i) => {
+        if (r.phoneNumber !== undefined) return { userId: userAt.get(r.phoneNumber) ?? null, address: r.phoneNumber };
+        const address = addressOf.get(r.userId!);
+        if (address === undefined) problems.push(`recipients[${i}]: the end user ${r.userId} has no chat-app conversation with this agent; address them by phoneNumber`);
+        return { userId: r.userId!, address: address ?? '' };
+      });
+      if (problems.length > 0) {
+        const more = problems.length - TRIGGER_PROBLEMS_NAMED;
+        throw refused(`${problems.slice(0, TRIGGER_PROBLEMS_NAMED).join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
+      }
+      const ids = body.recipients.map(() => newDeliveryId());
+      const recipients: TemplateRecipient[] = body.recipients.map((r, i) => ({ reference: ids[i]!, address: resolved[i]!.address, params: r.params ?? {} }));
+      const answers = await vendors.messaging.triggerTemplate({ channelId: body.channelId, templateId: body.templateId, recipients });
+      if (answers.length !== recipients.length) throw new Error(`the messaging port answered ${answers.length} results for ${recipients.length} recipients`);
+      const at = now();
+      const deliveries = body.recipients.map((r, i) => delivery(ctx, {
+        id: ids[i]!, channel: 'chatapp', channelIdentifier: body.channelId, from: senderOf('chatapp', body.channelId, ctx.agentId),
+        to: r.userId !== undefined ? { userId: r.userId } : { phoneNumber: r.phoneNumber! }, resolved: resolved[i]!,
+        template: body.templateId, origin: 'template',
+      }, answers[i]!.outcome, at));
+      await store.unitOfWork(async (tx) => {
+        await createChannelsRepo(tx.sql).insertDeliveries(deliveries);
+        const accepted = deliveries.filter((d) => d.status === 'accepted').length;
+        await tx.audit({
+          orgId: ctx.orgId, action: 'channels.template.triggered', actor: { type: 'user', id: body.userId }, targetType: 'agent', targetId: ctx.agentId,
+          details: { channelId: body.channelId, templateId: body.templateId, recipients: deliveries.length, accepted, failed: deliveries.length - accepted },
+        });
+      });
+      return { results: answers.map((a) => a.raw) };
+    },
+
     /** POST .../chatapp/reaction */
     sendReaction(ctx: SendContext, body: ReactionSend): Promise<SendResult> {
       return once(ctx, async (claim) => {
@@ -375,9 +447,11 @@ export function createChannelService(deps: ChannelServiceDeps) {
         const message = pending as OutboundMessage;
         const outcome = await vendors.messaging.send({ ...message, address: d.address ?? m.address });
         const at = now().toISOString();
+        // The flush is a send (contract C20): the record keeps its id and takes the origin
+        // queued_flush, and the history entry of this send says so.
         const moved = outcome.ok
-          ? await repo.move(d.id, 'queued', 'accepted', { status: 'accepted', at, source: 'callback' }, { messageId: outcome.messageId, provider: outcome.provider })
-          : await repo.move(d.id, 'queued', 'failed', { status: 'failed', at, source: 'callback' }, { failure: { ...outcome.failure, provider: outcome.provider }, provider: outcome.provider });
+          ? await repo.move(d.id, 'queued', 'accepted', { status: 'accepted', at, source: 'send', origin: 'queued_flush' }, { messageId: outcome.messageId, provider: outcome.provider, origin: 'queued_flush' })
+          : await repo.move(d.id, 'queued', 'failed', { status: 'failed', at, source: 'send', origin: 'queued_flush' }, { failure: { ...outcome.failure, provider: outcome.provider }, provider: outcome.provider, origin: 'queued_flush' });
         if (moved) flushed.push(d.id);
       }
       return { recorded, flushed };

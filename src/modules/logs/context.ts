@@ -32,6 +32,7 @@ defineScopes('logs', {
 /** Deprecated scopes of spec 01 part 5.6, per route. */
 export const DEPRECATED_SCOPE = {
   agentLogs: 'knowledge:read',
+  skillLogs: 'automations:read',
   orgLogs: 'analytics:read',
 } as const;
 
@@ -39,12 +40,15 @@ export function logsBucket(config: Config): Bucket {
   return { name: 'logs-read', limit: config.logsReadPerMinute, windowMs: 60_000, error: KernelErrors.RATE_LIMITED };
 }
 
-/** The access of one agent's logs: the agent must be visible to the credential. */
-export function agentLogsAccess(deps: LogDeps): Access {
+/**
+ * The access of one agent's logs, or of one skill's logs on an agent (the same but for the
+ * deprecated alternative): the agent must be visible to the credential.
+ */
+export function agentLogsAccess(deps: LogDeps, deprecated: string = DEPRECATED_SCOPE.agentLogs): Access {
   const bucket = logsBucket(deps.config);
   return {
     resource: 'agent',
-    scope: { required: READ_SCOPE, deprecated: DEPRECATED_SCOPE.agentLogs },
+    scope: { required: READ_SCOPE, deprecated },
     limit: { per: 'credential', bucket: () => bucket },
   };
 }

@@ -94,12 +94,21 @@ export type LogList = Static<typeof LogList>;
 const errors = errorResponses(400, 401, 403, 429);
 const tags = ['logs'];
 const AgentParams = Type.Object({ agentId: Type.String() });
+const SkillParams = Type.Object({
+  agentId: Type.String(),
+  // At most 100 characters: the router answers 414 to a longer path parameter, before any schema.
+  skillId: Type.String({ minLength: 1, maxLength: 100, description: "Matched against the records' attributes.skillId", [RULE]: 'skillId must be a string of 1-100 characters' }),
+});
 const OrgParams = Type.Object({ orgId: Type.String() });
 
 export const schemas = {
   agentLogs: {
     tags, summary: "One agent's logs, newest first (scope logs:read; knowledge:read deprecated)",
     params: AgentParams, querystring: ListQuery, response: { 200: LogList, ...errors },
+  },
+  skillLogs: {
+    tags, summary: "One skill's logs on an agent (source skill, attributes.skillId), newest first (scope logs:read; automations:read deprecated)",
+    params: SkillParams, querystring: ListQuery, response: { 200: LogList, ...errors },
   },
   orgLogs: {
     tags, summary: 'Logs of every agent of the organization, newest first (scope logs:read; analytics:read deprecated)',

@@ -48,10 +48,39 @@ export interface Receipt {
 
 export type ReceiptHandler = (receipt: Receipt) => Promise<void>;
 
+/** One recipient of a bulk chat-app template trigger. */
+export interface TemplateRecipient {
+  /** The sender's own id of this message (the platform's delivery id), which a vendor may echo. */
+  reference: string;
+  /** The phone number sent to (E.164 with `+`). */
+  address: string;
+  /** The template's parameter values by name (`"1"`, `"2"` for positional ones). */
+  params: Readonly<Record<string, string>>;
+}
+
+/** A chat-app template sent to many recipients in one vendor call. */
+export interface TemplateTrigger {
+  /** The chat-app channel configuration (the sending number's id at the vendor). */
+  channelId: string;
+  templateId: string;
+  recipients: readonly TemplateRecipient[];
+}
+
+/**
+ * The vendor's answer for one recipient of a trigger: its own response object, passed through to the
+ * caller as it came (contract C20), and what it means for the delivery record.
+ */
+export interface TemplateTriggerResult {
+  raw: Record<string, unknown>;
+  outcome: SendOutcome;
+}
+
 export interface MessagingPort {
   /** The provider identifier this adapter sends `channel` through (recorded on a delivery, even a queued one). */
   provider(channel: MessagingChannel): string;
   send(message: OutboundMessage): Promise<SendOutcome>;
+  /** Sends a chat-app template to every recipient; one result per recipient, in the recipients' order. */
+  triggerTemplate(trigger: TemplateTrigger): Promise<TemplateTriggerResult[]>;
   /** Where the adapter hands the callbacks it receives itself (a vendor's webhook arrives through the API instead). */
   onReceipt(handler: ReceiptHandler): void;
   close(): Promise<void>;

@@ -102,7 +102,16 @@ describe('the receipt route', () => {
     const d = await read(q.body.deliveryId);
     expect(d.status).toBe('accepted');
     expect(d.messageId).toEqual(expect.any(String));
-    expect(d.history.map((h: any) => [h.status, h.source])).toEqual([['queued', 'send'], ['accepted', 'callback']]);
+    // The same record, now of origin queued_flush; the flush is a send, and its history entry names the origin.
+    expect(d.id).toBe(q.body.deliveryId);
+    expect(d.origin).toBe('queued_flush');
+    expect(d.history).toEqual([
+      { status: 'queued', at: expect.any(String), source: 'send' },
+      { status: 'accepted', at: expect.any(String), source: 'send', origin: 'queued_flush' },
+    ]);
+    // The delivery list shows it as the read does.
+    const listed = (await app.request('GET', `${BASE}/deliveries?limit=200`, { token: 'lk_send' })).body.data.find((x: any) => x.id === d.id);
+    expect(listed).toEqual(d);
     // The same event again changes nothing; the window is open now.
     expect((await receipt(inbound)).body).toMatchObject({ duplicate: true, flushed: [] });
     expect((await send({ channel: 'chatapp', to: { userId: 'usr_uk' }, text: 'now live' })).body.status).toBe('accepted');

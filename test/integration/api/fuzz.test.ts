@@ -260,6 +260,10 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     voiceId: ['voice_missing'],
     // The workflow routes' run: an unknown one (the lookups and rules still run).
     runId: ['wfr_missing'], stepId: ['try'], workflowId: ['wf_missing'],
+    // A skill's logs: a skill id (records or none, the read runs the same).
+    skillId: ['skl_fuzz'],
+    // The bulk template trigger's channel configuration and template.
+    channelId: ['chatapp-line-1'], templateId: ['order_update'],
   };
 
   beforeAll(async () => {
@@ -403,8 +407,13 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     let requests = 0;
     const statuses = new Map<string, Map<number, number>>();
     // Each route's runs are seeded by its place in the list; the workflow routes (added after the
-    // others) are seeded after them, so every other route keeps the runs it had.
-    const seeded = [...routes.filter((r) => !r.template.startsWith('/workflows/')), ...routes.filter((r) => r.template.startsWith('/workflows/'))];
+    // others) are seeded after them, and the routes added after those after them in turn, so every
+    // other route keeps the runs it had.
+    const added = new Set(['GET /developer/{agentId}/{skillId}/logs', 'POST /admin/agents/{agentId}/channels/{channelId}/chatapp-templates/{templateId}/trigger']);
+    const isAdded = (r: Route) => added.has(`${r.method} ${r.template}`);
+    const isWorkflow = (r: Route) => r.template.startsWith('/workflows/');
+    const seeded = [...routes.filter((r) => !isWorkflow(r) && !isAdded(r)), ...routes.filter(isWorkflow), ...routes.filter(isAdded)];
+    expect(routes.filter(isAdded)).toHaveLength(added.size);
     for (const route of routes) {
       const i = seeded.indexOf(route);
       for (const depth of ['broad', 'deep'] as const) {

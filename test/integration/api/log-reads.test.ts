@@ -451,7 +451,7 @@ describe('log read routes: rate limit and sunset', () => {
   });
 
   it('refuses the deprecated scopes after the sunset', async () => {
-    for (const [token, path] of [['lk_knowledge', AGENT], ['lk_analytics', ORG], ['lk_analytics', DOWNLOAD]] as const) {
+    for (const [token, path] of [['lk_knowledge', AGENT], ['lk_analytics', ORG], ['lk_analytics', DOWNLOAD], ['lk_automations', '/developer/agt_support/skl_crm/logs']] as const) {
       const res = await app.request('GET', path, { token });
       expect(res.status, path).toBe(403);
       expect(res.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: 'logs:read' });

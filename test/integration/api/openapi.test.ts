@@ -35,6 +35,7 @@ const EXPECTED: [string, string][] = [
   ['get', '/admin/orgs/{orgId}/log-drains-audit'],
   ['post', '/internal/records'],
   ['get', '/developer/agents/{agentId}/logs'],
+  ['get', '/developer/{agentId}/{skillId}/logs'],
   ['get', '/admin/orgs/{orgId}/logs'],
   ['get', '/admin/orgs/{orgId}/logs/download'],
 ];

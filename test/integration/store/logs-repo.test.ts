@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import { record } from '../../helpers/records.js';
 import type { Store } from '../../../src/store/store.js';
-import type { LogQuery } from '../../../src/store/logs-repo.js';
+import { createLogsRepo, type LogQuery } from '../../../src/store/logs-repo.js';
+import type { QueryOptions, Sql } from '../../../src/store/sql.js';
+import { migrate } from '../../../src/store/migrate.js';
+import type { AgentRecord } from '../../../src/model/record.js';
 
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-11-20T12:00:00.000Z');
@@ -94,6 +97,92 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     const byKeyset = await store.logs.page({ orgId: o }, 10, { after: { at: last.ts, id: last.id } });
     expect(byKeyset.map((r) => r.id)).toEqual(byOffset.map((r) => r.id));
     expect(byOffset[0]!.id).toBe('p10');
+  });
+
+  it("selects one skill's records: source skill and attributes.skillId equal to the id, as a string", async () => {
+    const o = org();
+    const skill = (id: string, attributes: Record<string, string | number | boolean> | undefined, p: Partial<AgentRecord> = {}) =>
+      record({ id, orgId: o, agentId: 'agt_s', source: 'skill', timestamp: at(Number(id.replace(/\D/g, '') || 0) * 1000 + 1000), ...(attributes ? { attributes } : {}), ...p });
+    await store.logs.insert([
+      skill('k1', { skillId: 'skl_a', step: 1 }), skill('k2', { skillId: 'skl_a' }, { environment: 'sandbox' }),
+      skill('k3', { skillId: 'skl_b' }), skill('k4', { skillId: 'skl_a' }, { source: 'mcp' }), skill('k5', { skillId: 'skl_a' }, { agentId: 'agt_t' }),
+      skill('k6', undefined), skill('k7', { skillId: 7 }), skill('k8', { skillId: '7' }), skill('k9', { skill: 'skl_a' }),
+    ], 7, NOW);
+    expect(await ids({ orgId: o, agentId: 'agt_s', skillId: 'skl_a' })).toEqual(['k1', 'k2']);
+    expect(await ids({ orgId: o, agentId: 'agt_s', skillId: 'skl_a', environment: 'sandbox' })).toEqual(['k2']);
+    expect(await ids({ orgId: o, agentId: 'agt_s', skillId: 'skl_a', source: 'mcp' })).toEqual([]);
+    expect(await ids({ orgId: o, agentId: 'agt_s', skillId: '7' })).toEqual(['k8']);
+    expect(await ids({ orgId: o, agentId: 'agt_t', skillId: 'skl_a' })).toEqual(['k5']);
+    expect(await store.logs.countUpTo({ orgId: o, agentId: 'agt_s', skillId: 'skl_a' }, 10)).toBe(2);
+  });
+
+  it("reads a skill's records through agent_logs_skill, in the index's order (no sort), on every day partition", async () => {
+    const o = org();
+    // A busy agent: 1,800 records a minute apart over two days, one in a hundred a record of skl_a.
+    const recs = Array.from({ length: 1800 }, (_, i) => record({
+      id: `b${String(i).padStart(4, '0')}`, orgId: o, agentId: 'agt_busy', timestamp: at(i * 60_000),
+      source: i % 100 === 0 ? 'skill' : i % 2 ? 'mcp' : 'execution', attributes: { skillId: i % 100 === 0 ? 'skl_a' : 'skl_b' },
+    }));
+    await store.logs.insert(recs, 7, NOW);
+    await store.sql.exec('analyze agent_logs');
+    // The statements the repository runs, explained as they ran.
+    const ran: { text: string; params: readonly unknown[] }[] = [];
+    const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
+      query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
+        ran.push({ text, params: params ?? [] });
+        return store.sql.query<T>(text, params, options);
+      },
+    });
+    const repo = createLogsRepo(spy);
+    const q: LogQuery = { orgId: o, agentId: 'agt_busy', skillId: 'skl_a' };
+    const first = await repo.page(q, 5);
+    expect(first.map((r) => r.id)).toEqual(['b0000', 'b0100', 'b0200', 'b0300', 'b0400']);
+    const last = first[4]!;
+    expect((await repo.page(q, 100, { after: { at: last.ts, id: last.id } })).map((r) => r.id)).toEqual(Array.from({ length: 13 }, (_, i) => `b${String((i + 5) * 100).padStart(4, '0')}`));
+    expect(await repo.countUpTo(q, 10_000)).toBe(18);
+    const skillIndexes = new Set((await store.sql.query<{ n: string }>(
+      `select c.relname as n from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'agent_logs_skill'`,
+    )).map((r) => r.n));
+    expect(skillIndexes.size).toBeGreaterThan(0);
+    expect(ran).toHaveLength(3);
+    for (const { text, params } of ran) {
+      // Whether the statement can use the index at all, not how the planner weighs a partition of a
+      // few pages (a sequential read of one and a sort can cost less there than an index).
+      const [row] = await store.sql.transaction(async (tx) => {
+        await tx.exec('set local enable_seqscan = off');
+        return tx.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${text}`, params);
+      });
+      const plan = row!['QUERY PLAN'];
+      const nodes: { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string }[] = [];
+      const walk = (n: Record<string, unknown>) => {
+        nodes.push(n as (typeof nodes)[number]);
+        for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
+      };
+      walk((typeof plan === 'string' ? JSON.parse(plan) : plan as { Plan: Record<string, unknown> }[])[0]!.Plan);
+      const scans = nodes.filter((n) => n['Relation Name']?.startsWith('agent_logs'));
+      expect(scans.length, text).toBeGreaterThan(0);
+      for (const n of scans) {
+        expect(n['Node Type'], text).toMatch(/^Index (Only )?Scan$/);
+        expect(skillIndexes.has(n['Index Name']!), `${n['Index Name']} in ${text}`).toBe(true);
+      }
+      expect(nodes.some((n) => n['Node Type'] === 'Sort'), text).toBe(false);
+    }
+  });
+
+  it('builds agent_logs_skill on every day partition that exists when the store upgrades to it', async () => {
+    const o = org();
+    await store.logs.insert([record({ id: 'u1', orgId: o, source: 'skill', timestamp: at(DAY), attributes: { skillId: 'skl_u' } })], 7, NOW);
+    // The store as the release before the index left it, with partitions and rows.
+    await store.sql.exec("drop index agent_logs_skill; delete from schema_migrations where id = '015-agent-logs-skill-index'");
+    expect(await migrate(store.sql)).toEqual(['015-agent-logs-skill-index']);
+    const children = async (parent: string) => (await store.sql.query<{ n: string; t: string | null }>(
+      `select c.relname as n, (select t.relname from pg_index x join pg_class t on t.oid = x.indrelid where x.indexrelid = c.oid) as t
+       from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = $1`, [parent],
+    ));
+    const partitions = (await children('agent_logs')).map((r) => r.n).sort();
+    expect(partitions.length).toBeGreaterThan(1);
+    expect((await children('agent_logs_skill')).map((r) => r.t).sort()).toEqual(partitions);
+    expect(await ids({ orgId: o, agentId: 'agt_support', skillId: 'skl_u' })).toEqual(['u1']);
   });
 
   it('keeps only the retention window and drops whole day partitions past it', async () => {
