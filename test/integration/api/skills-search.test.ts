@@ -10,7 +10,7 @@ import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../h
 
 describe('marketplace skill search', () => {
   let app: TestApp;
-  const ids: Record<string, string> = {};
+  const ids = {} as Record<'crm' | 'weather' | 'pct' | 'under' | 'bslash' | 'priv' | 'globex' | 'globexPriv', string>;
   const search = async (query: string, token = 'lk_s_read') => {
     const res = await app.request('GET', `${SKILLS}${query}`, { token });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
