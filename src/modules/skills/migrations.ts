@@ -56,9 +56,15 @@ create table skills (
 );
 create index skills_creator_org on skills (creator_org_id);
 create index skills_creator on skills (creator_id);
-create index skills_name_trgm on skills using gin (name gin_trgm_ops);
-create index skills_display_name_trgm on skills using gin (display_name gin_trgm_ops);
-create index skills_description_trgm on skills using gin (description gin_trgm_ops);
+-- The text \`search\` reads: the three fields joined by a control character, which a search term
+-- cannot hold (schemas.ts), so a match never spans two fields. COST: an ILIKE over this text is far
+-- dearer than the planner's default for a function call; at the default it scans every row of a
+-- table of thousands rather than read the index (docs/benchmarks.md has both plans). SET keeps the
+-- function from being inlined, so its cost is the one the planner sees.
+create function skills_search_text(name text, display_name text, description text) returns text
+  language sql immutable parallel safe cost 100 set search_path = pg_catalog
+  as $fn$ select name || chr(1) || display_name || chr(1) || description $fn$;
+create index skills_search_trgm on skills using gin (skills_search_text(name, display_name, description) gin_trgm_ops);
 
 create table skills_versions (
   id text primary key,

@@ -118,7 +118,11 @@ export const SearchQuery = Type.Object({
   featured: Type.Optional(Flag('featured')),
   hasPublishedVersion: Type.Optional(Flag('hasPublishedVersion')),
   category: Type.Optional(Text('category', SKILL_LIMITS.category, 1)),
-  search: Type.Optional(Text('search', SKILL_LIMITS.search, 1)),
+  // No control characters: the searched text joins its fields with one (skills/001 skills_search_text).
+  search: Type.Optional(Type.String({
+    minLength: 1, maxLength: SKILL_LIMITS.search, pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+    [RULE]: `search must be 1-${SKILL_LIMITS.search} characters without control characters`,
+  })),
   name: Type.Optional(Text('name', SKILL_LIMITS.name, 1)),
   creatorId: Type.Optional(Text('creatorId', 128, 1)),
   page: Type.Optional(Type.String({

@@ -68,7 +68,7 @@ describe('marketplace skill search', () => {
   });
 
   it('refuses a limit outside 1-100 and a page below 1 or not a number (400, framework shape)', async () => {
-    for (const q of ['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=1e2', 'page=0', 'page=-1', 'page=x', 'limit=5&limit=6', 'listed=yes', 'featured=1']) {
+    for (const q of ['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=1e2', 'page=0', 'page=-1', 'page=x', 'limit=5&limit=6', 'listed=yes', 'featured=1', 'search=', 'search=a%01b', 'search=a%0Ab', `search=${'x'.repeat(201)}`]) {
       const res = await app.request('GET', `${SKILLS}?${q}`, { token: 'lk_s_read' });
       expect(res.status, q).toBe(400);
       expect(res.body, q).toEqual(frameworkError(400, expect.any(Array)));
