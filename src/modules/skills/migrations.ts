@@ -59,11 +59,12 @@ create index skills_creator on skills (creator_id);
 -- The text \`search\` reads: the three fields joined by a control character, which a search term
 -- cannot hold (schemas.ts), so a match never spans two fields. COST: an ILIKE over this text is far
 -- dearer than the planner's default for a function call; at the default it scans every row of a
--- table of thousands rather than read the index (docs/benchmarks.md has both plans). SET keeps the
--- function from being inlined, so its cost is the one the planner sees.
-create function skills_search_text(name text, display_name text, description text) returns text
-  language sql immutable parallel safe cost 100 set search_path = pg_catalog
-  as $fn$ select name || chr(1) || display_name || chr(1) || description $fn$;
+-- table of thousands rather than read the index (docs/benchmarks.md). PL/pgSQL is never inlined, so
+-- its cost is the one the planner sees (a SQL function with a SET clause is not inlined either, but
+-- costs twice as much a call: the setting is saved and restored on every row).
+create function skills_search_text(n text, dn text, d text) returns text
+  language plpgsql immutable parallel safe cost 100
+  as $fn$ begin return n || chr(1) || dn || chr(1) || d; end $fn$;
 create index skills_search_trgm on skills using gin (skills_search_text(name, display_name, description) gin_trgm_ops);
 
 create table skills_versions (
