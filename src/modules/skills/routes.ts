@@ -12,7 +12,7 @@ import { NO_BODY } from '../../api/kernel/schema.js';
 import type { Install, SkillVersion } from './repository.js';
 import { READ_SCOPE, WRITE_SCOPE, type AgentActor, type SkillsService, type SkillView } from './service.js';
 import {
-  AgentParams, Answers, InstallBody, InstallParams, ListBody, OrgParams, OwnerBody, PatchBody, PublishBody, SearchQuery, SkillParams,
+  AgentParams, Answers, InstallBody, InstallHeaders, InstallParams, ListBody, OrgParams, OwnerBody, PatchBody, PublishBody, SearchQuery, SkillParams,
   UnpublishBody, VersionParams, VersionsQuery, type InstalledOut, type SkillOut, type VersionOut,
 } from './schemas.js';
 
@@ -143,10 +143,16 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
     config: anyCredential,
   }, async (req) => (await service.orgSkills(principal(req), req.params.orgId)).map(skillOut));
 
-  app.post<{ Params: InstallParams; Body: InstallBody }>('/marketplace/install/:id/:agentId', {
-    schema: { params: InstallParams, body: InstallBody, response: { 201: Answers.installed } },
+  app.post<{ Params: InstallParams; Body: InstallBody; Headers: InstallHeaders }>('/marketplace/install/:id/:agentId', {
+    schema: { params: InstallParams, headers: InstallHeaders, body: InstallBody, response: { 201: Answers.installed } },
     config: onAgent(WRITE_SCOPE),
-  }, async (req, reply) => reply.status(201).send(installedOut(await service.install(agentActor(req), req.params.id, req.body))));
+  }, async (req, reply) => {
+    const key = req.headers['idempotency-key'];
+    if (key === undefined) return reply.status(201).send(installedOut(await service.install(agentActor(req), req.params.id, req.body)));
+    const r = await service.installOnce(agentActor(req), req.params.id, req.body, key, (i) => installedOut(i));
+    if (r.replayed) reply.header('Idempotent-Replayed', 'true');
+    return reply.status(r.status).send(r.body);
+  });
 
   app.put<{ Params: InstallParams; Body: InstallBody }>('/marketplace/install/:id/:agentId', {
     schema: { params: InstallParams, body: InstallBody, response: { 200: Answers.installed } },

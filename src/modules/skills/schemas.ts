@@ -99,6 +99,11 @@ export const InstallBody = Type.Object(
 );
 export type InstallBody = Static<typeof InstallBody>;
 
+export const InstallHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', [RULE]: 'Idempotency-Key must be 1-128 printable characters' })),
+});
+export type InstallHeaders = Static<typeof InstallHeaders>;
+
 export const SkillParams = Type.Object({ id: ID('id') });
 export type SkillParams = Static<typeof SkillParams>;
 export const VersionParams = Type.Object({ id: ID('id'), versionId: ID('versionId') });

@@ -19,6 +19,7 @@ import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
+import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { createSkillsRepo, isUniqueViolation, type Install, type SearchFilters, type Skill, type SkillsRepo, type SkillVersion } from './repository.js';
 import { notInstalled, notPublished, SkillErrors, skillNotFound, sourceSkillNotFound, versionNotFound } from './errors.js';
@@ -137,6 +138,26 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     const orgIds = await orgsOf(a.principal);
     if (!(await repo.visible(id, orgIds))) throw skillNotFound(id);
     return orgIds;
+  };
+
+  /** An install in one unit of work; `also` runs in it last (an idempotency key's completion). */
+  const installIn = async (a: AgentActor, id: string, body: InstallBody, also?: (tx: UnitOfWork, installed: Install) => Promise<void>): Promise<Install> => {
+    const orgIds = await installedSkill(a, id);
+    const at = now();
+    const sealed = sealEnv(body.envValues) ?? null;
+    return unit(async (tx, r) => {
+      // The skill's row held: installs of one skill queue here, and its counters move once each.
+      if (!(await r.visible(id, orgIds, true))) throw skillNotFound(id);
+      const version = await installable(r, id, body.version);
+      const install: Install = { skillId: id, agentId: a.agentId, orgId: a.orgId, version, installedAt: at };
+      if (!(await r.insertInstall(install, sealed))) {
+        throw SkillErrors.SKILL_ALREADY_INSTALLED(`Marketplace skill ${id} is installed on agent ${a.agentId} already; PUT updates it`, { agentId: a.agentId });
+      }
+      await r.countInstall(id, { installs: 1, active: 1 }, at);
+      await audit(tx, a.principal, a.orgId, 'skills.install.created', 'agent', a.agentId, { skillId: id, version, envValueNames: Object.keys(body.envValues ?? {}) });
+      await also?.(tx, install);
+      return install;
+    });
   };
 
   const sealEnv = (env: Record<string, string> | undefined): string | null | undefined => (env === undefined ? undefined : store.secretBox.seal(JSON.stringify(env)));
@@ -286,22 +307,27 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     },
 
     /** POST /marketplace/install/:id/:agentId. */
-    async install(a: AgentActor, id: string, body: InstallBody): Promise<Install> {
-      const orgIds = await installedSkill(a, id);
-      const at = now();
-      const sealed = sealEnv(body.envValues) ?? null;
-      return unit(async (tx, r) => {
-        // The skill's row held: installs of one skill queue here, and its counters move once each.
-        if (!(await r.visible(id, orgIds, true))) throw skillNotFound(id);
-        const version = await installable(r, id, body.version);
-        const install: Install = { skillId: id, agentId: a.agentId, orgId: a.orgId, version, installedAt: at };
-        if (!(await r.insertInstall(install, sealed))) {
-          throw SkillErrors.SKILL_ALREADY_INSTALLED(`Marketplace skill ${id} is installed on agent ${a.agentId} already; PUT updates it`, { agentId: a.agentId });
-        }
-        await r.countInstall(id, { installs: 1, active: 1 }, at);
-        await audit(tx, a.principal, a.orgId, 'skills.install.created', 'agent', a.agentId, { skillId: id, version, envValueNames: Object.keys(body.envValues ?? {}) });
-        return install;
-      });
+    install(a: AgentActor, id: string, body: InstallBody): Promise<Install> {
+      return installIn(a, id, body);
+    },
+
+    /**
+     * POST install with an Idempotency-Key (kernel/idempotency.ts): the first request installs and
+     * stores its answer in the install's own commit; a retry with the key gets that answer again
+     * (`replayed`), the same key on another skill, agent, version or set of env value names 409
+     * IDEMPOTENCY_KEY_REUSED. The fingerprint leaves the env values out: no digest of a secret is kept.
+     */
+    async installOnce(a: AgentActor, id: string, body: InstallBody, key: string, answer: (i: Install) => unknown): Promise<{ status: number; body: unknown; replayed: boolean }> {
+      const ref = { scope: principalScope(a.principal), route: 'skills:install', key };
+      const fingerprint = requestFingerprint({ id, agentId: a.agentId, version: body.version ?? null, envValueNames: Object.keys(body.envValues ?? {}).sort() });
+      return withIdempotency(store.idempotency, { ...ref, fingerprint }, async ({ claimId }) => {
+        let outcome: { status: number; body: unknown } | undefined;
+        await installIn(a, id, body, async (tx, installed) => {
+          outcome = { status: 201, body: answer(installed) };
+          await tx.idempotency.complete({ ...ref, claimId }, outcome);
+        });
+        return outcome!;
+      }, { completedByRun: true });
     },
 
     /** PUT /marketplace/install/:id/:agentId: another version (published), new env values; what is not given stays. */

@@ -110,6 +110,24 @@ describe('marketplace skill installs', () => {
     expect(rows[0]!.n).toBe(before.activeInstallCount + 9 - 4);
   });
 
+  it('takes an Idempotency-Key on POST: a retry gets the first answer again and installs nothing more; the key on another request 409', async () => {
+    const headers = { 'idempotency-key': 'install-agt-s12-0001' };
+    const first = keep(await app.request('POST', `/marketplace/install/${skill.id}/agt_s12`, { token: 'lk_s_write', headers, body: { version: '1.9.0', envValues: { API_KEY: SECRET } } }));
+    expect(first.status).toBe(201);
+    const before = await counts(skill.id);
+    const retry = keep(await app.request('POST', `/marketplace/install/${skill.id}/agt_s12`, { token: 'lk_s_write', headers, body: { version: '1.9.0', envValues: { API_KEY: SECRET } } }));
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await counts(skill.id)).toEqual(before);
+    const other = await app.request('POST', `/marketplace/install/${skill.id}/agt_s12`, { token: 'lk_s_write', headers, body: { version: '1.10.0' } });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    // Without the key the same request is a second install: 409.
+    expect((await install('POST', skill.id, 'agt_s12', { version: '1.9.0' })).body).toMatchObject({ code: 'SKILL_ALREADY_INSTALLED' });
+    expect((await app.request('POST', `/marketplace/install/${skill.id}/agt_s12`, { token: 'lk_s_write', headers: { 'idempotency-key': 'bad key' }, body: {} })).status).toBe(400);
+  });
+
   it('stores env values sealed, opened only with the store\'s key; never in an answer, an audit entry or a log line', async () => {
     const stored = await app.store.sql.query<{ agent_id: string; env_values: string | null }>('select agent_id, env_values from skills_installs where skill_id = $1 and agent_id = $2', [skill.id, 'agt_s1']);
     expect(stored[0]!.env_values).toMatch(/^v1\./);
