@@ -134,7 +134,8 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     return named.version;
   };
 
-  const installedSkill = async (a: AgentActor, id: string): Promise<string[]> => {
+  /** The install caller's organizations, once the skill is seen to be visible to them (else 404). */
+  const visibleTo = async (a: AgentActor, id: string): Promise<string[]> => {
     const orgIds = await orgsOf(a.principal);
     if (!(await repo.visible(id, orgIds))) throw skillNotFound(id);
     return orgIds;
@@ -142,7 +143,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
 
   /** An install in one unit of work; `also` runs in it last (an idempotency key's completion). */
   const installIn = async (a: AgentActor, id: string, body: InstallBody, also?: (tx: UnitOfWork, installed: Install) => Promise<void>): Promise<Install> => {
-    const orgIds = await installedSkill(a, id);
+    const orgIds = await visibleTo(a, id);
     const at = now();
     const sealed = sealEnv(body.envValues) ?? null;
     return unit(async (tx, r) => {
@@ -332,7 +333,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
 
     /** PUT /marketplace/install/:id/:agentId: another version (published), new env values; what is not given stays. */
     async updateInstall(a: AgentActor, id: string, body: InstallBody): Promise<Install> {
-      const orgIds = await installedSkill(a, id);
+      const orgIds = await visibleTo(a, id);
       const at = now();
       const sealed = sealEnv(body.envValues);
       return unit(async (tx, r) => {
@@ -351,7 +352,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
 
     /** DELETE /marketplace/install/:id/:agentId: the removed install. */
     async uninstall(a: AgentActor, id: string): Promise<Install> {
-      const orgIds = await installedSkill(a, id);
+      const orgIds = await visibleTo(a, id);
       const at = now();
       return unit(async (tx, r) => {
         if (!(await r.visible(id, orgIds, true))) throw skillNotFound(id);
