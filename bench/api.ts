@@ -11,7 +11,9 @@
  *
  * Modes (`BENCH_API_MODES`, default `embedded,postgres`): `embedded` is the embedded store
  * (PGlite, `DATA_DIR=memory://`); `postgres` is a fresh database on BENCH_POSTGRES_URL's server,
- * dropped at the end. On Postgres, the authenticated GET is also offered at a fixed rate.
+ * dropped at the end. On Postgres, the authenticated GET is also offered at a fixed rate. The skill
+ * search scenario reads 10,000 marketplace skills written into the store first; the plan of its
+ * query (EXPLAIN ANALYZE) is printed and kept with the results.
  *
  * Environment: BENCH_API_SECONDS (10), BENCH_API_CONNECTIONS (10), BENCH_API_WARMUP_SECONDS (1),
  * BENCH_API_RATE (1000), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test).
@@ -27,6 +29,7 @@ import { run, type Running } from '../src/commands/run.js';
 import { silentLogger } from '../src/telemetry/logger.js';
 import type { LoadResult, LoadSpec } from './api-load.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
+import { searchStatement } from '../src/modules/skills/repository.js';
 
 type Mode = 'embedded' | 'postgres';
 
@@ -67,6 +70,9 @@ const CHANNELS_SEND = '/developer/agents/agt_support/channels/send';
 const CHANNELS_DELIVERIES = '/developer/agents/agt_support/channels/deliveries';
 /** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
+/** Marketplace skills the search scenario reads, and the term it searches (in 1 description in 100). */
+const SKILL_COUNT = 10_000;
+const SKILL_SEARCH = '/marketplace/skills?search=needle';
 const TARGET_GET_RATIO = 0.4;
 const TARGET_FIXED_RATE_P99_MS = 10;
 
@@ -156,7 +162,14 @@ function check(m: Measured): void {
   }
 }
 
-async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareRequestsPerSecond: number; fixedRate?: Measured }> {
+/** The plan of the search scenario's page query, as the store runs it (EXPLAIN ANALYZE, text). */
+async function skillSearchPlan(app: Running): Promise<string[]> {
+  const s = searchStatement([ORG], { search: 'needle' }, { limit: 10, offset: 0 });
+  const rows = await app.store.sql.query<{ 'QUERY PLAN': string }>(`explain analyze ${s.page}`, [...s.params, 10, 0]);
+  return rows.map((r) => r['QUERY PLAN']);
+}
+
+async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareRequestsPerSecond: number; fixedRate?: Measured; skillSearchPlan: string[] }> {
   const db = mode === 'postgres' ? await createDatabase() : undefined;
   const bare = await startBare();
   let app: Running | undefined;
@@ -191,6 +204,19 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       if (r.status !== 201) throw new Error(`${mode}: creating persona version ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
     }
 
+    // Marketplace skills of the organization, written straight into the store (10,000 listings
+    // through the API would take longer than the measurements): every 100th mentions the term.
+    await app.store.sql.query(`insert into skills_sources (id, org_id, name) select 'skl_bench_' || i, '${ORG}', 'bench-skill-' || i from generate_series(1, ${SKILL_COUNT}) i`);
+    await app.store.sql.query(
+      `insert into skills (id, name, display_name, description, creator_id, creator_org_id, source_skill_id, visibility, created_at, updated_at)
+       select 'mks_bench_' || i, 'bench-skill-' || i, 'Bench skill ' || i,
+              case when i % 100 = 0 then 'Finds the needle in a haystack of records ' || i else 'Answers questions about topic ' || (i % 97) || ' for customers' end,
+              'usr_ann', '${ORG}', 'skl_bench_' || i, case when i % 10 = 0 then 'private' else 'public' end, now() - i * interval '1 second', now()
+       from generate_series(1, ${SKILL_COUNT}) i`,
+    );
+    await app.store.sql.query('analyze skills');
+    const searchPlan = await skillSearchPlan(app);
+
     const valid = { name: 'bench-over-limit', type: 'http', endpoint: 'https://localhost:9/over', format: 'ndjson', minSeverity: 'info', agents: ['agt_support'], environments: ['production'], headers: [{ name: 'X-Bench', value: 'yes' }] };
     const scenarios: Scenario[] = [
       { name: 'bare GET /bare (first)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
@@ -205,6 +231,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       { name: 'channel deliveries list (50 newest)', method: 'GET', path: CHANNELS_DELIVERIES, auth: true, token: SESSION, status: 200 },
       { name: `persona versions list (${PERSONA_VERSIONS} versions)`, method: 'GET', path: `${PERSONA_LISTED}/versions`, auth: true, token: PERSONA_KEY, status: 200 },
       { name: 'persona version create', method: 'POST', path: `${PERSONA_CREATED}/version`, body: { persona: { base: 'You are the sales assistant.', voice: 'Warm.', text: 'Be brief.' } }, auth: true, token: PERSONA_KEY, status: 201 },
+      { name: `skill search, free text (${SKILL_COUNT} skills, 1 in 100 matching, first page of 10)`, method: 'GET', path: SKILL_SEARCH, auth: true, token: SESSION, status: 200 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
@@ -265,7 +292,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       fixedRate = { scenario: `${get.name} at ${RATE}/s`, mode, expectedStatus: 200, overallRate: RATE, ...(await load(specOf(get, RATE))) };
       check(fixedRate);
     }
-    return { scenarios: measured, bareRequestsPerSecond, ...(fixedRate ? { fixedRate } : {}) };
+    return { scenarios: measured, bareRequestsPerSecond, ...(fixedRate ? { fixedRate } : {}), skillSearchPlan: searchPlan };
   } finally {
     await app?.stop().catch((e: unknown) => process.stderr.write(`stopping the API: ${(e as Error).message}\n`));
     await bare.close();
@@ -291,6 +318,7 @@ const rows = MODES.flatMap((mode) => {
   }));
 });
 console.table(rows);
+for (const mode of MODES) console.log(`${mode}: plan of the skill search's page query (EXPLAIN ANALYZE)\n  ${results[mode]!.skillSearchPlan.join('\n  ')}`);
 
 const targets = [
   ...MODES.map((mode) => {

@@ -14,6 +14,7 @@ import { telephonyFamily } from './telephony/index.js';
 import { channelsFamily } from './channels/index.js';
 import { personaFamily } from './persona/index.js';
 import { workflowsFamily } from './workflows/index.js';
+import { skillsFamily } from './skills/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
@@ -23,6 +24,7 @@ export const families: readonly Family<PlatformDeps>[] = [
   channelsFamily,
   personaFamily,
   workflowsFamily,
+  skillsFamily,
 ];
 
 /** Every family's migrations, for openStore. */

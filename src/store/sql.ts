@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { turnGate } from '../event-loop.js';
 import { holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -192,7 +193,10 @@ async function openPglite(dataDir: string): Promise<Sql> {
   const lock = dataDir === 'memory://' ? undefined : lockDataDir(dataDir);
   let db: PGlite;
   try {
-    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+    // pg_trgm (trigram indexes for substring search, the marketplace skills' `search`) ships with
+    // PGlite as a contrib extension: loaded here, it is created by the migration that uses it, the
+    // same statement on both stores.
+    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { extensions: { pg_trgm } });
   } catch (e) {
     lock?.release();
     throw e;

@@ -66,3 +66,16 @@ defineScopes('platform', {
   'platform:*': { sensitive: true, description: 'platform operations, every one sensitive' },
   'org:manage': { description: 'manage the organization (members hold every other non-sensitive scope)' },
 });
+
+/**
+ * Scopes several families share (contract skills, "shared scopes"): marketplace skills and
+ * templates write with `automations:write` and read installations with `automations:read`, which
+ * the skill log route also accepts as its deprecated alternative (spec 01 part 5.6: deprecation is
+ * per route, in the route's ScopeRule); template catalogue reads name `marketplace:read`. Declared
+ * once here so no family owns them. None is sensitive: `automations:*` and `*:read` cover them.
+ */
+defineScopes('platform', {
+  'automations:read': { description: "read an agent's or organization's skill installations; a skill's logs (deprecated there for logs:read, until the sunset)" },
+  'automations:write': { description: 'list, publish and edit marketplace skills of the organization; install, update and uninstall them on an agent' },
+  'marketplace:read': { description: 'read the marketplace catalogue' },
+});

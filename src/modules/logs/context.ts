@@ -22,11 +22,11 @@ export interface LogDeps {
   limiter: RateLimiter;
 }
 
+// `automations:read`, the skill log route's deprecated alternative, is a platform scope (kernel/scopes.ts).
 defineScopes('logs', {
   [READ_SCOPE]: { description: 'the log read routes (an ordinary read scope, covered by *:read)' },
   'knowledge:read': { deprecated: true, description: "one agent's logs, until the sunset (spec 01 part 5.6)" },
   'analytics:read': { deprecated: true, description: "an organization's logs and export, until the sunset" },
-  'automations:read': { deprecated: true, description: "a skill's logs, until the sunset" },
 });
 
 /** Deprecated scopes of spec 01 part 5.6, per route. */

@@ -264,6 +264,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     skillId: ['skl_fuzz'],
     // The bulk template trigger's channel configuration and template.
     channelId: ['chatapp-line-1'], templateId: ['order_update'],
+    // The marketplace skill routes' skill and version: a listed one with a published version (added below) and unknown ones.
+    id: ['mks_missing'], versionId: ['mksv_missing'],
   };
 
   beforeAll(async () => {
@@ -312,6 +314,13 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     const rcs = await app.inject({ method: 'POST', url: '/developer/orgs/org_acme/rcs-agents', headers: { authorization: 'Bearer sess_ann' }, payload: { senderId: 'fuzz-sender', displayName: 'Fuzz' } });
     expect(rcs.statusCode, rcs.body).toBe(201);
     real.agentId!.push(rcs.json().id);
+    // A marketplace skill of org_acme with a published version (the seed's source skill), so the skill routes' deep runs get past their lookup.
+    const skill = await app.inject({ method: 'POST', url: '/marketplace/skills/list', headers: { authorization: 'Bearer sess_ann' }, payload: { sourceSkillId: 'skl_acme_crm', displayName: 'Fuzz CRM' } });
+    expect(skill.statusCode, skill.body).toBe(201);
+    real.id!.unshift(skill.json().id);
+    const version = await app.inject({ method: 'POST', url: `/marketplace/skills/${skill.json().id}/versions/publish`, headers: { authorization: 'Bearer sess_ann' }, payload: { version: '1.0.0' } });
+    expect(version.statusCode, version.body).toBe(201);
+    real.versionId!.unshift(version.json().id);
   });
   afterAll(async () => {
     await app?.close();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scopesSatisfy, SENSITIVE_SCOPES } from '../../../src/api/kernel/auth.js';
+import { defineScopes, isCatalogued } from '../../../src/api/kernel/scopes.js';
 // The families declare their scopes (logs:manage, logs:ingest) in the catalogue when they load.
 import '../../../src/api/server.js';
 
@@ -26,6 +27,17 @@ describe('scopesSatisfy (spec 01 part 5)', () => {
       expect(SENSITIVE_SCOPES.has(s), s).toBe(true);
       const [area] = s.split(':');
       expect(scopesSatisfy([`${area}:*`, '*:read', '*:write', '*:manage'], s), s).toBe(false);
+    }
+  });
+
+  it('declares the shared automations and marketplace scopes once, as platform scopes no family may declare again, none sensitive', () => {
+    for (const s of ['automations:read', 'automations:write', 'marketplace:read']) {
+      expect(isCatalogued(s), s).toBe(true);
+      expect(SENSITIVE_SCOPES.has(s), s).toBe(false);
+      const [area, action] = s.split(':');
+      expect(scopesSatisfy([`${area}:*`], s), s).toBe(true);
+      expect(scopesSatisfy([`*:${action}`], s), s).toBe(true);
+      expect(() => defineScopes('logs', { [s]: { description: 'again' } }), s).toThrow(/declared by platform already/);
     }
   });
 });

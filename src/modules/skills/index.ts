@@ -1,0 +1,21 @@
+/** The marketplace skills route family: listing, versions, the catalogue and installs on agents (spec 03 part 4.5; contract skills). */
+import type { FastifyInstance } from 'fastify';
+import { defineFamily } from '../../api/kernel/family.js';
+import type { Store } from '../../store/store.js';
+import { skillsMigrations } from './migrations.js';
+import { skillsSeed } from './seed.js';
+import { registerSkillRoutes } from './routes.js';
+import { createSkillsService } from './service.js';
+
+export interface SkillsDeps {
+  store: Store;
+}
+
+export const skillsFamily = defineFamily<SkillsDeps>({
+  name: 'skills',
+  migrations: skillsMigrations,
+  seed: skillsSeed,
+  register(app: FastifyInstance, deps: SkillsDeps) {
+    registerSkillRoutes(app, createSkillsService({ store: deps.store }));
+  },
+});
