@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { NO_BODY } from '../../api/kernel/schema.js';
+import { keyedByHeader } from '../../api/kernel/store-outage.js';
 import type { Install, SkillVersion } from './repository.js';
 import { READ_SCOPE, WRITE_SCOPE, type AgentActor, type SkillsService, type SkillView } from './service.js';
 import {
@@ -145,7 +146,8 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
 
   app.post<{ Params: InstallParams; Body: InstallBody; Headers: InstallHeaders }>('/marketplace/install/:id/:agentId', {
     schema: { params: InstallParams, headers: InstallHeaders, body: InstallBody, response: { 201: Answers.installed } },
-    config: onAgent(WRITE_SCOPE),
+    // An install with an Idempotency-Key may be retried blindly after a store outage; one without may not.
+    config: { ...onAgent(WRITE_SCOPE), blindRetry: keyedByHeader('idempotency-key') },
   }, async (req, reply) => {
     const key = req.headers['idempotency-key'];
     if (key === undefined) return reply.status(201).send(installedOut(await service.install(agentActor(req), req.params.id, req.body)));

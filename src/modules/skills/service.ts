@@ -19,6 +19,7 @@ import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
+import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { createSkillsRepo, isUniqueViolation, type Install, type SearchFilters, type Skill, type SkillsRepo, type SkillVersion } from './repository.js';
@@ -92,6 +93,8 @@ export function createSkillsService(deps: SkillsServiceDeps) {
       if (e instanceof AppError && e.code === 'RESOURCE_NOT_PROJECTED') throw notProjected('marketplaceSkill', skill.id, scope);
       throw e;
     }
+    // The kernel's archived-organization rule sees only organizations in a path: a skill's is its creator's.
+    await refuseIfArchived(store, skill.creatorOrgId ?? '');
   };
 
   /**
@@ -175,6 +178,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
         if (e instanceof AppError && e.code === 'INSUFFICIENT_SCOPE') throw insufficientScope('skill', source.id, WRITE_SCOPE);
         throw e;
       }
+      await refuseIfArchived(store, source.orgId);
       const at = now();
       const id = `mks_${ulid()}`;
       try {

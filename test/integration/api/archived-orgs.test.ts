@@ -36,6 +36,7 @@ function writeSeed(): string {
       agentId, userId: 'usr_sms', channel: 'sms', address: '+15550003333', messageId: `sms_${agentId}`, receivedAt: new Date(Date.now() - 60_000).toISOString(),
     })),
     workflows: [quick('wf_arch', 'agt_arch'), quick('wf_live', 'agt_live')],
+    skills: ['arch', 'live'].map((o) => ({ id: `skl_${o}`, orgId: `org_${o}`, name: `${o}-lookup`, description: 'looks things up' })),
   };
   const dir = mkdtempSync(join(tmpdir(), 'archived-seed-'));
   const path = join(dir, 'seed.json');
@@ -89,6 +90,11 @@ const mutations: Mutation[] = [
     run: (o) => call('POST', `/developer/agents/agt_${o}/persona/version`, { persona: 'You are the support bot.' }),
   },
   {
+    // A skill's organization is its creator's, not in the path: the family applies the rule itself.
+    family: 'skills', allowed: 201, shape: conventions,
+    run: (o) => call('POST', '/marketplace/skills/list', { sourceSkillId: `skl_${o}`, displayName: `${o} lookup` }),
+  },
+  {
     family: 'workflows (start)', allowed: 202, shape: { statusCode: 423, code: 'ORG_ARCHIVED' },
     run: (o) => call('POST', `/workflows/agt_${o}/runs`, { workflowName: 'quick' }),
   },
@@ -106,6 +112,7 @@ const reads: [string, string, string?][] = [
   ['channels', '/developer/agents/agt_arch/channels/deliveries'],
   ['persona', '/developer/agents/agt_arch/persona/versions'],
   ['workflows', '/workflows/agt_arch/runs'],
+  ['skills', '/marketplace/orgs/org_arch/skills'],
 ];
 
 describe('an archived organization', () => {
