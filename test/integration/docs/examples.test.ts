@@ -130,6 +130,27 @@ describe('the API pages\' copy-paste sessions, run against logdrain start', () =
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  it("README's produce command sends records named as the seed names their agent", async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const line = readme.split('\n').map((l) => l.trim()).find((l) => l.startsWith('node dist/cli.js produce '));
+    expect(line, 'the quick start runs produce').toBeDefined();
+    const args = line!.replace(/^node dist\/cli\.js /, '').replace('http://localhost:8080', `http://127.0.0.1:${port}`).split(/\s+/);
+    const produced = spawnLogdrain([...args, '--count', '20'], {});
+    expect((await produced.exited).code, produced.stderr.join('\n')).toBe(0);
+    const names = new Map<string, string>();
+    const seed = JSON.parse(await readFile(join(ROOT, 'examples/seed.json'), 'utf8')) as { agents: { id: string; name: string }[] };
+    for (const a of seed.agents) names.set(a.id, a.name);
+    // Read back from the platform's copy once a worker has consumed them (this runs before the pages' sessions add records).
+    let logs: { agentId: string; agentName: string }[] = [];
+    for (const deadline = Date.now() + 20_000; logs.length < 20 && Date.now() < deadline;) {
+      const res = await fetch(`http://127.0.0.1:${port}/admin/orgs/org_acme/logs?since=1h&limit=100`, { headers: { authorization: 'Bearer lk_demo_admin' } });
+      logs = ((await res.json()) as { logs: { agentId: string; agentName: string }[] }).logs;
+      if (logs.length < 20) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(logs).toHaveLength(20);
+    for (const l of logs) expect(l.agentName, l.agentId).toBe(names.get(l.agentId));
+  });
+
   for (const page of PAGES) {
     it(`${page}: every example answers what the page shows`, async () => {
       const examples = examplesOf(await readFile(join(ROOT, page), 'utf8'));
