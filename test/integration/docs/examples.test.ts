@@ -20,7 +20,7 @@ import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js'
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PAGES = ['docs/api.md', 'docs/api-telephony.md', 'docs/api-persona.md', 'docs/api-channels.md', 'docs/api-workflows.md'];
 
-export interface Example {
+interface Example {
   sh: string;
   json: string;
   /** 1-based line of the ```sh fence. */
@@ -28,7 +28,7 @@ export interface Example {
 }
 
 /** The page's examples: each ```sh block whose next block, after blank lines only, is ```json. */
-export function examplesOf(markdown: string): Example[] {
+function examplesOf(markdown: string): Example[] {
   const found: Example[] = [];
   const re = /^```sh\n([\s\S]*?)^```\n(?:[ \t]*\n)*```json\n([\s\S]*?)^```$/gm;
   for (const m of markdown.matchAll(re)) {
@@ -38,12 +38,12 @@ export function examplesOf(markdown: string): Example[] {
 }
 
 /** Names a shell block assigns (`NAME=...` at a line's start or after `;`, `&&`). */
-export function assignedNames(sh: string): string[] {
+function assignedNames(sh: string): string[] {
   return [...new Set([...sh.matchAll(/(?:^|[;&|]\s*)([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1]!))];
 }
 
 /** Where `actual` departs from the documented shape (empty: it fits). */
-export function shapeProblems(documented: unknown, actual: unknown, at = '$'): string[] {
+function shapeProblems(documented: unknown, actual: unknown, at = '$'): string[] {
   const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
   if (kind(documented) !== kind(actual)) return [`${at}: documented ${kind(documented)}, answered ${kind(actual)} (${JSON.stringify(actual)?.slice(0, 200)})`];
   if (Array.isArray(documented)) {
