@@ -118,7 +118,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   installAccess(app, { store: opts.store, limiter, deprecatedScopesSunset: opts.config.deprecatedScopesSunset });
   const open = { config: { access: { resource: 'public' as const } } };
   app.get('/docs/openapi.json', { schema: { hide: true }, ...open }, async () => app.swagger());
-  // In a context of its own, so that its decorator marks its routes and no others.
+  // In a context of its own, so that its decorator marks its routes and no others. A credential typed
+  // under Authorize is not kept in the browser's storage (persistAuthorization).
   await app.register(async (docs) => {
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
   });
