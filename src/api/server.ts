@@ -15,6 +15,7 @@ import { installStoreOutage } from './kernel/store-outage.js';
 import { installJsonBody } from './kernel/json-body.js';
 import { closeOnUnreadBody } from './kernel/unread-body.js';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import { createRateLimiter } from './kernel/rate-limit.js';
 import type { RecordSink } from '../modules/ingest/records.js';
 import { createChannelNotifications, families, type PlatformDeps } from '../modules/index.js';
@@ -105,11 +106,26 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     },
     transform: ({ schema, url }) => ({ schema: documentedSchema(schema), url }),
   });
+  // The interactive document at /docs (@fastify/swagger-ui: the page, its assets, and the document
+  // again at /docs/json and /docs/yaml) is public like /docs/openapi.json. The plugin's routes take
+  // no route options, so they are declared public here, before the access kernel's check sees them:
+  // only routes of the plugin's own context (the one holding its `swaggerCSP` decorator) and only
+  // when they declare nothing themselves.
+  app.addHook('onRoute', function declareDocsPublic(route) {
+    if (this.hasDecorator('swaggerCSP') && route.config?.access === undefined) {
+      route.config = { ...(route.config ?? {}), access: { resource: 'public' } };
+    }
+  });
   // Every route below declares its access; the kernel enforces it (kernel/access.ts).
   const limiter = createRateLimiter(opts.store, { syncMs: opts.config.rateLimitSyncMs });
   installAccess(app, { store: opts.store, limiter, deprecatedScopesSunset: opts.config.deprecatedScopesSunset });
   const open = { config: { access: { resource: 'public' as const } } };
   app.get('/docs/openapi.json', { schema: { hide: true }, ...open }, async () => app.swagger());
+  // In a context of its own, so that its decorator marks its routes and no others. A credential typed
+  // under Authorize is not kept in the browser's storage (persistAuthorization).
+  await app.register(async (docs) => {
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
+  });
 
   app.get('/healthz', { ...open, schema: operatorSchemas.healthz }, async () => ({ status: 'ok' as const }));
   app.get('/readyz', { ...open, schema: operatorSchemas.readyz }, async (_req, reply) => {

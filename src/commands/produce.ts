@@ -6,20 +6,50 @@
 import type { Config } from '../config/config.js';
 import { syntheticRecords } from '../produce/synthetic.js';
 import { createKafkaSink } from '../source/kafka-sink.js';
+import { readSeedFile } from '../seed/seed-file.js';
 
 export interface ProduceArgs {
   count: number;
   rate: number;
   org: string;
+  /** `--agent` values: `ID` or `ID=NAME` (agentsOf). */
   agents: string[];
   url?: string | undefined;
   key?: string | undefined;
   batch: number;
 }
 
+export interface ProducedAgent {
+  id: string;
+  name: string;
+  version?: string;
+}
+
+/**
+ * The records' agents from `--agent` values. `ID=NAME` names the agent; a bare `ID` takes its name
+ * (and version) from the seed file (`SEED_FILE`) when that file has the agent, else the id itself:
+ * every record carries an `agentName`, and a drain's batches are grouped by it.
+ */
+export async function agentsOf(values: readonly string[], seedFile: string | undefined): Promise<ProducedAgent[]> {
+  const given = values.map((v) => {
+    const at = v.indexOf('=');
+    const id = at < 0 ? v : v.slice(0, at);
+    const name = at < 0 ? undefined : v.slice(at + 1);
+    if (id === '' || name === '') throw new Error(`--agent ${v}: expected ID or ID=NAME`);
+    return { id, name };
+  });
+  const unnamed = given.some((a) => a.name === undefined);
+  const seeded = new Map((unnamed && seedFile ? (await readSeedFile(seedFile)).agents : []).map((a) => [a.id, a]));
+  return given.map(({ id, name }) => {
+    const known = seeded.get(id);
+    if (name !== undefined) return { id, name };
+    return known ? { id, name: known.name, ...(known.version !== null ? { version: known.version } : {}) } : { id, name: id };
+  });
+}
+
 export async function produce(config: Config, args: ProduceArgs, out: NodeJS.WritableStream = process.stderr): Promise<number> {
   const records = syntheticRecords(args.count, {
-    orgs: [{ orgId: args.org, agents: args.agents.map((a) => ({ id: a, name: a })) }],
+    orgs: [{ orgId: args.org, agents: await agentsOf(args.agents, config.seedFile) }],
     seed: Date.now() & 0xffff,
   });
   let write: (batch: { orgId: string; payload: string }[]) => Promise<void>;
