@@ -55,26 +55,29 @@ const agentActor = (req: FastifyRequest): AgentActor => {
   return { principal: g.principal, orgId: g.orgId!, agentId: g.agentId! };
 };
 
+/** The OpenAPI document's group for these routes. */
+const tags = ['skills'];
+
 export function registerSkillRoutes(app: FastifyInstance, service: SkillsService): void {
   const principal = (req: FastifyRequest) => grantedOf(req).principal;
 
   app.post<{ Body: ListBody }>(`${SKILLS_BASE}/list`, {
-    schema: { body: ListBody, response: { 201: Answers.skill } },
+    schema: { tags, summary: 'List a source skill of the caller\'s organization on the marketplace', body: ListBody, response: { 201: Answers.skill } },
     config: anyCredential,
   }, async (req, reply) => reply.status(201).send(skillOut(await service.list(principal(req), req.body))));
 
   app.post<{ Params: SkillParams; Body: PublishBody }>(`${SKILLS_BASE}/:id/versions/publish`, {
-    schema: { params: SkillParams, body: PublishBody, response: { 201: Answers.version } },
+    schema: { tags, summary: 'Publish a version (a semantic version, once each)', params: SkillParams, body: PublishBody, response: { 201: Answers.version } },
     config: anyCredential,
   }, async (req, reply) => reply.status(201).send(versionOut(await service.publish(principal(req), req.params.id, req.body))));
 
   app.put<{ Params: VersionParams }>(`${SKILLS_BASE}/:id/versions/:versionId/publish`, {
-    schema: { params: VersionParams, response: { 200: Answers.version } },
+    schema: { tags, summary: 'Publish an unpublished version again', params: VersionParams, response: { 200: Answers.version } },
     config: { ...anyCredential, bodyUnchecked: NO_BODY },
   }, async (req) => versionOut(await service.republish(principal(req), req.params.id, req.params.versionId)));
 
   app.put<{ Params: SkillParams; Body: UnpublishBody }>(`${SKILLS_BASE}/:id/unpublish`, {
-    schema: { params: SkillParams, body: UnpublishBody, response: { 200: Answers.unpublished } },
+    schema: { tags, summary: 'Unpublish a version (the last published one also unlists the skill)', params: SkillParams, body: UnpublishBody, response: { 200: Answers.unpublished } },
     config: anyCredential,
   }, async (req) => {
     const r = await service.unpublish(principal(req), req.params.id, req.body.version);
@@ -85,7 +88,7 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
   });
 
   app.put<{ Params: SkillParams }>(`${SKILLS_BASE}/:id/unlist`, {
-    schema: { params: SkillParams, response: { 200: Answers.unlisted } },
+    schema: { tags, summary: 'Unlist the skill: every published version is unpublished', params: SkillParams, response: { 200: Answers.unlisted } },
     config: { ...anyCredential, bodyUnchecked: NO_BODY },
   }, async (req) => {
     const n = await service.unlist(principal(req), req.params.id);
@@ -93,17 +96,17 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
   });
 
   app.patch<{ Params: SkillParams; Body: PatchBody }>(`${SKILLS_BASE}/:id`, {
-    schema: { params: SkillParams, body: PatchBody, response: { 200: Answers.skill } },
+    schema: { tags, summary: 'Change the skill\'s listing fields', params: SkillParams, body: PatchBody, response: { 200: Answers.skill } },
     config: anyCredential,
   }, async (req) => skillOut(await service.patch(principal(req), req.params.id, req.body)));
 
   app.put<{ Params: SkillParams; Body: OwnerBody }>(`${SKILLS_BASE}/:id/owner`, {
-    schema: { params: SkillParams, body: OwnerBody, response: { 200: Answers.skill } },
+    schema: { tags, summary: 'Transfer the skill to another organization (org:manage)', params: SkillParams, body: OwnerBody, response: { 200: Answers.skill } },
     config: anyCredential,
   }, async (req) => skillOut(await service.transfer(principal(req), req.params.id, req.body.newOrgId)));
 
   app.get<{ Querystring: SearchQuery }>(SKILLS_BASE, {
-    schema: { querystring: SearchQuery, response: { 200: Answers.search } },
+    schema: { tags, summary: 'Search the visible skills: filters, free text, 1-based pages', querystring: SearchQuery, response: { 200: Answers.search } },
     config: anyCredential,
   }, async (req) => {
     const q = req.query;
@@ -125,27 +128,27 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
   });
 
   app.get<{ Params: SkillParams }>(`${SKILLS_BASE}/:id`, {
-    schema: { params: SkillParams, response: { 200: Answers.skill } },
+    schema: { tags, summary: 'One visible skill with its versions', params: SkillParams, response: { 200: Answers.skill } },
     config: anyCredential,
   }, async (req) => skillOut(await service.get(principal(req), req.params.id)));
 
   app.get<{ Params: SkillParams; Querystring: VersionsQuery }>(`${SKILLS_BASE}/:id/versions`, {
-    schema: { params: SkillParams, querystring: VersionsQuery, response: { 200: Answers.versions } },
+    schema: { tags, summary: 'A skill\'s versions, newest first (includeUnapproved)', params: SkillParams, querystring: VersionsQuery, response: { 200: Answers.versions } },
     config: anyCredential,
   }, async (req) => (await service.versions(principal(req), req.params.id, req.query.includeUnapproved === 'true')).map(versionOut));
 
   app.get('/marketplace/creator/skills', {
-    schema: { response: { 200: Answers.skills } },
+    schema: { tags, summary: 'The skills the caller created', response: { 200: Answers.skills } },
     config: anyCredential,
   }, async (req) => (await service.creatorSkills(principal(req))).map(skillOut));
 
   app.get<{ Params: OrgParams }>('/marketplace/orgs/:orgId/skills', {
-    schema: { params: OrgParams, response: { 200: Answers.skills } },
+    schema: { tags, summary: 'An organization\'s skills the caller may see', params: OrgParams, response: { 200: Answers.skills } },
     config: anyCredential,
   }, async (req) => (await service.orgSkills(principal(req), req.params.orgId)).map(skillOut));
 
   app.post<{ Params: InstallParams; Body: InstallBody; Headers: InstallHeaders }>('/marketplace/install/:id/:agentId', {
-    schema: { params: InstallParams, headers: InstallHeaders, body: InstallBody, response: { 201: Answers.installed } },
+    schema: { tags, summary: 'Install a published version on an agent (env values sealed, never returned)', params: InstallParams, headers: InstallHeaders, body: InstallBody, response: { 201: Answers.installed } },
     // An install with an Idempotency-Key may be retried blindly after a store outage; one without may not.
     config: { ...onAgent(WRITE_SCOPE), blindRetry: keyedByHeader('idempotency-key') },
   }, async (req, reply) => {
@@ -157,17 +160,17 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
   });
 
   app.put<{ Params: InstallParams; Body: InstallBody }>('/marketplace/install/:id/:agentId', {
-    schema: { params: InstallParams, body: InstallBody, response: { 200: Answers.installed } },
+    schema: { tags, summary: 'Change an installed skill\'s version or env values', params: InstallParams, body: InstallBody, response: { 200: Answers.installed } },
     config: onAgent(WRITE_SCOPE),
   }, async (req) => installedOut(await service.updateInstall(agentActor(req), req.params.id, req.body)));
 
   app.delete<{ Params: InstallParams }>('/marketplace/install/:id/:agentId', {
-    schema: { params: InstallParams, response: { 200: Answers.installed } },
+    schema: { tags, summary: 'Uninstall a skill from an agent', params: InstallParams, response: { 200: Answers.installed } },
     config: onAgent(WRITE_SCOPE),
   }, async (req) => installedOut(await service.uninstall(agentActor(req), req.params.id)));
 
   app.get<{ Params: AgentParams }>('/marketplace/installations/:agentId', {
-    schema: { params: AgentParams, response: { 200: Answers.installations } },
+    schema: { tags, summary: 'The skills installed on an agent', params: AgentParams, response: { 200: Answers.installations } },
     config: onAgent(READ_SCOPE),
   }, async (req) => (await service.installations(grantedOf(req).agentId!)).map(installedOut));
 }
