@@ -18,6 +18,7 @@ export const SkillErrors = defineErrors('skills', {
   SKILL_VERSION_EXISTS: { status: 409, fields: ['version'], when: 'skills: publishing a version string the skill has already' },
   SKILL_ALREADY_LISTED: { status: 409, fields: ['skillId'], when: 'skills: listing a source skill that is listed already (`skillId` names the marketplace skill)' },
   SKILL_VERSION_NOT_PUBLISHED: { status: 409, fields: ['version'], when: 'skills: installing (or moving an install to) a version that is not published, or installing a skill with no published version; unpublishing a version that is not published' },
+  ENV_VALUE_REQUIRED: { status: 400, fields: ['skillId', 'version', 'names'], when: 'skills: an install (or a move of an install to another version) without a value for an env variable the version marks `required`; `names` lists them' },
   SKILL_ALREADY_INSTALLED: { status: 409, fields: ['agentId'], when: 'skills: installing a skill the agent has installed already (PUT updates an install)' },
 });
 
@@ -31,3 +32,6 @@ export const notPublished = (skillId: string, version: string | undefined): AppE
   version === undefined
     ? SkillErrors.SKILL_VERSION_NOT_PUBLISHED(`Marketplace skill ${skillId} has no published version`, { version: null })
     : SkillErrors.SKILL_VERSION_NOT_PUBLISHED(`Version ${version} of marketplace skill ${skillId} is not published`, { version });
+
+export const envValueRequired = (skillId: string, version: string, names: readonly string[]): AppError =>
+  SkillErrors.ENV_VALUE_REQUIRED(`Version ${version} of marketplace skill ${skillId} requires a value for ${names.join(', ')}`, { skillId, version, names });

@@ -23,7 +23,7 @@ import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { createSkillsRepo, isUniqueViolation, type Install, type SearchFilters, type Skill, type SkillsRepo, type SkillVersion } from './repository.js';
-import { notInstalled, notPublished, SkillErrors, skillNotFound, sourceSkillNotFound, versionNotFound } from './errors.js';
+import { envValueRequired, notInstalled, notPublished, SkillErrors, skillNotFound, sourceSkillNotFound, versionNotFound } from './errors.js';
 import type { InstallBody, ListBody, PatchBody, PublishBody } from './schemas.js';
 
 export const WRITE_SCOPE = 'automations:write';
@@ -124,17 +124,23 @@ export function createSkillsService(deps: SkillsServiceDeps) {
   };
 
   /** The version an install takes: the one named (published), else the newest published one (spec 03 part 9.4). */
-  const installable = async (r: SkillsRepo, skillId: string, version: string | undefined): Promise<string> => {
+  const installable = async (r: SkillsRepo, skillId: string, version: string | undefined): Promise<SkillVersion> => {
     const versions = await r.versionsOf([skillId]);
     if (version === undefined) {
       const newest = versions.filter((v) => v.published).sort(newestFirst)[0];
       if (!newest) throw notPublished(skillId, undefined);
-      return newest.version;
+      return newest;
     }
     const named = versions.find((v) => v.version === version);
     if (!named) throw versionNotFound(skillId, version);
     if (!named.published) throw notPublished(skillId, version);
-    return named.version;
+    return named;
+  };
+
+  /** Every env variable the version marks `required` has a value among `names` (else 400 ENV_VALUE_REQUIRED, naming the first). */
+  const requireEnv = (skillId: string, v: SkillVersion, names: readonly string[]): void => {
+    const missing = Object.entries(v.envVarsMetadata ?? {}).filter(([name, meta]) => meta.required && !names.includes(name)).map(([name]) => name);
+    if (missing.length > 0) throw envValueRequired(skillId, v.version, missing);
   };
 
   /** The install caller's organizations, once the skill is seen to be visible to them (else 404). */
@@ -152,7 +158,9 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     return unit(async (tx, r) => {
       // The skill's row held: installs of one skill queue here, and its counters move once each.
       if (!(await r.visible(id, orgIds, true))) throw skillNotFound(id);
-      const version = await installable(r, id, body.version);
+      const chosen = await installable(r, id, body.version);
+      requireEnv(id, chosen, Object.keys(body.envValues ?? {}));
+      const version = chosen.version;
       const install: Install = { skillId: id, agentId: a.agentId, orgId: a.orgId, version, installedAt: at };
       if (!(await r.insertInstall(install, sealed))) {
         throw SkillErrors.SKILL_ALREADY_INSTALLED(`Marketplace skill ${id} is installed on agent ${a.agentId} already; PUT updates it`, { agentId: a.agentId });
@@ -344,7 +352,14 @@ export function createSkillsService(deps: SkillsServiceDeps) {
         if (!(await r.visible(id, orgIds))) throw skillNotFound(id);
         const current = await r.install(id, a.agentId);
         if (!current) throw notInstalled(id, a.agentId);
-        const version = body.version === undefined ? current.version : await installable(r, id, body.version);
+        let version = current.version;
+        if (body.version !== undefined) {
+          const chosen = await installable(r, id, body.version);
+          // The values the install will hold: the ones sent, else the ones it has.
+          const kept = body.envValues === undefined ? await r.sealedEnv(id, a.agentId) : null;
+          requireEnv(id, chosen, Object.keys(body.envValues ?? (kept ? (JSON.parse(store.secretBox.open(kept)) as Record<string, string>) : {})));
+          version = chosen.version;
+        }
         const updated = await r.updateInstall(id, a.agentId, version, sealed, at);
         if (!updated) throw notInstalled(id, a.agentId);
         await audit(tx, a.principal, a.orgId, 'skills.install.updated', 'agent', a.agentId, {

@@ -31,7 +31,7 @@ describe('marketplace skill installs', () => {
   beforeAll(async () => {
     app = await startApp({ SEED_FILE: SKILLS_SEED });
     skill = await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_install', displayName: 'Installer' });
-    for (const v of ['1.0.0', '1.10.0', '1.9.0', '2.0.0-rc.1']) await publish(app, 'lk_s_write', skill.id, v, { envVarsMetadata: { API_KEY: { description: 'key', required: true } } });
+    for (const v of ['1.0.0', '1.10.0', '1.9.0', '2.0.0-rc.1']) await publish(app, 'lk_s_write', skill.id, v, { envVarsMetadata: { API_KEY: { description: 'key', required: false } } });
     other = await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_install2', displayName: 'Installer Two' });
   });
   afterAll(async () => {
@@ -79,6 +79,23 @@ describe('marketplace skill installs', () => {
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual(frameworkError(404, `Marketplace skill ${skill.id} is not installed on agent agt_s4`));
     expect(await counts(skill.id)).toEqual({ installCount: 2, activeInstallCount: 2 });
+  });
+
+  it('refuses an install without a value for a required env variable (400 naming it), and a move to a version that requires one the install lacks', async () => {
+    const strict = await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_install3', displayName: 'Strict' });
+    await publish(app, 'lk_s_write', strict.id, '1.0.0', { envVarsMetadata: { REGION: { description: 'region', required: false } } });
+    await publish(app, 'lk_s_write', strict.id, '2.0.0', { envVarsMetadata: { TOKEN: { description: 'token', required: true }, REGION: { description: 'region', required: false } } });
+    const bare = await install('POST', strict.id, 'agt_s5', {});
+    expect(bare.status).toBe(400);
+    expect(bare.body).toEqual(frameworkError(400, `Version 2.0.0 of marketplace skill ${strict.id} requires a value for TOKEN`));
+    expect(await counts(strict.id)).toEqual({ installCount: 0, activeInstallCount: 0 });
+    expect((await install('POST', strict.id, 'agt_s5', { envValues: { TOKEN: SECRET } })).status).toBe(201);
+    expect((await install('POST', strict.id, 'agt_s6', { version: '1.0.0' })).status).toBe(201);
+    // agt_s6 holds no TOKEN: moving it to 2.0.0 needs one, sent or kept.
+    expect((await install('PUT', strict.id, 'agt_s6', { version: '2.0.0' })).status).toBe(400);
+    expect((await install('PUT', strict.id, 'agt_s6', { version: '2.0.0', envValues: { TOKEN: SECRET_2 } })).status).toBe(200);
+    expect((await install('PUT', strict.id, 'agt_s6', { version: '1.0.0' })).status).toBe(200);
+    expect((await install('PUT', strict.id, 'agt_s6', { version: '2.0.0' })).status).toBe(200);
   });
 
   it('lists the agent\'s installations, and DELETE returns the removed install (active count down, install count kept)', async () => {
