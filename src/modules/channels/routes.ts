@@ -22,9 +22,9 @@ const sendSchema = (summary: string, body: object) => ({
 });
 
 function contextOf(req: FastifyRequest): SendContext {
-  const { orgId, agentId } = grantedOf(req);
+  const { orgId, agentId, principal } = grantedOf(req);
   const key = req.headers['x-idempotency-key'];
-  return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined };
+  return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined, actor: { type: 'user', id: principal.userId } };
 }
 
 export function deliveryReadForm(d: Delivery): Record<string, unknown> {

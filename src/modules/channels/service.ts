@@ -51,6 +51,8 @@ export interface SendContext {
   origin?: DeliveryOrigin;
   /** The delivery's id, when the sender chose it (a notification); absent: a new one. */
   deliveryId?: string;
+  /** Who sent it, for the audit entry; absent: the platform itself (a run-end notification). */
+  actor?: { type: 'user'; id: string };
 }
 
 export interface TextSend {
@@ -184,6 +186,11 @@ export function createChannelService(deps: ChannelServiceDeps) {
   async function record(ctx: SendContext, claim: { claimId: string; key: string } | undefined, d: Delivery, result: SendResult, pending: unknown = null): Promise<SendResult> {
     await store.unitOfWork(async (tx) => {
       await createChannelsRepo(tx.sql).insertDelivery(d, pending);
+      // What was sent, to whom and with what text stays in the delivery record: the entry names it only.
+      await tx.audit({
+        orgId: ctx.orgId, action: 'channels.message.sent', actor: ctx.actor ?? { type: 'system', id: d.origin }, targetType: 'channel_delivery', targetId: d.id,
+        details: { agentId: ctx.agentId, channel: d.channel, origin: d.origin, status: d.status },
+      });
       if (claim) {
         await tx.idempotency.complete({ scope: `agent:${ctx.agentId}`, route: 'channels:send', key: claim.key, claimId: claim.claimId }, { status: 200, body: result });
       }

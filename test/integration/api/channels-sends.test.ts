@@ -53,6 +53,19 @@ describe('POST .../send', () => {
     expect(new Date(read.body.data.createdAt).toISOString()).toBe(read.body.data.createdAt);
   });
 
+  it('writes one audit entry per send, naming the delivery and never its text or address', async () => {
+    const r = await send({ channel: 'chatapp', to: { userId: 'usr_chat' }, text: 'audited hello 7f3a' });
+    expect(r.status).toBe(200);
+    const entries = await app.store.sql.query<{ action: string; actor: unknown; target_type: string; details: Record<string, unknown> }>(
+      'select action, actor, target_type, details from audit_log where target_id = $1', [r.body.deliveryId],
+    );
+    expect(entries).toEqual([{
+      action: 'channels.message.sent', actor: { type: 'user', id: expect.any(String) }, target_type: 'channel_delivery',
+      details: { agentId: 'agt_support', channel: 'chatapp', origin: 'channels_send', status: 'accepted' },
+    }]);
+    expect(JSON.stringify(entries)).not.toMatch(/audited hello|\+15550001111/);
+  });
+
   it('pins a channel configuration with channelIdentifier', async () => {
     const r = await send({ channel: 'sms', to: { userId: 'usr_sms' }, text: 'pinned', options: { channelIdentifier: 'sms-line-2' } });
     expect(r.status).toBe(200);
