@@ -136,8 +136,10 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const started = await service.start(caller, req.body, key);
     const wait = req.body.waitSeconds ?? 0;
     if (started.status === 202 && wait > 0) {
-      const settled = await service.awaitSettled(started.runId, wait, { payloads: holds(g.principal, READ_OUTPUTS_SCOPE), receipts: true }, () => req.raw.socket.destroyed);
-      if (settled) return reply.status(200).send(settled);
+      const waited = await service.awaitSettled(started.runId, wait, { payloads: holds(g.principal, READ_OUTPUTS_SCOPE), receipts: true }, () => req.raw.socket.destroyed);
+      if ('detail' in waited) return reply.status(200).send(waited.detail);
+      // Not settled: the usual 202, with the status the run has now (running, or parked), not the one it started with.
+      if (waited.status !== undefined) return reply.status(202).send({ ...started.body, status: waited.status });
     }
     return reply.status(started.status).send(started.body);
   });

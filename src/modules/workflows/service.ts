@@ -421,13 +421,17 @@ export function createWorkflowService(o: ServiceOptions) {
       return answer;
     },
 
-    /** Waits up to `seconds` for the run to settle; its detail once terminal, else undefined. */
-    async awaitSettled(runId: string, seconds: number, opts: { payloads: boolean; receipts: boolean }, closed: () => boolean): Promise<Record<string, unknown> | undefined> {
+    /**
+     * Waits up to `seconds` for the run to settle: its detail once terminal; else its status when the
+     * time is up, or at once when it parks (suspended, or gated on its budget: only a person moves it on).
+     */
+    async awaitSettled(runId: string, seconds: number, opts: { payloads: boolean; receipts: boolean }, closed: () => boolean): Promise<{ detail: Record<string, unknown> } | { status: string | undefined }> {
       const until = Date.now() + seconds * 1000;
       for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
         const r = await repo.run(runId);
-        if (r && isTerminal(r.status)) return detailOf(r, { full: true, ...opts });
-        if (Date.now() >= until || closed()) return undefined;
+        if (r && isTerminal(r.status)) return { detail: await detailOf(r, { full: true, ...opts }) };
+        const parked = r !== undefined && (r.status === 'suspended' || (r.status === 'gated' && (r.gate as { kind?: string } | null)?.kind === 'budget'));
+        if (parked || Date.now() >= until || closed()) return { status: r?.status };
         await new Promise((res) => setTimeout(res, Math.min(pause, Math.max(0, until - Date.now()))));
       }
     },

@@ -183,6 +183,14 @@ describe('workflow runs', () => {
       expect(slow.status).toBe(202);
       expect(['queued', 'running']).toContain(slow.body.status);
     });
+
+    it('with waitSeconds answers a run that parks at once with 202 and the status it parked in, not the one it started with', async () => {
+      // flaky fails its first step past its one automatic retry: it suspends, which no wait can end.
+      const parked = await start({ workflowName: 'flaky', waitSeconds: 20 });
+      expect(parked.status).toBe(202);
+      expect(parked.body).toMatchObject({ runId: expect.any(String), status: 'suspended', watchHint: expect.any(Object) });
+      expect((await detail(parked.body.runId)).body.status).toBe('suspended');
+    });
   });
 
   describe('idempotent starts', () => {
