@@ -7,8 +7,8 @@
 import type { AgentRecord } from '../model/record.js';
 import type { Ticket } from '../source/offset-tracker.js';
 import type { BatchEntry } from '../encode/encoder.js';
-import type { DrainPlan } from '../pipeline/drain-plans.js';
-import { buildResource, type Resource } from './resource.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
+import { buildResource, type Resource } from '../model/resource.js';
 
 export interface ReadyBatch {
   plan: DrainPlan;

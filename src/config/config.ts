@@ -33,7 +33,7 @@ export interface Config {
   /**
    * Opt-in batching across time for drains with many slow resources: a drain whose live batches
    * average fewer than `belowRecords` records (0: never) sends its records through the durable
-   * backlog instead, delivered per resource in full batches every `lingerMs` (src/pipeline/spill.ts).
+   * backlog instead, delivered per resource in full batches every `lingerMs` (src/backlog/spill.ts).
    */
   readonly spill: { readonly belowRecords: number; readonly lingerMs: number };
   readonly retry: { readonly baseMs: number; readonly maxMs: number };

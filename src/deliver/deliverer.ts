@@ -14,30 +14,25 @@
  */
 import { constants as zlib } from 'node:zlib';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { newId } from './ids.js';
+import { newId } from '../model/ids.js';
 import type { ReadyBatch } from '../batch/batcher.js';
 import { SCHEMA_URL } from '../encode/encoder.js';
 import { gzipOnce } from '../encode/shared-encoding.js';
 import { gzipBody } from '../encode/compression.js';
 import { signBatch } from '../sign/standard-webhooks.js';
-import type { Accountant, AccountingEntry } from '../account/accountant.js';
-import { DELIVERY_RETENTION_MS, type DeliveryRecord } from '../model/delivery.js';
-import { hourOf } from '../store/health-repo.js';
-import { dayOf, type ParkedRecord } from '../store/backlog-repo.js';
+import type { Accountant } from '../account/accountant.js';
+import { droppedEntry, parkedRecords, successEntry, type AttemptResult } from '../account/entries.js';
+import type { AttemptObserver } from '../account/drain-health.js';
+import { DELIVERY_RETENTION_MS, type AttemptOutcome, type DeliveryRecord } from '../model/delivery.js';
 import { scrubExcerpt } from '../shape/builtin-scrub.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Transport, TransportResult } from './transport.js';
 import { backoffMs } from './backoff.js';
-import { classifyTransportError, isRetryableClass, outcomeOfStatus, type AttemptOutcome } from './outcome.js';
+import { classifyTransportError, isRetryableClass, outcomeOfStatus } from './outcome.js';
 
 export const EXCERPT_MAX_BYTES = 1024;
 export const USER_AGENT = 'logdrain/0.1';
-
-/** Told of every attempt's outcome: drives healthy <-> degraded (account/drain-health.ts). */
-export interface AttemptObserver {
-  attempted(drain: ReadyBatch['plan']['drain'], ok: boolean): void;
-}
 
 export interface DelivererOptions {
   transport: Transport;
@@ -53,11 +48,6 @@ export interface DelivererOptions {
   /** Called as a failing batch's records start going to the backlog; the answer is called once they are written. */
   onParking?: (drainId: string) => () => void;
   observer?: AttemptObserver;
-}
-
-export interface AttemptResult {
-  outcome: AttemptOutcome;
-  row: DeliveryRecord;
 }
 
 export interface Deliverer {
@@ -287,49 +277,6 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
     get inFlight() {
       return inFlight;
     },
-  };
-}
-
-export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
-  const drain = batch.plan.drain;
-  return batch.entries.map((e) => ({
-    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, recordJson: e.json, recordId: e.id,
-    bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
-  }));
-}
-
-/**
- * A `dropped` delivery record and its hourly count: how deliberately dropped records are accounted.
- * It names every dropped record's id, so each record can be shown delivered or dropped with a reason.
- */
-/** What a successful attempt accounts: its row, the hourly counts, the quota usage. */
-export function successEntry(batch: ReadyBatch, r: AttemptResult): AccountingEntry {
-  const drainId = batch.plan.drain.id;
-  const at = r.row.startedAt.getTime();
-  const rejected = r.outcome.status === 'success' ? r.outcome.rejected : 0;
-  return {
-    deliveries: [r.row],
-    hourly: [{ drainId, h: hourOf(at), delivered: batch.entries.length, dropped: 0, rejected }],
-    usage: [{ drainId, day: dayOf(at), events: batch.entries.length, bytes: r.row.bytes ?? 0 }],
-  };
-}
-
-export function droppedEntry(
-  drain: { id: string; orgId: string },
-  recordIds: readonly string[],
-  reason: string,
-  attempt: number,
-  now = new Date(),
-) {
-  const count = recordIds.length;
-  return {
-    deliveries: [{
-      id: newId(), orgId: drain.orgId, drainId: drain.id, batchId: newId(), kind: 'dropped' as const, attempt,
-      recordCount: count, ok: false, errorClass: reason, startedAt: now,
-      expiresAt: new Date(now.getTime() + DELIVERY_RETENTION_MS), firstRecordId: recordIds[0], lastRecordId: recordIds[count - 1],
-      recordIds,
-    }],
-    hourly: [{ drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: count, rejected: 0 }],
   };
 }
 

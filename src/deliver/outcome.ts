@@ -1,23 +1,8 @@
 /**
  * A delivery attempt's outcome as a value, mapped from the transport result in
- * one place. Error classes (docs/delivery.md, "Delivery error classes"):
- *
- *   http_3xx  redirect answered; redirects are never followed (final)
- *   http_4xx  client error; final except 408 and 429
- *   http_5xx  server error (retried)
- *   timeout   no complete answer within DELIVERY_TIMEOUT_MS (retried)
- *   connect   connection refused, reset or closed early (retried)
- *   tls       certificate or handshake failure (retried: often a rotation in progress)
- *   dns       host name did not resolve (retried)
- *   ssrf      the host resolved to a private, loopback, link-local or metadata address (final)
- *   partial   OTLP partial success: delivered, some records refused (never retried)
+ * one place (the error classes: model/delivery.ts).
  */
-export type ErrorClass = 'http_3xx' | 'http_4xx' | 'http_5xx' | 'timeout' | 'connect' | 'tls' | 'dns' | 'ssrf' | 'partial';
-
-export type AttemptOutcome =
-  | { status: 'success'; errorClass?: 'partial'; rejected: number }
-  | { status: 'retryable'; errorClass: ErrorClass; retryAfterMs?: number }
-  | { status: 'failure'; errorClass: ErrorClass };
+import type { AttemptOutcome, ErrorClass } from '../model/delivery.js';
 
 /** 4xx answers that are worth retrying; every other 4xx is final. */
 const RETRYABLE_4XX = new Set([408, 429]);

@@ -8,7 +8,8 @@
  * tickets stay per drain.
  */
 import { decodeRecord } from '../model/record.js';
-import { dayOfTime, type LogCopy } from '../store/logs-repo.js';
+import type { LogCopy } from '../store/logs-repo.js';
+import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
 import type { SourceChunk } from '../source/source.js';
@@ -19,12 +20,12 @@ import type { AgentRecord } from '../model/record.js';
 import type { Ticket } from '../source/offset-tracker.js';
 import type { Batcher } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
-import type { DrainPlan } from './drain-plans.js';
-import type { DrainRegistry } from './drain-registry.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
+import type { DrainRegistry } from '../plan/drain-registry.js';
 import { admits } from '../model/quota-ladder.js';
-import { droppedEntry } from '../deliver/deliverer.js';
-import type { ParkingSet } from './parking.js';
-import { buildResource, resourceKey } from '../batch/resource.js';
+import { droppedEntry } from '../account/entries.js';
+import type { ParkingSet } from '../backlog/parking.js';
+import { buildResource, resourceKey } from '../model/resource.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
@@ -61,7 +62,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOfTime(decoded.timeMs) });
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
         // Scrubbed off this thread, then routed like the others (the plans of this moment).

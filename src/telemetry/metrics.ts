@@ -12,7 +12,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PipelineEvents } from './events.js';
 import type { DrainGaugeRow } from '../store/backlog-repo.js';
-import type { ErrorClass } from '../deliver/outcome.js';
+import type { ErrorClass } from '../model/delivery.js';
 import type { deadLetterClass } from '../pipeline/pipeline.js';
 import { DRAIN_TYPES } from '../model/drain.js';
 

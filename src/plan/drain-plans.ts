@@ -1,8 +1,8 @@
 /**
- * The worker's view of drain configuration: every live drain compiled once
- * per configuration version into a DrainPlan (selector, shaping options,
- * encoder, opened headers and signing keys). The worker's current set of
- * plans is kept by drain-registry.ts.
+ * The worker's view of drain configuration: every live drain compiled into a
+ * DrainPlan (selector, shaping options, encoder, opened headers and signing
+ * keys) once per change of its row. The worker's current set of plans is kept
+ * by drain-registry.ts.
  */
 import { isDeliverable, type Drain, type ScrubRule } from '../model/drain.js';
 import { compileSelector, type Selector } from '../select/selector.js';
@@ -40,19 +40,25 @@ export interface DrainPlan {
   readonly signingKeys: readonly Buffer[];
 }
 
+/** The plan key of a drain row: every write to a drain moves its `updatedAt` (a configuration change its version too). */
+export const planKeyOf = (drain: Drain): string => `${drain.id}:${drain.version}:${drain.updatedAt.getTime()}`;
+
+/** True while a secret rotation's window is open: plans compiled then sign with the previous secret too. */
+export const rotationWindowOpen = (drain: Drain, nowMs: number): boolean =>
+  drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs;
+
 export function compilePlan(drain: Drain, box: SecretBox, nowMs = Date.now()): DrainPlan {
   const headers: Record<string, string> = {};
   for (const h of drain.headers) headers[h.name.toLowerCase()] = box.open(h.value);
   const signingKeys: Buffer[] = [];
   if (drain.type === 'http' && drain.secret) {
     signingKeys.push(signingKey(box.open(drain.secret)));
-    const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs;
-    if (drain.previousSecret && windowOpen) signingKeys.push(signingKey(box.open(drain.previousSecret)));
+    if (drain.previousSecret && rotationWindowOpen(drain, nowMs)) signingKeys.push(signingKey(box.open(drain.previousSecret)));
   }
   const shape = { includeContent: drain.selectors.includeContent, redact: drain.redact ? new Set(drain.redact) : null };
   return {
     drain,
-    key: `${drain.id}:${drain.version}:${drain.updatedAt.getTime()}`,
+    key: planKeyOf(drain),
     deliverable: isDeliverable(drain.state),
     select: compileSelector(drain.selectors, drain.sampling),
     shape,

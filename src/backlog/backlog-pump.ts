@@ -4,7 +4,7 @@
  * lease across all workers. It reads the backlog resource by resource and
  * sends each resource's records in full batches, a few resources at once
  * (backlog-page.ts); drains batching across time are delivered one round
- * every spill linger (src/pipeline/spill.ts). A failing drain is probed with single attempts under
+ * every spill linger (spill.ts). A failing drain is probed with single attempts under
  * exponential backoff; each success removes the delivered rows.
  * Records parked longer than BUFFER_HORIZON_MS are dropped into a `dropped`
  * delivery record (reason `horizon`), whatever the drain's state.
@@ -12,19 +12,20 @@
 import pLimit from 'p-limit';
 import type { Store } from '../store/store.js';
 import type { Accountant } from '../account/accountant.js';
-import type { DrainPlan } from '../pipeline/drain-plans.js';
-import type { DrainRegistry } from '../pipeline/drain-registry.js';
-import type { ParkingSet } from '../pipeline/parking.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
+import type { DrainRegistry } from '../plan/drain-registry.js';
+import type { ParkingSet } from './parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { createBacklogRepo, type ResourceCursor } from '../store/backlog-repo.js';
 import { noteDrainActivity } from '../store/change-epochs.js';
 import { createDeliveriesRepo } from '../store/deliveries-repo.js';
 import { createHealthRepo } from '../store/health-repo.js';
-import { droppedEntry, successEntry, type Deliverer } from './deliverer.js';
+import type { Deliverer } from '../deliver/deliverer.js';
+import { droppedEntry, successEntry } from '../account/entries.js';
 import { batchesByResource, pageCut, type ResourceQueue } from './backlog-page.js';
-import type { SpillPolicy, SpillRound } from '../pipeline/spill.js';
-import { backoffMs } from './backoff.js';
+import type { SpillPolicy, SpillRound } from './spill.js';
+import { backoffMs } from '../deliver/backoff.js';
 
 export interface BacklogPumpOptions {
   store: Store;

@@ -17,7 +17,7 @@
  */
 import type { ReadyBatch } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
-import { parkedRecords } from '../deliver/deliverer.js';
+import { parkedRecords } from '../account/entries.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ParkingSet } from './parking.js';
 
