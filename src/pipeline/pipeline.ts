@@ -7,17 +7,16 @@
  * JSON (shape-groups.ts); selection, sampling, the quota ladder, parking and
  * tickets stay per drain.
  */
-import { decodeRecord } from '../model/record.js';
+import { deadLetterClass, decodeRecord } from '../model/record.js';
 import type { LogCopy } from '../store/logs-repo.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
-import type { SourceChunk } from '../source/source.js';
 import { shapeRecord, type DeliveredRecord } from '../shape/delivered-record.js';
 import { INLINE_SCRUB_WORK, scrubbedTextLength } from '../shape/scrubber.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
 import type { AgentRecord } from '../model/record.js';
-import type { Ticket } from '../source/offset-tracker.js';
+import type { Ticket } from '../model/ticket.js';
 import type { Batcher } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
 import type { DrainPlan } from '../plan/drain-plans.js';
@@ -44,7 +43,13 @@ export interface PipelineOptions {
   scrubPool?: ScrubPool;
 }
 
-export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => void {
+/** A chunk of raw messages as a source hands it over, with the ticket its records hold. */
+export interface RecordChunk {
+  messages: readonly (Buffer | string | null)[];
+  ticket: Ticket;
+}
+
+export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => void {
   return ({ messages, ticket }) => {
     const observed = new Date().toISOString();
     opts.events.consumed(opts.sourceName, messages.length);
@@ -217,12 +222,4 @@ class Routing {
         .then(() => ticket.release());
     }
   }
-}
-
-/** A bounded label for a dead letter's reason (the reason itself may quote field names). */
-export function deadLetterClass(reason: string): 'not_json' | 'too_large' | 'empty' | 'invalid' {
-  if (reason === 'not valid JSON') return 'not_json';
-  if (reason.startsWith('record of')) return 'too_large';
-  if (reason === 'empty message') return 'empty';
-  return 'invalid';
 }
