@@ -3,6 +3,8 @@
  * one place (the error classes: model/delivery.ts).
  */
 import type { AttemptOutcome, ErrorClass } from '../model/delivery.js';
+import type { Encoder } from '../encode/encoder.js';
+import type { TransportResult } from './transport.js';
 
 /** 4xx answers that are worth retrying; every other 4xx is final. */
 const RETRYABLE_4XX = new Set([408, 429]);
@@ -58,3 +60,23 @@ export function classifyTransportError(e: unknown): ErrorClass {
 }
 
 export const isRetryableClass = (c: ErrorClass): boolean => c !== 'ssrf' && c !== 'http_3xx';
+
+/**
+ * The outcome of a transport result: an error by its class, an answer by its status and
+ * Retry-After; with the encoder's reading of partial success (OTLP) when it has one.
+ */
+export function outcomeOf(result: TransportResult, encoder?: Pick<Encoder, 'rejectedRecords'>): AttemptOutcome {
+  if (result.kind === 'error') {
+    const errorClass = classifyTransportError(result.error);
+    return isRetryableClass(errorClass) ? { status: 'retryable', errorClass } : { status: 'failure', errorClass };
+  }
+  const ra = result.headers['retry-after'];
+  const outcome = outcomeOfStatus(result.statusCode, Array.isArray(ra) ? ra[0] : ra);
+  if (outcome.status === 'success' && encoder?.rejectedRecords) {
+    const ct = result.headers['content-type'];
+    // Spec 01 part 4.2: refused records make a delivered batch `partial`; zero refused is a plain ok.
+    const rejected = encoder.rejectedRecords(result.body, Array.isArray(ct) ? ct[0] : ct);
+    if (rejected > 0) return { status: 'success', errorClass: 'partial', rejected };
+  }
+  return outcome;
+}

@@ -8,3 +8,8 @@ export interface Ticket {
   hold(n?: number): void;
   release(n?: number): void;
 }
+
+/** Releases one hold of each ticket (a batch's, once what happened to it is durable). */
+export function releaseAll(tickets: readonly Ticket[]): void {
+  for (const t of tickets) t.release();
+}
