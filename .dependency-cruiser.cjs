@@ -7,7 +7,7 @@
  * The engine's stages are layered in the order a record goes through them, each layer importing
  * only the layers below it (docs/architecture.md, "Engine layers"):
  *
- *   model <- select, shape, sign, encode <- plan <- batch <- account <- deliver <- backlog <- pipeline <- source, worker
+ *   model, destinations <- select, shape, sign, encode <- plan <- batch <- account <- deliver <- backlog <- pipeline <- source, worker
  *
  * Telemetry is told of the stages' events and imports no stage and no store.
  */
@@ -15,7 +15,7 @@ const ENGINE = '^src/(source|pipeline|plan|select|shape|batch|encode|sign|delive
 
 /** The engine's layers, lowest first: a layer may import its own and those before it. */
 const LAYERS = [
-  ['model', '^src/model/'],
+  ['model', '^src/(model|destinations)/'],
   ['stages', '^src/(select|shape|sign|encode)/'],
   ['plan', '^src/plan/'],
   ['batch', '^src/batch/'],

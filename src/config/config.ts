@@ -5,6 +5,7 @@
  * in-process, not only in freshly started processes).
  */
 import { readFileSync } from 'node:fs';
+import { DRAIN_TYPES } from '../destinations/index.js';
 
 export interface Config {
   readonly host: string;
@@ -239,9 +240,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('VENDOR_A_INTAKE_URL must be an https URL template');
   }
 
-  const drainTypesEnabled = env.DRAIN_TYPES_ENABLED === undefined ? ['http', 'otlp', 'vendor-a', 'vendor-b'] : list('DRAIN_TYPES_ENABLED');
+  const drainTypesEnabled = env.DRAIN_TYPES_ENABLED === undefined ? [...DRAIN_TYPES] : list('DRAIN_TYPES_ENABLED');
   for (const t of drainTypesEnabled) {
-    if (!['http', 'otlp', 'vendor-a', 'vendor-b'].includes(t)) problems.push(`DRAIN_TYPES_ENABLED: unknown type ${t}`);
+    if (!(DRAIN_TYPES as readonly string[]).includes(t)) problems.push(`DRAIN_TYPES_ENABLED: unknown type ${t}`);
   }
   const vendorBHosts = env.VENDOR_B_HOSTS === undefined ? ['.logs.vendor-b.com'] : list('VENDOR_B_HOSTS').map((h) => h.toLowerCase());
 

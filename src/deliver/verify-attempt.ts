@@ -15,6 +15,7 @@ import type { Transport } from './transport.js';
 import { outcomeOf } from './outcome.js';
 import { verificationRequest } from './request.js';
 import { compilePlan } from '../plan/drain-plans.js';
+import { destinationOf } from '../destinations/index.js';
 import { DELIVERY_RETENTION_MS } from '../model/delivery.js';
 import { scrubExcerpt } from '../shape/builtin-scrub.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -54,7 +55,7 @@ export async function attemptVerification(deps: {
   if (result.kind === 'response') {
     statusCode = result.statusCode;
     const text = result.body.toString('utf8');
-    if (ok && drain.type === 'http' && text.trim() !== verification.token) {
+    if (ok && destinationOf(drain.type).verification === 'token-echo' && text.trim() !== verification.token) {
       ok = false;
       errorClass = 'verify_mismatch';
     }

@@ -16,6 +16,7 @@ import { vendorAEncoder, vendorBEncoder } from '../encode/vendors.js';
 import { sharedEncoding } from '../encode/shared-encoding.js';
 import { signingKey } from '../sign/standard-webhooks.js';
 import type { SecretBox } from '../security/secret-box.js';
+import { destinationOf, type EncodingName } from '../destinations/index.js';
 
 export interface DrainPlan {
   readonly drain: Drain;
@@ -51,7 +52,7 @@ export function compilePlan(drain: Drain, box: SecretBox, nowMs = Date.now()): D
   const headers: Record<string, string> = {};
   for (const h of drain.headers) headers[h.name.toLowerCase()] = box.open(h.value);
   const signingKeys: Buffer[] = [];
-  if (drain.type === 'http' && drain.secret) {
+  if (destinationOf(drain.type).signs && drain.secret) {
     signingKeys.push(signingKey(box.open(drain.secret)));
     if (drain.previousSecret && rotationWindowOpen(drain, nowMs)) signingKeys.push(signingKey(box.open(drain.previousSecret)));
   }
@@ -84,24 +85,17 @@ export function shapeKeyOf(shape: ShapeOptions, rules: readonly ScrubRule[] | nu
   ]);
 }
 
-const sharedOtlp = sharedEncoding(otlpEncoder);
-const sharedVendorA = sharedEncoding(vendorAEncoder);
-const sharedVendorB = sharedEncoding(vendorBEncoder);
-
 /**
- * Each type fixes its encoding; only `http` honours `format`. The encodings
- * without a batch id in the body are shared between drains sending the same
- * batch (encode/shared-encoding.ts).
+ * Each type fixes its encoding (src/destinations/); only `http` honours `format`. The encodings
+ * without a batch id in the body are shared between drains sending the same batch
+ * (encode/shared-encoding.ts).
  */
-function encoderFor(drain: Drain): Encoder {
-  switch (drain.type) {
-    case 'otlp':
-      return sharedOtlp;
-    case 'vendor-a':
-      return sharedVendorA;
-    case 'vendor-b':
-      return sharedVendorB;
-    default:
-      return drain.format === 'ndjson' ? ndjsonEncoder : jsonEncoder;
-  }
-}
+const ENCODERS: Record<EncodingName, Encoder> = {
+  json: jsonEncoder,
+  ndjson: ndjsonEncoder,
+  'otlp-protobuf': sharedEncoding(otlpEncoder),
+  'vendor-a-logs': sharedEncoding(vendorAEncoder),
+  'vendor-b-logs': sharedEncoding(vendorBEncoder),
+};
+
+const encoderFor = (drain: Drain): Encoder => ENCODERS[destinationOf(drain.type).encoding(drain.format)];
