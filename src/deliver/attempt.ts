@@ -13,7 +13,7 @@ import type { AttemptResult } from '../account/entries.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import type { Logger } from '../telemetry/logger.js';
 import { outcomeOf } from './outcome.js';
-import { batchRequest } from './request.js';
+import { batchRequest, encodeBatch, gzipBatch } from './request.js';
 import type { Transport } from './transport.js';
 
 export const EXCERPT_MAX_BYTES = 1024;
@@ -36,7 +36,8 @@ export async function attemptBatch(deps: AttemptDeps, batch: ReadyBatch, n: numb
     throw new Error(`tenancy violation: batch of ${batch.resource['svc.org.id']} for a drain of another organization`);
   }
   const batchId = n === 1 && batch.batchId ? batch.batchId : newId();
-  const request = await batchRequest(batch, batchId, deps.level);
+  const body = encodeBatch(batch, batchId);
+  const request = batchRequest(batch, batchId, body, await gzipBatch(body, deps.level));
   const startedAt = new Date();
   const result = await deps.transport.post(request);
   const outcome = outcomeOf(result, plan.encoder);

@@ -20,11 +20,21 @@ export interface DeliveryRequest extends PostRequest {
   readonly bytes: number;
 }
 
-/** A batch's request: its body encoded under `batchId`, gzipped at `level` and signed. */
-export async function batchRequest(batch: ReadyBatch, batchId: string, level: number): Promise<DeliveryRequest> {
+/*
+ * A batch's request is made in three calls around the one wait for gzip, which the attempt awaits
+ * in its own frame (attempt.ts): no promise or closure beyond what the send itself needs.
+ */
+
+/** The batch's body, encoded under `batchId`. */
+export const encodeBatch = (batch: ReadyBatch, batchId: string): Buffer =>
+  batch.plan.encoder.encode({ batchId, resource: batch.resource, resourceJson: batch.resourceJson, entries: batch.entries });
+
+/** The body gzipped at `level`, once for all drains sharing it. */
+export const gzipBatch = (body: Buffer, level: number): Promise<Buffer> => gzipOnce(body, level, gzipBody);
+
+/** The batch's request: headers, the signature over the encoded body, the gzipped body; the encoded body is recycled. */
+export function batchRequest(batch: ReadyBatch, batchId: string, body: Buffer, compressed: Buffer): DeliveryRequest {
   const { plan } = batch;
-  const body = plan.encoder.encode({ batchId, resource: batch.resource, resourceJson: batch.resourceJson, entries: batch.entries });
-  const compressed = await gzipOnce(body, level, gzipBody);
   const headers: Record<string, string> = {
     ...plan.headers,
     'content-type': plan.encoder.contentType,
