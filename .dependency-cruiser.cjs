@@ -2,12 +2,55 @@
  * Import boundaries, checked by `npm test` (test/unit/architecture/boundaries.test.ts):
  * the delivery engine never imports the REST layer, nor the REST layer the engine (it enqueues
  * probes for a worker instead of sending); route families (src/modules/<family>/) never import
- * each other; the kernel imports no family.
+ * each other; the kernel imports no family; the store imports no seed file reader.
+ *
+ * The engine's stages are layered in the order a record goes through them, each layer importing
+ * only the layers below it (docs/architecture.md, "Engine layers"):
+ *
+ *   model, destinations <- select, shape, sign, encode <- plan <- batch <- account <- deliver <- backlog <- pipeline <- source, worker
+ *
+ * Telemetry is told of the stages' events and imports no stage and no store.
  */
-const ENGINE = '^src/(source|pipeline|select|shape|batch|encode|sign|deliver|account)/|^src/worker\\.ts$';
+const ENGINE = '^src/(source|pipeline|plan|select|shape|batch|encode|sign|deliver|account|backlog)/|^src/worker\\.ts$';
+
+/** The engine's layers, lowest first: a layer may import its own and those before it. */
+const LAYERS = [
+  ['model', '^src/(model|destinations)/'],
+  ['stages', '^src/(select|shape|sign|encode)/'],
+  ['plan', '^src/plan/'],
+  ['batch', '^src/batch/'],
+  ['account', '^src/account/'],
+  ['deliver', '^src/deliver/'],
+  ['backlog', '^src/backlog/'],
+  ['pipeline', '^src/pipeline/'],
+  ['source and worker', '^src/source/|^src/worker\\.ts$'],
+];
+
+const layerRules = LAYERS.slice(0, -1).map(([name, path], i) => ({
+  name: `layer-${name}-not-upward`,
+  comment: `The ${name} layer imports only itself and the layers below it, never ${LAYERS.slice(i + 1).map(([n]) => n).join(', ')}.`,
+  severity: 'error',
+  from: { path },
+  to: { path: LAYERS.slice(i + 1).map(([, p]) => p).join('|') },
+}));
 
 module.exports = {
   forbidden: [
+    ...layerRules,
+    {
+      name: 'telemetry-not-to-engine',
+      comment: 'Telemetry is told of what the stages do (events.ts); it imports no stage and no store.',
+      severity: 'error',
+      from: { path: '^src/telemetry/' },
+      to: { path: `${ENGINE}|^src/store/` },
+    },
+    {
+      name: 'store-not-to-seed',
+      comment: 'The store writes what the seed reader hands it (store/seed-repo.ts SeedRows); it imports no seed file reader.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/seed/' },
+    },
     {
       name: 'engine-not-to-api',
       comment: 'The delivery engine runs without the REST layer (logdrain worker): it never imports it.',

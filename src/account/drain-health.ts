@@ -8,7 +8,11 @@ import type { Drain } from '../model/drain.js';
 import { nextState } from '../model/drain-lifecycle.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { AttemptObserver } from '../deliver/deliverer.js';
+
+/** Told of every attempt's outcome by the deliverer: drives healthy <-> degraded. */
+export interface AttemptObserver {
+  attempted(drain: Drain, ok: boolean): void;
+}
 
 export const DEGRADE_AFTER_FAILURES = 3;
 export const RECOVER_AFTER_SUCCESSES = 5;

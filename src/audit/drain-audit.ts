@@ -5,6 +5,7 @@
  */
 import { ulid } from 'ulid';
 import type { Drain } from '../model/drain.js';
+import { destinationOf } from '../destinations/index.js';
 import type { Store } from '../store/store.js';
 import type { NewAuditEntry, UnitOfWork } from '../store/unit-of-work.js';
 
@@ -34,7 +35,7 @@ export function auditSnapshot(d: Drain): Record<string, unknown> {
     endpoint: auditableEndpoint(d.endpoint),
     headerNames: d.headers.map((h) => h.name),
     scrubRuleCount: d.scrubRules?.length ?? 0,
-    signing: d.type === 'http' && d.secret !== null,
+    signing: destinationOf(d.type).signs && d.secret !== null,
     selectors: d.selectors,
   };
 }

@@ -5,10 +5,10 @@
  * BATCH_LINGER_MS. A batch never holds two resources.
  */
 import type { AgentRecord } from '../model/record.js';
-import type { Ticket } from '../source/offset-tracker.js';
+import type { Ticket } from '../model/ticket.js';
 import type { BatchEntry } from '../encode/encoder.js';
-import type { DrainPlan } from '../pipeline/drain-plans.js';
-import { buildResource, type Resource } from './resource.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
+import { buildResource, type Resource } from '../model/resource.js';
 
 export interface ReadyBatch {
   plan: DrainPlan;

@@ -4,10 +4,10 @@
  * same path as any batch: shape, encode, gzip, sign, deliver, account.
  */
 import { ulid } from 'ulid';
-import type { DrainPlan } from '../pipeline/drain-plans.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
 import type { AgentRecord } from '../model/record.js';
 import { shapeRecord } from '../shape/delivered-record.js';
-import { buildResource } from './resource.js';
+import { buildResource } from '../model/resource.js';
 import type { ReadyBatch } from './batcher.js';
 import { ShapedEntry } from '../encode/encoder.js';
 

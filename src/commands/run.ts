@@ -21,7 +21,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
 import type { RecordSink } from '../modules/ingest/records.js';
-import { dayOf } from '../store/backlog-repo.js';
+import { dayOf } from '../model/time.js';
 
 export type Role = 'start' | 'serve' | 'worker';
 

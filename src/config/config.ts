@@ -5,6 +5,7 @@
  * in-process, not only in freshly started processes).
  */
 import { readFileSync } from 'node:fs';
+import { DRAIN_TYPES } from '../destinations/index.js';
 
 export interface Config {
   readonly host: string;
@@ -33,7 +34,7 @@ export interface Config {
   /**
    * Opt-in batching across time for drains with many slow resources: a drain whose live batches
    * average fewer than `belowRecords` records (0: never) sends its records through the durable
-   * backlog instead, delivered per resource in full batches every `lingerMs` (src/pipeline/spill.ts).
+   * backlog instead, delivered per resource in full batches every `lingerMs` (src/backlog/spill.ts).
    */
   readonly spill: { readonly belowRecords: number; readonly lingerMs: number };
   readonly retry: { readonly baseMs: number; readonly maxMs: number };
@@ -249,9 +250,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('VENDOR_A_INTAKE_URL must be an https URL template');
   }
 
-  const drainTypesEnabled = env.DRAIN_TYPES_ENABLED === undefined ? ['http', 'otlp', 'vendor-a', 'vendor-b'] : list('DRAIN_TYPES_ENABLED');
+  const drainTypesEnabled = env.DRAIN_TYPES_ENABLED === undefined ? [...DRAIN_TYPES] : list('DRAIN_TYPES_ENABLED');
   for (const t of drainTypesEnabled) {
-    if (!['http', 'otlp', 'vendor-a', 'vendor-b'].includes(t)) problems.push(`DRAIN_TYPES_ENABLED: unknown type ${t}`);
+    if (!(DRAIN_TYPES as readonly string[]).includes(t)) problems.push(`DRAIN_TYPES_ENABLED: unknown type ${t}`);
   }
   const vendorBHosts = env.VENDOR_B_HOSTS === undefined ? ['.logs.vendor-b.com'] : list('VENDOR_B_HOSTS').map((h) => h.toLowerCase());
 

@@ -1,6 +1,9 @@
 /**
- * Exponential backoff with full jitter, honouring a destination's
- * Retry-After when it asks for longer.
+ * Exponential backoff with equal jitter, honouring a destination's
+ * Retry-After when it asks for longer. Attempt n's ceiling is
+ * min(maxMs, baseMs * 2^(n-1)); the wait is drawn uniformly from the upper
+ * half of it, [ceiling / 2, ceiling], so a wait is never shorter than half
+ * the ceiling, and then raised to Retry-After if that is longer.
  */
 export interface BackoffOptions {
   baseMs: number;

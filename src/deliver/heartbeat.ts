@@ -8,7 +8,7 @@
  * test batches and verification attempts are.
  */
 import type { Store } from '../store/store.js';
-import type { DrainRegistry } from '../pipeline/drain-registry.js';
+import type { DrainRegistry } from '../plan/drain-registry.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ProbeRunner } from './probes.js';
 

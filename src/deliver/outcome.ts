@@ -1,23 +1,10 @@
 /**
  * A delivery attempt's outcome as a value, mapped from the transport result in
- * one place. Error classes (docs/delivery.md, "Delivery error classes"):
- *
- *   http_3xx  redirect answered; redirects are never followed (final)
- *   http_4xx  client error; final except 408 and 429
- *   http_5xx  server error (retried)
- *   timeout   no complete answer within DELIVERY_TIMEOUT_MS (retried)
- *   connect   connection refused, reset or closed early (retried)
- *   tls       certificate or handshake failure (retried: often a rotation in progress)
- *   dns       host name did not resolve (retried)
- *   ssrf      the host resolved to a private, loopback, link-local or metadata address (final)
- *   partial   OTLP partial success: delivered, some records refused (never retried)
+ * one place (the error classes: model/delivery.ts).
  */
-export type ErrorClass = 'http_3xx' | 'http_4xx' | 'http_5xx' | 'timeout' | 'connect' | 'tls' | 'dns' | 'ssrf' | 'partial';
-
-export type AttemptOutcome =
-  | { status: 'success'; errorClass?: 'partial'; rejected: number }
-  | { status: 'retryable'; errorClass: ErrorClass; retryAfterMs?: number }
-  | { status: 'failure'; errorClass: ErrorClass };
+import type { AttemptOutcome, ErrorClass } from '../model/delivery.js';
+import type { Encoder } from '../encode/encoder.js';
+import type { TransportResult } from './transport.js';
 
 /** 4xx answers that are worth retrying; every other 4xx is final. */
 const RETRYABLE_4XX = new Set([408, 429]);
@@ -73,3 +60,23 @@ export function classifyTransportError(e: unknown): ErrorClass {
 }
 
 export const isRetryableClass = (c: ErrorClass): boolean => c !== 'ssrf' && c !== 'http_3xx';
+
+/**
+ * The outcome of a transport result: an error by its class, an answer by its status and
+ * Retry-After; with the encoder's reading of partial success (OTLP) when it has one.
+ */
+export function outcomeOf(result: TransportResult, encoder?: Pick<Encoder, 'rejectedRecords'>): AttemptOutcome {
+  if (result.kind === 'error') {
+    const errorClass = classifyTransportError(result.error);
+    return isRetryableClass(errorClass) ? { status: 'retryable', errorClass } : { status: 'failure', errorClass };
+  }
+  const ra = result.headers['retry-after'];
+  const outcome = outcomeOfStatus(result.statusCode, Array.isArray(ra) ? ra[0] : ra);
+  if (outcome.status === 'success' && encoder?.rejectedRecords) {
+    const ct = result.headers['content-type'];
+    // Spec 01 part 4.2: refused records make a delivered batch `partial`; zero refused is a plain ok.
+    const rejected = encoder.rejectedRecords(result.body, Array.isArray(ct) ? ct[0] : ct);
+    if (rejected > 0) return { status: 'success', errorClass: 'partial', rejected };
+  }
+  return outcome;
+}

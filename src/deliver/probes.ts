@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import type { ClaimedProbe } from '../store/probes-repo.js';
 import type { Actor } from '../audit/drain-audit.js';
 import type { Logger } from '../telemetry/logger.js';
-import { compilePlan, type DrainPlan } from '../pipeline/drain-plans.js';
+import { compilePlan, type DrainPlan } from '../plan/drain-plans.js';
 import { serviceBatch } from '../batch/service-batch.js';
 import type { Deliverer } from './deliverer.js';
 import type { Transport } from './transport.js';

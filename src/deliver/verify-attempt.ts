@@ -1,8 +1,9 @@
 /**
  * One ownership verification attempt (CONTRACT part 5), run by a worker's
  * probe runner (probes.ts). For `http`: a POST carrying the single-use token
- * in `X-Svc-Verify`; it passes when the destination answers 2xx with the
- * token, trimmed, as its body. Vendor types pass on any 2xx from the intake.
+ * in `X-Svc-Verify` (its headers and signature: request.ts); it passes when
+ * the destination answers 2xx with the token, trimmed, as its body. Vendor
+ * types pass on any 2xx from the intake.
  * The outcome lands in the drain's `verification` and in a `verify` delivery
  * record; success moves `pending_verification` to `healthy`.
  */
@@ -11,11 +12,12 @@ import { ulid } from 'ulid';
 import type { Drain } from '../model/drain.js';
 import type { Store } from '../store/store.js';
 import type { Transport } from './transport.js';
-import { classifyTransportError } from './outcome.js';
-import { signBatch, signingKey } from '../sign/standard-webhooks.js';
+import { outcomeOf } from './outcome.js';
+import { verificationRequest } from './request.js';
+import { compilePlan } from '../plan/drain-plans.js';
+import { destinationOf } from '../destinations/index.js';
 import { DELIVERY_RETENTION_MS } from '../model/delivery.js';
 import { scrubExcerpt } from '../shape/builtin-scrub.js';
-import { USER_AGENT } from './deliverer.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Actor } from '../audit/drain-audit.js';
 import { auditDrain } from '../audit/drain-audit.js';
@@ -40,36 +42,24 @@ export async function attemptVerification(deps: {
   const { store, transport, drain, verification } = deps;
   // Single use: a token is spent by its one attempt, and not at all once expired.
   if (!(await store.verifications.consume(verification.verificationId))) return false;
-  const body = Buffer.from(JSON.stringify({ type: 'svc.drain.verify', drainId: drain.id, verificationId: verification.verificationId }));
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'user-agent': USER_AGENT,
-    'x-svc-verify': verification.token,
-  };
-  const headerValues: string[] = [verification.token];
-  for (const h of drain.headers) {
-    const value = store.secretBox.open(h.value);
-    headers[h.name.toLowerCase()] = value;
-    headerValues.push(value);
-  }
-  if (drain.type === 'http' && drain.secret) {
-    Object.assign(headers, signBatch([signingKey(store.secretBox.open(drain.secret))], verification.verificationId, body));
-  }
+  const plan = compilePlan(drain, store.secretBox);
+  const request = verificationRequest(plan, verification.verificationId, verification.token);
   const startedAt = new Date();
-  const result = await transport.post({ url: drain.endpoint ?? '', headers, body });
-  let ok = false;
+  const result = await transport.post(request);
+  // Classified as a delivery attempt is (outcome.ts); a 2xx passes only with the token echoed (http).
+  const classified = outcomeOf(result);
+  let ok = classified.status === 'success';
+  let errorClass: string | undefined = classified.status === 'success' ? undefined : classified.errorClass;
   let statusCode: number | undefined;
-  let errorClass: string | undefined;
   let excerpt: string | undefined;
   if (result.kind === 'response') {
     statusCode = result.statusCode;
     const text = result.body.toString('utf8');
-    const is2xx = statusCode >= 200 && statusCode < 300;
-    ok = is2xx && (drain.type !== 'http' || text.trim() === verification.token);
-    if (!ok) errorClass = is2xx ? 'verify_mismatch' : statusCode >= 500 ? 'http_5xx' : statusCode >= 400 ? 'http_4xx' : 'http_3xx';
-    if (text.length > 0) excerpt = scrubExcerpt(text.slice(0, 1024), headerValues).slice(0, 1024);
-  } else {
-    errorClass = classifyTransportError(result.error);
+    if (ok && destinationOf(drain.type).verification === 'token-echo' && text.trim() !== verification.token) {
+      ok = false;
+      errorClass = 'verify_mismatch';
+    }
+    if (text.length > 0) excerpt = scrubExcerpt(text.slice(0, 1024), [verification.token, ...Object.values(plan.headers)]).slice(0, 1024);
   }
   let reason = ok ? undefined : failureReason(drain, errorClass ?? 'connect', statusCode, result.kind === 'error' ? result.error : undefined);
   await store.deliveries.insertMany([{

@@ -4,6 +4,7 @@
  * (verify-attempt.ts).
  */
 import type { Drain } from '../model/drain.js';
+import { destinationOf } from '../destinations/index.js';
 import { transportErrorCodes } from './outcome.js';
 
 /** TLS failures meaning "this certificate's issuer is not one Node trusts": self-signed, or a private CA. */
@@ -33,7 +34,7 @@ export function failureReason(drain: Pick<Drain, 'type' | 'endpoint'>, errorClas
       return `The destination answered HTTP ${statusCode} (a redirect); redirects are not followed: use the final URL as the endpoint.`;
     case 'http_4xx':
     case 'http_5xx':
-      return drain.type === 'http'
+      return destinationOf(drain.type).verification === 'token-echo'
         ? `The destination answered HTTP ${statusCode}; verification needs a 2xx answer whose body is the X-Svc-Verify token.`
         : `The intake answered HTTP ${statusCode}; verification needs a 2xx answer (check the drain's headers, such as its API key).`;
     case 'tls':

@@ -4,7 +4,7 @@
  * Each record's JSON is produced once, when it enters the batch; encoders
  * splice those strings rather than serialising the batch again.
  */
-import type { Resource } from '../batch/resource.js';
+import type { Resource } from '../model/resource.js';
 import type { DeliveredRecord } from '../shape/delivered-record.js';
 
 /** Named by `schemaUrl` and `X-Svc-Schema`: the delivered batch schema, major version 1.0. */

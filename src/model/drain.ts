@@ -1,7 +1,8 @@
 /** The drain as the worker and the REST layer see it (secrets still sealed). */
 
-export const DRAIN_TYPES = ['http', 'otlp', 'vendor-a', 'vendor-b'] as const;
-export type DrainType = (typeof DRAIN_TYPES)[number];
+// The drain types are the destinations' (src/destinations/index.ts).
+export { DRAIN_TYPES, type DrainType } from '../destinations/index.js';
+import type { DrainType } from '../destinations/index.js';
 
 export const DRAIN_STATES = ['pending_verification', 'healthy', 'degraded', 'paused'] as const;
 export type DrainState = (typeof DRAIN_STATES)[number];

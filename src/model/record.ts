@@ -196,3 +196,11 @@ export function validateRecord(value: unknown): DecodeResult {
   }
   return { ok: true, record: r as unknown as AgentRecord, timeMs };
 }
+
+/** A bounded label for a dead letter's reason, the decoder's or `empty message` (the reason itself may quote field names). */
+export function deadLetterClass(reason: string): 'not_json' | 'too_large' | 'empty' | 'invalid' {
+  if (reason === 'not valid JSON') return 'not_json';
+  if (reason.startsWith('record of')) return 'too_large';
+  if (reason === 'empty message') return 'empty';
+  return 'invalid';
+}

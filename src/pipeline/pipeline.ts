@@ -7,24 +7,24 @@
  * JSON (shape-groups.ts); selection, sampling, the quota ladder, parking and
  * tickets stay per drain.
  */
-import { decodeRecord } from '../model/record.js';
-import { dayOfTime, type LogCopy } from '../store/logs-repo.js';
+import { deadLetterClass, decodeRecord } from '../model/record.js';
+import type { LogCopy } from '../store/logs-repo.js';
+import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
-import type { SourceChunk } from '../source/source.js';
 import { shapeRecord, type DeliveredRecord } from '../shape/delivered-record.js';
 import { INLINE_SCRUB_WORK, scrubbedTextLength } from '../shape/scrubber.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
 import type { AgentRecord } from '../model/record.js';
-import type { Ticket } from '../source/offset-tracker.js';
+import type { Ticket } from '../model/ticket.js';
 import type { Batcher } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
-import type { DrainPlan } from './drain-plans.js';
-import type { DrainRegistry } from './drain-registry.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
+import type { DrainRegistry } from '../plan/drain-registry.js';
 import { admits } from '../model/quota-ladder.js';
-import { droppedEntry } from '../deliver/deliverer.js';
-import type { ParkingSet } from './parking.js';
-import { buildResource, resourceKey } from '../batch/resource.js';
+import { droppedEntry } from '../account/entries.js';
+import type { ParkingSet } from '../backlog/parking.js';
+import { buildResource, resourceKey } from '../model/resource.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
@@ -43,7 +43,13 @@ export interface PipelineOptions {
   scrubPool?: ScrubPool;
 }
 
-export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => void {
+/** A chunk of raw messages as a source hands it over, with the ticket its records hold. */
+export interface RecordChunk {
+  messages: readonly (Buffer | string | null)[];
+  ticket: Ticket;
+}
+
+export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => void {
   return ({ messages, ticket }) => {
     const observed = new Date().toISOString();
     opts.events.consumed(opts.sourceName, messages.length);
@@ -61,7 +67,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: SourceChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOfTime(decoded.timeMs) });
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
         // Scrubbed off this thread, then routed like the others (the plans of this moment).
@@ -216,12 +222,4 @@ class Routing {
         .then(() => ticket.release());
     }
   }
-}
-
-/** A bounded label for a dead letter's reason (the reason itself may quote field names). */
-export function deadLetterClass(reason: string): 'not_json' | 'too_large' | 'empty' | 'invalid' {
-  if (reason === 'not valid JSON') return 'not_json';
-  if (reason.startsWith('record of')) return 'too_large';
-  if (reason === 'empty message') return 'empty';
-  return 'invalid';
 }

@@ -8,7 +8,7 @@
  * registry hands out the same plan list until its next refresh, so the
  * grouping is computed once per list.
  */
-import type { DrainPlan } from './drain-plans.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
 
 export interface ShapeGroups {
   /** Group index of each plan, in the list's order. */

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { LONE_SURROGATE } from '../model/record.js';
 import { invalidUtf8At } from '../model/utf8.js';
 import type { Sql } from '../store/sql.js';
+import type { SeedRows } from '../store/seed-repo.js';
 
 /**
  * A top-level seed array a route family contributes (CONTRACT part 6: `phoneNumbers`, ...): the
@@ -23,15 +24,8 @@ export interface SeedSection {
   apply(tx: Sql, items: readonly unknown[]): Promise<void>;
 }
 
-export interface SeedFile {
-  orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];
-  users: { id: string; email: string; memberships: { orgId: string; role: string }[] }[];
-  agents: { id: string; orgId: string; name: string; visibility: 'org' | 'private'; version: string | null }[];
-  apiKeys: {
-    key: string; ownerId: string; orgId: string; scopes: string[] | null; agentGrants: string[];
-    status: 'active' | 'suspended' | 'revoked' | 'expired';
-  }[];
-  sessions: { token: string; userId: string; revoked: boolean }[];
+/** A seed file, read and checked: the rows the store writes (store/seed-repo.ts) and the families' sections. */
+export interface SeedFile extends SeedRows {
   /** The families' arrays present in the file, checked, in section order. */
   sections?: { section: SeedSection; items: readonly unknown[] }[];
 }

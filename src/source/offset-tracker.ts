@@ -9,8 +9,9 @@
  * advances only over a prefix of settled chunks, in offset order, so a crash
  * at any point re-reads everything not yet accounted for and loses nothing.
  */
+import type { Ticket as EngineTicket } from '../model/ticket.js';
 
-export class Ticket {
+export class Ticket implements EngineTicket {
   private pending = 1;
   private sealed = false;
   /** What this chunk adds to the tracker's in-flight count now (see inFlightShare). */

@@ -44,9 +44,6 @@ const toRows = (rows: readonly RawRow[]): BacklogRow[] =>
 /** Parked rows written by one statement (about 2 MB of JSON text). */
 export const PARK_ROWS = 2000;
 
-export const DAY_MS = 86_400_000;
-export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
-
 /**
  * JSON texts joined by newlines. A raw newline in JSON text can only be whitespace between tokens
  * (inside a string it is escaped), so one, which JSON.stringify never writes, becomes a space: the

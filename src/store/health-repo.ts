@@ -1,7 +1,5 @@
 import type { Sql } from './sql.js';
-
-export const HOUR_MS = 3_600_000;
-export const hourOf = (ms: number): number => Math.floor(ms / HOUR_MS);
+import { HOUR_MS, hourOf } from '../model/time.js';
 
 export interface HourlyIncrement {
   drainId: string;

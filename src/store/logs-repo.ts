@@ -8,8 +8,8 @@ import type { AgentRecord } from '../model/record.js';
 import { BytePieces } from './byte-pieces.js';
 import { nextTurn } from '../event-loop.js';
 import { runsOf } from './runs.js';
+import { DAY_MS, dayOf } from '../model/time.js';
 
-const DAY_MS = 86_400_000;
 /** Partitions are kept ready this many days ahead (clock skew of producers). */
 export const DAYS_AHEAD = 2;
 
@@ -28,11 +28,8 @@ const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 
-/** The UTC day number of a time in milliseconds since the epoch (NaN stays NaN, which no window holds). */
-export const dayOfTime = (ms: number): number => Math.floor(ms / DAY_MS);
-
 /** The UTC day number of an RFC 3339 time (NaN for an unparsable one, which no window holds). */
-export const dayOfRecord = (timestamp: string): number => dayOfTime(Date.parse(timestamp));
+export const dayOfRecord = (timestamp: string): number => dayOf(Date.parse(timestamp));
 
 export interface LogQuery {
   orgId: string;

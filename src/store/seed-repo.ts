@@ -1,9 +1,22 @@
 import type { Sql } from './sql.js';
 import { hashToken } from '../security/token-hash.js';
-import type { SeedFile } from '../seed/seed-file.js';
+
+/** What a seed file writes, read and checked by seed/seed-file.ts (its SeedFile). */
+export interface SeedRows {
+  orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];
+  users: { id: string; email: string; memberships: { orgId: string; role: string }[] }[];
+  agents: { id: string; orgId: string; name: string; visibility: 'org' | 'private'; version: string | null }[];
+  apiKeys: {
+    key: string; ownerId: string; orgId: string; scopes: string[] | null; agentGrants: string[];
+    status: 'active' | 'suspended' | 'revoked' | 'expired';
+  }[];
+  sessions: { token: string; userId: string; revoked: boolean }[];
+  /** The families' checked arrays, each written by its family's section on the seed's transaction. */
+  sections?: { section: { apply(tx: Sql, items: readonly unknown[]): Promise<void> }; items: readonly unknown[] }[];
+}
 
 /** Upserts a seed file in one transaction; applying it twice changes nothing. */
-export async function applySeed(sql: Sql, seed: SeedFile): Promise<void> {
+export async function applySeed(sql: Sql, seed: SeedRows): Promise<void> {
   await sql.transaction(async (tx) => {
     for (const o of seed.orgs) {
       await tx.query(

@@ -11,17 +11,29 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PipelineEvents } from './events.js';
-import type { DrainGaugeRow } from '../store/backlog-repo.js';
-import type { ErrorClass } from '../deliver/outcome.js';
-import type { deadLetterClass } from '../pipeline/pipeline.js';
+import type { ErrorClass } from '../model/delivery.js';
+import type { deadLetterClass } from '../model/record.js';
 import { DRAIN_TYPES } from '../model/drain.js';
 import { buildInfo } from '../config/build-info.js';
+
+/** One live drain's backlog and today's usage, as the per-drain gauges read it (the store's drainGauges answers these). */
+export interface DrainGauge {
+  drainId: string;
+  orgId: string;
+  type: string;
+  state: string;
+  backlogRecords: number;
+  backlogBytes: number;
+  oldestParkedAt: Date | null;
+  usageEvents: number;
+  usageBytes: number;
+}
 
 /** What the scrape-time gauges read; attached by the worker once it runs. */
 export interface MetricSources {
   inFlightRecords?: () => number;
   /** The live drains with backlog and today's usage (one query, cached for a second). */
-  drainGauges?: () => Promise<DrainGaugeRow[]>;
+  drainGauges?: () => Promise<DrainGauge[]>;
   quota?: { eventsPerDay: number; bytesPerDay: number };
   bufferHorizonMs?: number;
 }
@@ -108,17 +120,17 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
 
   // The per-drain gauges come from one store query per scrape, shared by all of them
   // (scrape() starts a fresh one; concurrent scrapes share it).
-  let cached: Promise<DrainGaugeRow[]> | undefined;
-  const drainRows = (): Promise<DrainGaugeRow[]> => {
+  let cached: Promise<DrainGauge[]> | undefined;
+  const drainRows = (): Promise<DrainGauge[]> => {
     if (!sources.drainGauges) return Promise.resolve([]);
     cached ??= sources.drainGauges().catch(() => []);
     return cached;
   };
   const drainLabelNames = opts.drainLabels ? ['drain_type', 'org_id', 'drain_id'] : ['drain_type'];
-  const drainLabels = (r: DrainGaugeRow): Record<string, string> =>
+  const drainLabels = (r: DrainGauge): Record<string, string> =>
     opts.drainLabels ? { drain_type: r.type, org_id: r.orgId, drain_id: r.drainId } : { drain_type: r.type };
   /** Sets a per-drain gauge: summed (or maxed) per type, or per drain when ids are allowed. */
-  const perDrain = (name: string, help: string, value: (r: DrainGaugeRow) => number, combine: 'sum' | 'max') =>
+  const perDrain = (name: string, help: string, value: (r: DrainGauge) => number, combine: 'sum' | 'max') =>
     new Gauge({
       name, help, labelNames: drainLabelNames, registers,
       async collect() {

@@ -22,7 +22,7 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter, type LogRecordProcessor, type ReadableLogRecord, type SdkLogRecord } from '@opentelemetry/sdk-logs';
-import { buildResource, resourceKey } from '../../../src/batch/resource.js';
+import { buildResource, resourceKey } from '../../../src/model/resource.js';
 import { SEVERITY_NUMBER, SEVERITY_TEXT } from '../../../src/shape/delivered-record.js';
 import { scrubBuiltin } from '../../../src/shape/builtin-scrub.js';
 import type { AgentRecord } from '../../../src/model/record.js';

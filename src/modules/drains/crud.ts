@@ -6,7 +6,7 @@ import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
 import { composeReadForm, drainReadForm, type DrainLive } from './read-form.js';
 import type { DrainReadCache } from './read-cache.js';
 import type { Drain } from '../../model/drain.js';
-import { DAY_MS } from '../../store/backlog-repo.js';
+import { DAY_MS } from '../../model/time.js';
 import { organizationOf } from '../../api/kernel/auth.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { checkDrainBody } from './validate.js';

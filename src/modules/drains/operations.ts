@@ -13,10 +13,10 @@ import { schemas, type PauseBody, type RotateQuery } from './schemas.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { pauseBodyError } from './validation-error.js';
 import { NO_BODY } from '../../api/kernel/schema.js';
+import { HOUR_MS } from '../../model/time.js';
 
 export const VERIFY_ATTEMPTS_PER_HOUR = 5;
 export const ROTATION_WINDOW_MS = 24 * 3_600_000;
-const HOUR_MS = 3_600_000;
 
 export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): void {
   const { store } = deps;

@@ -20,7 +20,7 @@
 import type { Store } from '../../store/store.js';
 import type { Drain } from '../../model/drain.js';
 import { drainActivityEpoch, drainConfigEpoch } from '../../store/change-epochs.js';
-import { hourOf } from '../../store/health-repo.js';
+import { hourOf } from '../../model/time.js';
 import { readDrainLive, type DrainLive } from './read-form.js';
 
 /** Drain rows are read again this long after they were read, notification or not. */

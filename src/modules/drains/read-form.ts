@@ -1,8 +1,8 @@
 /** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
 import type { Drain } from '../../model/drain.js';
 import type { Store } from '../../store/store.js';
-import { HOUR_MS, type DrainHealthFacts } from '../../store/health-repo.js';
-import { dayOf } from '../../store/backlog-repo.js';
+import type { DrainHealthFacts } from '../../store/health-repo.js';
+import { HOUR_MS, dayOf } from '../../model/time.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 import type { DrainRead } from './schemas.js';
 

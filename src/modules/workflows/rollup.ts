@@ -7,9 +7,9 @@ import { WorkflowErrors } from './errors.js';
 import { validationFailed } from './service.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
 import { isCalendarDay } from '../../model/record.js';
+import { DAY_MS } from '../../model/time.js';
 
 export const ROLLUP_MAX_DAYS = 90;
-const DAY_MS = 86_400_000;
 const CACHE_MS = 60_000;
 const CACHE_MAX = 1000;
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import { ledgerOf, receivedRecordIds } from '../../helpers/ledger.js';
 import type { Store } from '../../../src/store/store.js';
-import { droppedEntry } from '../../../src/deliver/deliverer.js';
+import { droppedEntry } from '../../../src/account/entries.js';
 import { deliveryReadForm } from '../../../src/modules/drains/deliveries.js';
 import type { ReceivedRequest } from '../../../src/devtools/https-receiver.js';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';

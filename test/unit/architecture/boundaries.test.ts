@@ -1,67 +1,104 @@
 /**
  * The import boundaries of .dependency-cruiser.cjs hold for src/, and the
- * rules bite: a probe file that breaks each one is reported.
+ * rules bite: a probe file that breaks each one is reported. Probes are
+ * written into a copy of the tree in a temporary folder, never into src/.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 const CLI = join(REPO, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
 
 interface Violation { rule: { name: string }; from: string; to: string }
 
-function cruise(paths: string[]): Violation[] {
-  const out = execFileSync(process.execPath, [CLI, ...paths, '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: REPO, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+function cruise(cwd: string, paths: string[]): Violation[] {
+  const out = execFileSync(process.execPath, [CLI, ...paths, '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return (JSON.parse(out) as { summary: { violations: Violation[] } }).summary.violations;
 }
 
+const describeViolations = (vs: Violation[]) => vs.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`);
+
 describe('import boundaries', () => {
-  const probes = join(REPO, 'src/modules/__probe_a__');
-  const other = join(REPO, 'src/modules/__probe_b__');
-  const engineProbe = join(REPO, 'src/deliver/__probe__.ts');
-  const kernelProbe = join(REPO, 'src/api/kernel/__probe__.ts');
-  afterAll(() => {
-    rmSync(kernelProbe, { force: true });
-    rmSync(probes, { recursive: true, force: true });
-    rmSync(other, { recursive: true, force: true });
-    rmSync(engineProbe, { force: true });
+  let copy: string;
+  /** Writes a probe file into the copy of the tree; answers its path relative to the copy. */
+  const probe = (path: string, text: string): string => {
+    mkdirSync(dirname(join(copy, path)), { recursive: true });
+    writeFileSync(join(copy, path), text);
+    return path;
+  };
+
+  beforeAll(() => {
+    copy = mkdtempSync(join(tmpdir(), 'logdrain-boundaries-'));
+    cpSync(join(REPO, 'src'), join(copy, 'src'), { recursive: true });
+    for (const f of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json']) cpSync(join(REPO, f), join(copy, f));
+    symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'), 'dir');
   });
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
   it('hold for the source tree', () => {
-    expect(cruise(['src']).map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)).toEqual([]);
+    expect(describeViolations(cruise(REPO, ['src']))).toEqual([]);
   });
 
   it('report a family importing another, and the engine importing the REST layer', () => {
-    mkdirSync(probes, { recursive: true });
-    mkdirSync(other, { recursive: true });
-    writeFileSync(join(other, 'index.ts'), 'export const b = 1;\n');
-    writeFileSync(join(probes, 'index.ts'), "import { b } from '../__probe_b__/index.js';\nimport { buildApi } from '../../api/server.js';\nexport const a = [b, buildApi];\n");
-    writeFileSync(engineProbe, "import { buildApi } from '../api/server.js';\nexport const probe = buildApi;\n");
-    const found = cruise([probes, other, engineProbe]).map((v) => `${v.rule.name}: ${v.from}`);
+    probe('src/modules/__probe_b__/index.ts', 'export const b = 1;\n');
+    const a = probe('src/modules/__probe_a__/index.ts', "import { b } from '../__probe_b__/index.js';\nimport { buildApi } from '../../api/server.js';\nexport const a = [b, buildApi];\n");
+    const engine = probe('src/deliver/__probe__.ts', "import { buildApi } from '../api/server.js';\nexport const probe = buildApi;\n");
+    const found = cruise(copy, [a, engine]).map((v) => `${v.rule.name}: ${v.from}`);
     expect(found).toContain('families-apart: src/modules/__probe_a__/index.ts');
     expect(found).toContain('engine-not-to-api: src/deliver/__probe__.ts');
   });
 
   it('report a family or the API importing an engine stage, the worker or an engine type', () => {
-    mkdirSync(probes, { recursive: true });
-    writeFileSync(join(probes, 'engine.ts'), [
+    const family = probe('src/modules/__probe_a__/engine.ts', [
       "import { createDeliverer } from '../../deliver/deliverer.js';",
       "import type { Accountant } from '../../account/accountant.js';",
       "import { startWorker } from '../../worker.js';",
-      'export const a = [createDeliverer, startWorker];',
+      "import { compilePlan } from '../../plan/drain-plans.js';",
+      "import { ParkingSet } from '../../backlog/parking.js';",
+      'export const a = [createDeliverer, startWorker, compilePlan, ParkingSet];',
       'export type B = Accountant;',
       '',
     ].join('\n'));
-    writeFileSync(kernelProbe, "import { serviceBatch } from '../../batch/service-batch.js';\nexport const probe = serviceBatch;\n");
-    const found = cruise([join(probes, 'engine.ts'), kernelProbe]).filter((v) => v.rule.name === 'modules-not-to-engine').map((v) => `${v.from} -> ${v.to}`);
+    const kernel = probe('src/api/kernel/__probe__.ts', "import { serviceBatch } from '../../batch/service-batch.js';\nexport const probe = serviceBatch;\n");
+    const found = cruise(copy, [family, kernel]).filter((v) => v.rule.name === 'modules-not-to-engine').map((v) => `${v.from} -> ${v.to}`);
     expect(found).toEqual(expect.arrayContaining([
       'src/modules/__probe_a__/engine.ts -> src/deliver/deliverer.ts',
       'src/modules/__probe_a__/engine.ts -> src/account/accountant.ts',
       'src/modules/__probe_a__/engine.ts -> src/worker.ts',
+      'src/modules/__probe_a__/engine.ts -> src/plan/drain-plans.ts',
+      'src/modules/__probe_a__/engine.ts -> src/backlog/parking.ts',
       'src/api/kernel/__probe__.ts -> src/batch/service-batch.ts',
     ]));
+  });
+
+  it('report every engine layer importing one above it, telemetry importing a stage or the store, and the store importing the seed reader', () => {
+    // One probe per rule, each importing from the layer just above its own (and the top one).
+    const probes: [file: string, imports: string[], rule: string][] = [
+      ['src/model/__probe__.ts', ['../select/selector.js'], 'layer-model-not-upward'],
+      ['src/encode/__probe__.ts', ['../plan/drain-plans.js'], 'layer-stages-not-upward'],
+      ['src/plan/__probe__.ts', ['../batch/batcher.js'], 'layer-plan-not-upward'],
+      ['src/batch/__probe__.ts', ['../account/accountant.js'], 'layer-batch-not-upward'],
+      ['src/account/__probe__.ts', ['../deliver/deliverer.js'], 'layer-account-not-upward'],
+      ['src/deliver/__probe__.ts', ['../backlog/backlog-pump.js'], 'layer-deliver-not-upward'],
+      ['src/backlog/__probe__.ts', ['../pipeline/pipeline.js'], 'layer-backlog-not-upward'],
+      ['src/pipeline/__probe__.ts', ['../source/source.js', '../worker.js'], 'layer-pipeline-not-upward'],
+      ['src/telemetry/__probe__.ts', ['../deliver/outcome.js', '../store/store.js'], 'telemetry-not-to-engine'],
+      ['src/store/__probe__.ts', ['../seed/seed-file.js'], 'store-not-to-seed'],
+    ];
+    const files = probes.map(([file, imports]) =>
+      probe(file, `${imports.map((m, i) => `import * as m${i} from '${m}';`).join('\n')}\nexport const probe = [${imports.map((_, i) => `m${i}`).join(', ')}];\n`));
+    const found = describeViolations(cruise(copy, files));
+    for (const [file, imports, rule] of probes) {
+      for (const m of imports) {
+        const to = join(dirname(file), m).replace(/\.js$/, '.ts');
+        expect(found).toContain(`${rule}: ${file} -> ${to}`);
+      }
+    }
+    // The tree the probes were written into breaks nothing else.
+    expect(found.filter((v) => !probes.some(([file]) => v.includes(`: ${file} -> `)))).toEqual([]);
   });
 });

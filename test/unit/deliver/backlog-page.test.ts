@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageCut } from '../../../src/deliver/backlog-page.js';
+import { pageCut } from '../../../src/backlog/backlog-page.js';
 import type { BacklogRow } from '../../../src/store/backlog-repo.js';
 
 const row = (id: number, resource: string): BacklogRow => ({

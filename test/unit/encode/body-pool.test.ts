@@ -10,7 +10,7 @@ import { Utf8Builder } from '../../../src/encode/utf8-builder.js';
 import { ShapedEntry } from '../../../src/encode/encoder.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
 import { syntheticRecords } from '../../../src/produce/synthetic.js';
-import { buildResource } from '../../../src/batch/resource.js';
+import { buildResource } from '../../../src/model/resource.js';
 
 const drain = () => {
   while (bodyPoolSize().buffers > 0) takeBodyBuffer(64 * 1024);

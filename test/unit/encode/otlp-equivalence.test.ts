@@ -20,7 +20,7 @@ import { nanoHalves, otlpEncoder, unixNanos } from '../../../src/encode/otlp.js'
 import { SCHEMA_URL, type EncodableBatch } from '../../../src/encode/encoder.js';
 import type { AttributeValue, DeliveredRecord } from '../../../src/shape/delivered-record.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
-import { buildResource } from '../../../src/batch/resource.js';
+import { buildResource } from '../../../src/model/resource.js';
 import { syntheticRecords } from '../../../src/produce/synthetic.js';
 import { sdkLogRecords } from '../../../bench/otlp-sdk-records.js';
 import { attributesOf } from '../../helpers/otlp-decoder.js';

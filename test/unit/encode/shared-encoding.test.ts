@@ -13,7 +13,7 @@ import { vendorBEncoder } from '../../../src/encode/vendors.js';
 import { jsonEncoder } from '../../../src/encode/json.js';
 import type { BatchEntry, EncodableBatch } from '../../../src/encode/encoder.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
-import { buildResource } from '../../../src/batch/resource.js';
+import { buildResource } from '../../../src/model/resource.js';
 import { syntheticRecords } from '../../../src/produce/synthetic.js';
 import { encodeExportLogsResponse } from '../../helpers/otlp-decoder.js';
 

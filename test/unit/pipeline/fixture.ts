@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '../../../src/security/secret-box.js';
 import { generateSecret } from '../../../src/sign/standard-webhooks.js';
-import { compilePlan, type DrainPlan } from '../../../src/pipeline/drain-plans.js';
-import type { DrainRegistry } from '../../../src/pipeline/drain-registry.js';
+import { compilePlan, type DrainPlan } from '../../../src/plan/drain-plans.js';
+import type { DrainRegistry } from '../../../src/plan/drain-registry.js';
 import { createPipeline } from '../../../src/pipeline/pipeline.js';
-import { ParkingSet } from '../../../src/pipeline/parking.js';
+import { ParkingSet } from '../../../src/backlog/parking.js';
 import { createBatcher, type ReadyBatch } from '../../../src/batch/batcher.js';
 import { noEvents } from '../../../src/telemetry/events.js';
 import type { AccountingEntry } from '../../../src/account/accountant.js';

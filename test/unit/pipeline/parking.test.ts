@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ParkingSet } from '../../../src/pipeline/parking.js';
+import { ParkingSet } from '../../../src/backlog/parking.js';
 
 describe('ParkingSet', () => {
   it('keeps a drain whose park is still being written when the pump reads an empty backlog', () => {

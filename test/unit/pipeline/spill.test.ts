@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ParkingSet } from '../../../src/pipeline/parking.js';
-import { SpillPolicy } from '../../../src/pipeline/spill.js';
+import { ParkingSet } from '../../../src/backlog/parking.js';
+import { SpillPolicy } from '../../../src/backlog/spill.js';
 
 function policy(belowRecords = 10) {
   let now = 0;

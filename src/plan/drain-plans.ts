@@ -1,8 +1,8 @@
 /**
- * The worker's view of drain configuration: every live drain compiled once
- * per configuration version into a DrainPlan (selector, shaping options,
- * encoder, opened headers and signing keys). The worker's current set of
- * plans is kept by drain-registry.ts.
+ * The worker's view of drain configuration: every live drain compiled into a
+ * DrainPlan (selector, shaping options, encoder, opened headers and signing
+ * keys) once per change of its row. The worker's current set of plans is kept
+ * by drain-registry.ts.
  */
 import { isDeliverable, type Drain, type ScrubRule } from '../model/drain.js';
 import { compileSelector, type Selector } from '../select/selector.js';
@@ -16,6 +16,7 @@ import { vendorAEncoder, vendorBEncoder } from '../encode/vendors.js';
 import { sharedEncoding } from '../encode/shared-encoding.js';
 import { signingKey } from '../sign/standard-webhooks.js';
 import type { SecretBox } from '../security/secret-box.js';
+import { destinationOf, type EncodingName } from '../destinations/index.js';
 
 export interface DrainPlan {
   readonly drain: Drain;
@@ -40,19 +41,25 @@ export interface DrainPlan {
   readonly signingKeys: readonly Buffer[];
 }
 
+/** The plan key of a drain row: every write to a drain moves its `updatedAt` (a configuration change its version too). */
+export const planKeyOf = (drain: Drain): string => `${drain.id}:${drain.version}:${drain.updatedAt.getTime()}`;
+
+/** True while a secret rotation's window is open: plans compiled then sign with the previous secret too. */
+export const rotationWindowOpen = (drain: Drain, nowMs: number): boolean =>
+  drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs;
+
 export function compilePlan(drain: Drain, box: SecretBox, nowMs = Date.now()): DrainPlan {
   const headers: Record<string, string> = {};
   for (const h of drain.headers) headers[h.name.toLowerCase()] = box.open(h.value);
   const signingKeys: Buffer[] = [];
-  if (drain.type === 'http' && drain.secret) {
+  if (destinationOf(drain.type).signs && drain.secret) {
     signingKeys.push(signingKey(box.open(drain.secret)));
-    const windowOpen = drain.rotationExpiresAt !== null && drain.rotationExpiresAt.getTime() > nowMs;
-    if (drain.previousSecret && windowOpen) signingKeys.push(signingKey(box.open(drain.previousSecret)));
+    if (drain.previousSecret && rotationWindowOpen(drain, nowMs)) signingKeys.push(signingKey(box.open(drain.previousSecret)));
   }
   const shape = { includeContent: drain.selectors.includeContent, redact: drain.redact ? new Set(drain.redact) : null };
   return {
     drain,
-    key: `${drain.id}:${drain.version}:${drain.updatedAt.getTime()}`,
+    key: planKeyOf(drain),
     deliverable: isDeliverable(drain.state),
     select: compileSelector(drain.selectors, drain.sampling),
     shape,
@@ -78,24 +85,17 @@ export function shapeKeyOf(shape: ShapeOptions, rules: readonly ScrubRule[] | nu
   ]);
 }
 
-const sharedOtlp = sharedEncoding(otlpEncoder);
-const sharedVendorA = sharedEncoding(vendorAEncoder);
-const sharedVendorB = sharedEncoding(vendorBEncoder);
-
 /**
- * Each type fixes its encoding; only `http` honours `format`. The encodings
- * without a batch id in the body are shared between drains sending the same
- * batch (encode/shared-encoding.ts).
+ * Each type fixes its encoding (src/destinations/); only `http` honours `format`. The encodings
+ * without a batch id in the body are shared between drains sending the same batch
+ * (encode/shared-encoding.ts).
  */
-function encoderFor(drain: Drain): Encoder {
-  switch (drain.type) {
-    case 'otlp':
-      return sharedOtlp;
-    case 'vendor-a':
-      return sharedVendorA;
-    case 'vendor-b':
-      return sharedVendorB;
-    default:
-      return drain.format === 'ndjson' ? ndjsonEncoder : jsonEncoder;
-  }
-}
+const ENCODERS: Record<EncodingName, Encoder> = {
+  json: jsonEncoder,
+  ndjson: ndjsonEncoder,
+  'otlp-protobuf': sharedEncoding(otlpEncoder),
+  'vendor-a-logs': sharedEncoding(vendorAEncoder),
+  'vendor-b-logs': sharedEncoding(vendorBEncoder),
+};
+
+const encoderFor = (drain: Drain): Encoder => ENCODERS[destinationOf(drain.type).encoding(drain.format)];

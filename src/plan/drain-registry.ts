@@ -14,13 +14,17 @@
  * query per fetch, not per record. Changes are also pushed (LISTEN/NOTIFY on
  * Postgres, the same through PGlite in one process): the plans are usually
  * rebuilt before the next chunk asks, and that read finds nothing new.
+ *
+ * A rebuild recompiles only the drains whose row changed (its plan key, its
+ * state) or whose secret rotation window closed; every other drain keeps the
+ * plan object it had.
  */
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import { degradationFor, type Degradation, type Quota, type Usage } from '../model/quota-ladder.js';
-import { dayOf } from '../store/backlog-repo.js';
+import { dayOf } from '../model/time.js';
 import { auditDrain } from '../audit/drain-audit.js';
-import { compilePlan, type DrainPlan } from './drain-plans.js';
+import { compilePlan, planKeyOf, rotationWindowOpen, type DrainPlan } from './drain-plans.js';
 import { nextState } from '../model/drain-lifecycle.js';
 
 export interface DrainRegistry {
@@ -55,6 +59,8 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
   const degradations = new Map<string, Degradation>();
   let byOrg = new Map<string, DrainPlan[]>();
   let byId = new Map<string, DrainPlan>();
+  /** Whether each plan was compiled inside its drain's rotation window. */
+  let windows = new Map<string, boolean>();
   let loadedVersion = -1;
   // Plans built inside a rotation window sign with two keys; rebuild them when the window ends.
   let rebuildAt = Infinity;
@@ -87,9 +93,18 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
     const drains = await opts.store.drains.listAll();
     const next = new Map<string, DrainPlan[]>();
     const nextById = new Map<string, DrainPlan>();
+    const compiledAt = Date.now();
+    const nextWindows = new Map<string, boolean>();
     for (const d of drains) {
       try {
-        const plan = compilePlan(d, opts.store.secretBox);
+        const windowOpen = rotationWindowOpen(d, compiledAt);
+        const prev = byId.get(d.id);
+        // A drain whose row did not change keeps its compiled plan (selector, scrubber, opened
+        // secrets): one drain's change recompiles that drain, not all of them.
+        const plan = prev !== undefined && prev.key === planKeyOf(d) && prev.drain.state === d.state && windows.get(d.id) === windowOpen
+          ? prev
+          : compilePlan(d, opts.store.secretBox, compiledAt);
+        nextWindows.set(d.id, windowOpen);
         nextById.set(d.id, plan);
         const list = next.get(d.orgId);
         if (list) list.push(plan);
@@ -100,6 +115,7 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
     }
     byOrg = next;
     byId = nextById;
+    windows = nextWindows;
     loadedVersion = version;
     const now = Date.now();
     rebuildAt = Math.min(Infinity, ...drains.map((d) => d.rotationExpiresAt?.getTime() ?? Infinity).filter((t) => t > now));

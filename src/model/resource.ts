@@ -2,7 +2,7 @@
  * The batch resource (spec 01 part 2.3): who emitted the records. A batch
  * carries exactly one resource, so records are grouped by the key below.
  */
-import type { AgentRecord } from '../model/record.js';
+import type { AgentRecord } from './record.js';
 
 export type Resource = Record<string, string>;
 

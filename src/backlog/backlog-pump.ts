@@ -4,7 +4,7 @@
  * lease across all workers. It reads the backlog resource by resource and
  * sends each resource's records in full batches, a few resources at once
  * (backlog-page.ts); drains batching across time are delivered one round
- * every spill linger (src/pipeline/spill.ts). A failing drain is probed with single attempts under
+ * every spill linger (spill.ts). A failing drain is probed with single attempts under
  * exponential backoff; each success removes the delivered rows.
  * Records parked longer than BUFFER_HORIZON_MS are dropped into a `dropped`
  * delivery record (reason `horizon`), whatever the drain's state.
@@ -12,19 +12,20 @@
 import pLimit from 'p-limit';
 import type { Store } from '../store/store.js';
 import type { Accountant } from '../account/accountant.js';
-import type { DrainPlan } from '../pipeline/drain-plans.js';
-import type { DrainRegistry } from '../pipeline/drain-registry.js';
-import type { ParkingSet } from '../pipeline/parking.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
+import type { DrainRegistry } from '../plan/drain-registry.js';
+import type { ParkingSet } from './parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { createBacklogRepo, type ResourceCursor } from '../store/backlog-repo.js';
 import { noteDrainActivity } from '../store/change-epochs.js';
 import { createDeliveriesRepo } from '../store/deliveries-repo.js';
 import { createHealthRepo } from '../store/health-repo.js';
-import { droppedEntry, successEntry, type Deliverer } from './deliverer.js';
+import type { Deliverer } from '../deliver/deliverer.js';
+import { droppedEntry, successEntry } from '../account/entries.js';
 import { batchesByResource, pageCut, type ResourceQueue } from './backlog-page.js';
-import type { SpillPolicy, SpillRound } from '../pipeline/spill.js';
-import { backoffMs } from './backoff.js';
+import type { SpillPolicy, SpillRound } from './spill.js';
+import { retryPolicy } from '../deliver/retry-policy.js';
 
 export interface BacklogPumpOptions {
   store: Store;
@@ -61,6 +62,8 @@ const LANES = 4;
 export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   const failures = new Map<string, { attempts: number; nextAt: number }>();
   const limit = pLimit(opts.concurrency ?? 4);
+  // Parked already: never parked again, and expired by the time they were parked (expire), not by a horizon here.
+  const policy = retryPolicy({ retry: opts.retry, horizonMs: Infinity, parkAfterAttempts: Infinity });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -103,17 +106,19 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
           if (failing || stopped) return;
           const attempt = (failures.get(drainId)?.attempts ?? 0) + 1;
           const r = await opts.deliverer.attemptOnce(batch, attempt);
-          if (r.outcome.status === 'success') {
+          const now = Date.now();
+          const next = policy(attempt, r.outcome, now, batch.kind, now);
+          if (next.action === 'done') {
             failures.delete(drainId);
             accounted.push(opts.accountant.record({ ...successEntry(batch, r), unparked: rowIds }));
-          } else if (r.outcome.status === 'failure') {
+          } else if (next.action === 'drop') {
             // Final for these records (a 4xx, a redirect, an SSRF refusal): dropped with the reason.
-            const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.id), r.outcome.errorClass, attempt + 1);
+            const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.id), next.reason, attempt + 1);
             accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly, unparked: rowIds }));
-            opts.events.recordsDropped(plan.drain.type, r.outcome.errorClass, rowIds.length);
+            opts.events.recordsDropped(plan.drain.type, next.reason, rowIds.length);
           } else {
             accounted.push(opts.accountant.record({ deliveries: [r.row] }));
-            failures.set(drainId, { attempts: attempt, nextAt: Date.now() + backoffMs(attempt, opts.retry, r.outcome.retryAfterMs) });
+            failures.set(drainId, { attempts: attempt, nextAt: now + (next.action === 'retry' ? next.afterMs : 0) });
             failing = true;
             return;
           }

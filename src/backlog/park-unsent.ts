@@ -17,8 +17,9 @@
  */
 import type { ReadyBatch } from '../batch/batcher.js';
 import type { Accountant } from '../account/accountant.js';
-import { parkedRecords } from '../deliver/deliverer.js';
+import { parkedRecords } from '../account/entries.js';
 import type { Logger } from '../telemetry/logger.js';
+import { releaseAll } from '../model/ticket.js';
 import type { ParkingSet } from './parking.js';
 
 export interface SpillStartDeps {
@@ -35,6 +36,6 @@ export function parkUnsent(drainId: string, batches: readonly ReadyBatch[], deps
   deps.logger.info({ event: 'drain.spill_parked_unsent', drainId, batches: batches.length, records: rows.length }, 'parked the small batches not yet sent');
   void deps.accountant.record({ backlog: rows }).then(() => {
     landed();
-    for (const b of batches) for (const t of b.tickets) t.release();
+    for (const b of batches) releaseAll(b.tickets);
   });
 }

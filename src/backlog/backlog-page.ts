@@ -6,7 +6,7 @@
  * on into the next page is sent whole from there rather than as a short
  * batch here and the rest later.
  */
-import type { DrainPlan } from '../pipeline/drain-plans.js';
+import type { DrainPlan } from '../plan/drain-plans.js';
 import type { ReadyBatch } from '../batch/batcher.js';
 import { SerialisedEntry } from '../encode/encoder.js';
 import type { BacklogRow, ResourceCursor } from '../store/backlog-repo.js';

@@ -1,0 +1,61 @@
+/**
+ * The accounting entries a delivery ends in, built in one place: a success's
+ * row with its hourly counts and quota usage, a deliberate drop's `dropped`
+ * row naming every record it dropped, and the backlog rows of parked records.
+ */
+import type { ReadyBatch } from '../batch/batcher.js';
+import { DELIVERY_RETENTION_MS, type AttemptOutcome, type DeliveryRecord } from '../model/delivery.js';
+import { newId } from '../model/ids.js';
+import { dayOf, hourOf } from '../model/time.js';
+import type { ParkedRecord } from '../store/backlog-repo.js';
+import type { AccountingEntry } from './accountant.js';
+
+/** One attempt as the deliverer answers it: its outcome and its delivery row. */
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  row: DeliveryRecord;
+}
+
+/** The batch's records as backlog rows, in batch order. */
+export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
+  const drain = batch.plan.drain;
+  return batch.entries.map((e) => ({
+    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, recordJson: e.json, recordId: e.id,
+    bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
+  }));
+}
+
+/** What a successful attempt accounts: its row, the hourly counts, the quota usage. */
+export function successEntry(batch: ReadyBatch, r: AttemptResult): AccountingEntry {
+  const drainId = batch.plan.drain.id;
+  const at = r.row.startedAt.getTime();
+  const rejected = r.outcome.status === 'success' ? r.outcome.rejected : 0;
+  return {
+    deliveries: [r.row],
+    hourly: [{ drainId, h: hourOf(at), delivered: batch.entries.length, dropped: 0, rejected }],
+    usage: [{ drainId, day: dayOf(at), events: batch.entries.length, bytes: r.row.bytes ?? 0 }],
+  };
+}
+
+/**
+ * A `dropped` delivery record and its hourly count: how deliberately dropped records are accounted.
+ * It names every dropped record's id, so each record can be shown delivered or dropped with a reason.
+ */
+export function droppedEntry(
+  drain: { id: string; orgId: string },
+  recordIds: readonly string[],
+  reason: string,
+  attempt: number,
+  now = new Date(),
+) {
+  const count = recordIds.length;
+  return {
+    deliveries: [{
+      id: newId(), orgId: drain.orgId, drainId: drain.id, batchId: newId(), kind: 'dropped' as const, attempt,
+      recordCount: count, ok: false, errorClass: reason, startedAt: now,
+      expiresAt: new Date(now.getTime() + DELIVERY_RETENTION_MS), firstRecordId: recordIds[0], lastRecordId: recordIds[count - 1],
+      recordIds,
+    }],
+    hourly: [{ drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: count, rejected: 0 }],
+  };
+}

@@ -1,0 +1,9 @@
+/** A customer's own HTTPS endpoint: json or ndjson as the drain asks, signed, verified by echoing the token. */
+import type { Destination } from './destination.js';
+
+export const http: Destination<'http'> = {
+  type: 'http',
+  encoding: (format) => format,
+  signs: true,
+  verification: 'token-echo',
+};
