@@ -46,7 +46,7 @@ module.exports = {
     },
     {
       name: 'store-not-to-seed',
-      comment: 'The store writes what the seed reader hands it (store/seed-repo.ts SeedRows); it imports no seed file reader.',
+      comment: 'The store kernel knows no seed file: src/seed/ reads one and writes its rows through the store (seed/apply.ts).',
       severity: 'error',
       from: { path: '^src/store/' },
       to: { path: '^src/seed/' },

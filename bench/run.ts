@@ -30,7 +30,7 @@ import type { BatchEntry, EncodableBatch } from '../src/encode/encoder.js';
 import { buildResource, resourceKey } from '../src/model/resource.js';
 import { createBatcher, type ReadyBatch } from '../src/batch/batcher.js';
 import { signBatch, generateSecret, signingKey } from '../src/sign/standard-webhooks.js';
-import { syntheticRecords } from '../src/produce/synthetic.js';
+import { syntheticRecords } from '../src/devtools/synthetic.js';
 import { createAccountant } from '../src/account/accountant.js';
 import { openStore } from '../src/store/store.js';
 import { dayOf, hourOf } from '../src/model/time.js';

@@ -119,7 +119,7 @@ async function main(argv: string[]): Promise<number> {
     case 'seed': {
       const file = positionals[0]!;
       const [{ readSeedFile }, { familyMigrations, familySeeds }, { openStore }, { applySeed }] = await Promise.all([
-        import('./seed/seed-file.js'), import('./modules/index.js'), import('./store/store.js'), import('./store/seed-repo.js'),
+        import('./seed/seed-file.js'), import('./modules/index.js'), import('./store/store.js'), import('./seed/apply.js'),
       ]);
       const seed = await readSeedFile(file, familySeeds);
       const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });

@@ -22,10 +22,3 @@ export class AppError extends Error {
     this.details = details;
   }
 }
-
-export type Result<T, E = { code: string; message: string }> =
-  | { ok: true; value: T }
-  | { ok: false; error: E };
-
-export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
-export const err = <E>(error: E): Result<never, E> => ({ ok: false, error });

@@ -18,7 +18,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { run } from '../../src/commands/run.js';
 import { silentLogger } from '../../src/telemetry/logger.js';
 import type { AgentRecord } from '../../src/model/record.js';
-import type { SyntheticOptions } from '../../src/produce/synthetic.js';
+import type { SyntheticOptions } from '../../src/devtools/synthetic.js';
 import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
 import { startProbeWorker } from '../../test/helpers/probe-worker.js';
 import { createTransport } from '../../src/deliver/transport.js';

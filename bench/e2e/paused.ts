@@ -11,7 +11,7 @@
  * says how many arrived). Results: bench/results/e2e-paused.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { syntheticRecords } from '../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { ORGS, log, machine, procFigures, startHarness, type DrainRef } from './harness.js';
 
 const MINUTES = Number(process.env.PAUSED_MINUTES ?? 10);

@@ -27,7 +27,7 @@
  * command (`npm run bench:paused`, paused.ts): it takes ten minutes.
  *
  * Data set (documented in docs/benchmarks.md): RECORDS records (default 100,000) of 4
- * organizations x 2 agents (8 resources), synthetic (src/produce/synthetic.ts): messages of 4 to 124
+ * organizations x 2 agents (8 resources), synthetic (src/devtools/synthetic.ts): messages of 4 to 124
  * words (10% long), about 30% carrying a bearer token the built-in scrub pattern replaces, trace
  * ids, three attributes; severities debug to error. Each organization has one drain taking every
  * record (minSeverity debug), so every runner delivers each record once.
@@ -35,7 +35,7 @@
 import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { syntheticRecords } from '../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { decodeArrival } from './receiver.js';
 import { ORGS, PARTITIONS, log, machine, startHarness, type RunFigures } from './harness.js';
 

@@ -26,7 +26,7 @@ import pg from 'pg';
 import { startMockBroker } from '../../test/helpers/broker.js';
 import { spawnLogdrain, type LogdrainProcess } from '../../test/helpers/processes.js';
 import { describeLedger, ledgerOf, type LedgerReport } from '../../test/helpers/ledger.js';
-import { syntheticRecords } from '../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { loadConfig } from '../../src/config/config.js';
 import { run } from '../../src/commands/run.js';
 import { silentLogger } from '../../src/telemetry/logger.js';

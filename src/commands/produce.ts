@@ -4,7 +4,7 @@
  * progress line.
  */
 import type { Config } from '../config/config.js';
-import { syntheticRecords } from '../produce/synthetic.js';
+import { syntheticRecords } from '../devtools/synthetic.js';
 import { createKafkaSink } from '../source/kafka-sink.js';
 import { readSeedFile } from '../seed/seed-file.js';
 

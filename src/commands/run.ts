@@ -9,7 +9,7 @@ import { createChannelNotifications, createWorkflowExecutor, familyMigrations, f
 import { createVendors, type Vendors } from '../vendors/index.js';
 import { openStore, type Store } from '../store/store.js';
 import { readSeedFile } from '../seed/seed-file.js';
-import { applySeed } from '../store/seed-repo.js';
+import { applySeed } from '../seed/apply.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { LONE_SURROGATE } from '../model/record.js';
 import { invalidUtf8At } from '../model/utf8.js';
 import type { Sql } from '../store/sql.js';
-import type { SeedRows } from '../store/seed-repo.js';
+import type { SeedRows } from './apply.js';
 
 /**
  * A top-level seed array a route family contributes (CONTRACT part 6: `phoneNumbers`, ...): the
@@ -24,7 +24,7 @@ export interface SeedSection {
   apply(tx: Sql, items: readonly unknown[]): Promise<void>;
 }
 
-/** A seed file, read and checked: the rows the store writes (store/seed-repo.ts) and the families' sections. */
+/** A seed file, read and checked: the rows the store writes (seed/apply.ts) and the families' sections. */
 export interface SeedFile extends SeedRows {
   /** The families' arrays present in the file, checked, in section order. */
   sections?: { section: SeedSection; items: readonly unknown[] }[];

@@ -9,7 +9,7 @@ import { startMockBroker, type MockBroker } from './broker.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 import { startReceiver, parseBatch, type HttpsReceiver } from './receiver.js';
 import { startApp, waitFor, type TestApp } from './app.js';
-import { syntheticRecords } from '../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createTransport } from '../../src/deliver/transport.js';
 import { startProbeWorker } from './probe-worker.js';

@@ -10,7 +10,7 @@
  * one JSON line: {fed, stalledTicks, behindMs}.
  */
 import { Kafka, logLevel } from 'kafkajs';
-import { syntheticRecords, type SyntheticOptions } from '../../../src/produce/synthetic.js';
+import { syntheticRecords, type SyntheticOptions } from '../../../src/devtools/synthetic.js';
 import { requiredEnv } from './runner-kit.js';
 
 const rate = Number(requiredEnv('FEED_RATE'));

@@ -15,7 +15,7 @@ import { familyMigrations, familySeeds } from '../../../src/modules/index.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/store/seed-repo.js';
+import { applySeed } from '../../../src/seed/apply.js';
 import { TEST_MODE, waitFor } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';

@@ -24,7 +24,7 @@ import { openStore, type Store } from '../../../src/store/store.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/store/seed-repo.js';
+import { applySeed } from '../../../src/seed/apply.js';
 import { familyMigrations, familySeeds } from '../../../src/modules/index.js';
 import { SEED_FIXTURE } from '../../helpers/app.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';

@@ -18,7 +18,7 @@ import { startProbeWorker, type ProbeWorker } from '../../helpers/probe-worker.j
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/store/seed-repo.js';
+import { applySeed } from '../../../src/seed/apply.js';
 import { SEED_FIXTURE, TEST_MODE, waitFor } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';

@@ -14,7 +14,7 @@ import { familyMigrations } from '../../../src/modules/index.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/store/seed-repo.js';
+import { applySeed } from '../../../src/seed/apply.js';
 import { SEED_FIXTURE, TEST_MODE } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { record } from '../../helpers/records.js';

@@ -277,7 +277,7 @@ describe('phone number routes', () => {
       const before = await app.store.sql.query('select id, org_id, msisdn, status from telephony_phone_numbers where msisdn in ($1, $2) order by msisdn', ['14155550123', '15550200900']);
       expect(before).toHaveLength(2);
       const { readSeedFile } = await import('../../../src/seed/seed-file.js');
-      const { applySeed } = await import('../../../src/store/seed-repo.js');
+      const { applySeed } = await import('../../../src/seed/apply.js');
       const { familySeeds } = await import('../../../src/modules/index.js');
       await applySeed(app.store.sql, await readSeedFile(SEED, familySeeds));
       const after = await app.store.sql.query('select id, org_id, msisdn, status from telephony_phone_numbers where msisdn in ($1, $2) order by msisdn', ['14155550123', '15550200900']);

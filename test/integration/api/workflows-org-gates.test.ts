@@ -11,7 +11,7 @@ import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
 import { createExecutor, type Executor } from '../../../src/modules/workflows/executor.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/store/seed-repo.js';
+import { applySeed } from '../../../src/seed/apply.js';
 import { familySeeds } from '../../../src/modules/index.js';
 
 const GLOBEX = '/workflows/agt_globex';

@@ -13,7 +13,7 @@ import { startKafkaFixture, type KafkaFixture } from '../../helpers/kafka-fixtur
 import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/app.js';
 import { dumpLogOnFailure, expectDeliveryRecordsAgree, expectGracefulStop, expectLedgersBalanced, sleep, type DrainUnderTest } from '../../helpers/fault-kit.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 const PARTITIONS = 6;
 

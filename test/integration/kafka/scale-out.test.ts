@@ -11,7 +11,7 @@ import { startKafkaFixture, type KafkaFixture } from '../../helpers/kafka-fixtur
 import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/app.js';
 import { parseBatch } from '../../helpers/receiver.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 describe('three workers, one killed and one added mid-stream, several organizations, a failing destination', () => {
   let fx: KafkaFixture;

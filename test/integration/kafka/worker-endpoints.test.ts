@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKafkaFixture, type KafkaFixture } from '../../helpers/kafka-fixture.js';
 import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/app.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 const PARTITIONS = 4;
 /** Long enough that the held join is plain to see, short enough for a quick test. */

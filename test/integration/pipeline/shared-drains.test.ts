@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { parseBatch, startReceiver, validateBatch, verifySignature, type HttpsReceiver } from '../../helpers/receiver.js';
 import { attributesOf, decodeExportLogsRequest } from '../../helpers/otlp-decoder.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const T = 'lk_acme_manage';

@@ -3,7 +3,7 @@ import { STORE_KINDS } from '../../helpers/stores.js';
 import type { Store } from '../../../src/store/store.js';
 import { migrate } from '../../../src/store/migrate.js';
 import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/store/seed-repo.js';
+import { applySeed } from '../../../src/seed/apply.js';
 import { hashToken } from '../../../src/security/token-hash.js';
 import type { Drain } from '../../../src/model/drain.js';
 import type { DeliveryRecord } from '../../../src/model/delivery.js';

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentsOf } from '../../../src/commands/produce.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 describe('produce --agent', () => {
   it('takes ID=NAME as given, and a bare id as its own name without a seed file', async () => {

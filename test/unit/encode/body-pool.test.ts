@@ -9,7 +9,7 @@ import { ndjsonEncoder } from '../../../src/encode/ndjson.js';
 import { Utf8Builder } from '../../../src/encode/utf8-builder.js';
 import { ShapedEntry } from '../../../src/encode/encoder.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 import { buildResource } from '../../../src/model/resource.js';
 
 const drain = () => {

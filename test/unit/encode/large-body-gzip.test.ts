@@ -6,7 +6,7 @@
 import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { gzipBody, largeBodyGzip } from '../../../src/encode/compression.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 const ORGS = [{ orgId: 'org_1', agents: [{ id: 'agt_1', name: 'one' }, { id: 'agt_2', name: 'two' }] }];
 const ndjson = (n: number) => Buffer.from([...syntheticRecords(n, { orgs: ORGS, seed: n })].map((r) => `${JSON.stringify(r)}\n`).join(''));

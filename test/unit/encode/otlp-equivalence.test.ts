@@ -21,7 +21,7 @@ import { SCHEMA_URL, type EncodableBatch } from '../../../src/encode/encoder.js'
 import type { AttributeValue, DeliveredRecord } from '../../../src/shape/delivered-record.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
 import { buildResource } from '../../../src/model/resource.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 import { sdkLogRecords } from '../../../bench/otlp-sdk-records.js';
 import { attributesOf } from '../../helpers/otlp-decoder.js';
 

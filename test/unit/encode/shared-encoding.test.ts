@@ -14,7 +14,7 @@ import { jsonEncoder } from '../../../src/encode/json.js';
 import type { BatchEntry, EncodableBatch } from '../../../src/encode/encoder.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
 import { buildResource } from '../../../src/model/resource.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 import { encodeExportLogsResponse } from '../../helpers/otlp-decoder.js';
 
 const gzip = promisify(gzipCb);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createBatcher, type ReadyBatch, type RoutedRecord } from '../../../src/batch/batcher.js';
 import { resourceKey } from '../../../src/model/resource.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 import { Ticket } from '../../../src/source/offset-tracker.js';
 import { drainRow, pipelineFor } from './fixture.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { drainRow, pipelineFor } from './fixture.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 const messages = () => [...syntheticRecords(100, { orgs: [{ orgId: 'org_acme', agents: [{ id: 'agt_a', name: 'a' }] }], seed: 3 })].map((r) => JSON.stringify(r));
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { drainRow, pipelineFor } from './fixture.js';
-import { syntheticRecords } from '../../../src/produce/synthetic.js';
+import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
 import { compileScrubber } from '../../../src/shape/scrubber.js';
 import type { ReadyBatch } from '../../../src/batch/batcher.js';

@@ -1,4 +1,4 @@
-import type { Sql } from './sql.js';
+import type { Sql } from '../store/sql.js';
 import { hashToken } from '../security/token-hash.js';
 
 /** What a seed file writes, read and checked by seed/seed-file.ts (its SeedFile). */
