@@ -37,7 +37,7 @@ export interface FamilyMetrics {
   workflowStepFailed(kind: string): void;
   /** An executor claimed a queued run after it waited `seconds` in `queued`. */
   workflowRunClaimed(seconds: number): void;
-  /** A run-end notification's send settled (`retry`: failed, tried again later). */
+  /** A run-end notification's send settled (`retry`: failed, tried again later); an in-app one is recorded sent at the run's end, not sent, and not counted. */
   workflowNotification(kind: NotificationKind, outcome: NotificationOutcome): void;
   /** Where the run gauges are read at scrape time: the shared store's runs that have not ended. */
   workflowRunsFrom(read: () => Promise<WorkflowRunCounts>): void;
