@@ -34,7 +34,8 @@ export function createFamilyMetrics(registry: Registry, now: () => number = Date
   const sessions = new Counter({ name: 'logdrain_voice_sessions_created_total', help: 'Developer voice sessions opened on the media server', registers });
   const vendorErrors = new Counter({ name: 'logdrain_telephony_vendor_errors_total', help: 'Telephony vendor port calls that failed, by port and class', labelNames: ['port', 'error_class'], registers });
   const skillInstalls = new Counter({ name: 'logdrain_skill_installs_total', help: 'Marketplace skill installs created, updated and removed', labelNames: ['action'], registers });
-  for (const kind of NOTIFICATION_KINDS) for (const outcome of NOTIFICATION_OUTCOMES) notifications.inc({ kind, outcome }, 0);
+  // In-app notifications are recorded at the run's end, never sent: no series of theirs.
+  for (const kind of NOTIFICATION_KINDS) if (kind !== 'app') for (const outcome of NOTIFICATION_OUTCOMES) notifications.inc({ kind, outcome }, 0);
   for (const kind of DISPATCH_KINDS) for (const outcome of DISPATCH_OUTCOMES) dispatches.inc({ kind, outcome }, 0);
   for (const port of TELEPHONY_VENDOR_PORTS) for (const errorClass of VENDOR_ERROR_CLASSES) vendorErrors.inc({ port, error_class: errorClass }, 0);
   for (const action of SKILL_INSTALL_ACTIONS) skillInstalls.inc({ action }, 0);
