@@ -146,8 +146,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   // The route families (src/modules/index.ts).
   const vendors = createVendors(opts.config);
   // The channels family's send port, handed to the families that send through it (workflows).
-  const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store, logger: opts.logger, vendors });
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications };
+  const metrics = opts.metrics.families;
+  const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store, logger: opts.logger, vendors, metrics });
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -126,8 +126,8 @@ async function runOn(
     // Its run-end notifications go out through this process's own vendors and channels port.
     if (config.workflows.executor) {
       const vendors = (workflowVendors = createVendors(config));
-      const channelNotifications = createChannelNotifications({ config, store, logger, vendors }, { applyReceipts: true });
-      workflowExecutor = createWorkflowExecutor({ config, store, logger, vendors, channelNotifications });
+      const channelNotifications = createChannelNotifications({ config, store, logger, vendors, metrics: metrics.families }, { applyReceipts: true });
+      workflowExecutor = createWorkflowExecutor({ config, store, logger, vendors, channelNotifications, metrics: metrics.families });
       await workflowExecutor.start();
     }
   } else {

@@ -20,6 +20,68 @@ export interface PlatformDeps {
   vendors: Vendors;
   /** Sends on the agent's channels for another family (the channels family's, built by the composition root). */
   channelNotifications: ChannelNotificationPort;
+  /** The families' counters and gauges on the process's /metrics (src/telemetry/family-metrics.ts). */
+  metrics: FamilyMetrics;
+}
+
+/**
+ * What the families count for the operator's /metrics: typed methods whose every label is a bounded
+ * set (a kind, a status, an outcome, a vendor port), never an organization, agent, run or user id,
+ * an address or text. Implemented by the telemetry (src/telemetry/family-metrics.ts), built by the
+ * composition roots; families see only this port.
+ */
+export interface FamilyMetrics {
+  /** A step attempt began (`kind`: the step's kind in the graph language). */
+  workflowStepAttempt(kind: string): void;
+  /** A step attempt failed (it is retried or parks the run). */
+  workflowStepFailed(kind: string): void;
+  /** An executor claimed a queued run after it waited `seconds` in `queued`. */
+  workflowRunClaimed(seconds: number): void;
+  /** A run-end notification's send settled (`retry`: failed, tried again later); an in-app one is recorded sent at the run's end, not sent, and not counted. */
+  workflowNotification(kind: NotificationKind, outcome: NotificationOutcome): void;
+  /** Where the run gauges are read at scrape time: the shared store's runs that have not ended. */
+  workflowRunsFrom(read: () => Promise<WorkflowRunCounts>): void;
+  /** A channel send recorded (`n` deliveries: a template trigger records one per recipient). */
+  channelSend(channel: string, status: string, n?: number): void;
+  /** A vendor receipt moved a delivery to `status`. */
+  channelReceiptApplied(status: string): void;
+  /** A voice agent dispatch ended. */
+  telephonyDispatch(kind: DispatchKind, outcome: DispatchOutcome): void;
+  /** A developer voice session was opened on the media server. */
+  voiceSessionCreated(): void;
+  /** A telephony vendor port's call failed. */
+  telephonyVendorError(port: TelephonyVendorPort, errorClass: VendorErrorClass): void;
+  /** A marketplace skill install was created, changed or removed. */
+  skillInstallChanged(action: SkillInstallAction): void;
+}
+
+export const NOTIFICATION_KINDS = ['email', 'app', 'target', 'callback'] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+export const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'skipped', 'retry'] as const;
+export type NotificationOutcome = (typeof NOTIFICATION_OUTCOMES)[number];
+/** The run statuses that have not ended, each a series of the runs gauge. */
+export const OPEN_RUN_STATUSES = ['queued', 'gated', 'running', 'suspended'] as const;
+export const DISPATCH_KINDS = ['phone', 'meet', 'web'] as const;
+export type DispatchKind = (typeof DISPATCH_KINDS)[number];
+/** `placed`: the call is out; `vendor_failed`: the voice port failed it; `rate_limited`: the agent's dispatch limit refused it. */
+export const DISPATCH_OUTCOMES = ['placed', 'vendor_failed', 'rate_limited'] as const;
+export type DispatchOutcome = (typeof DISPATCH_OUTCOMES)[number];
+export const TELEPHONY_VENDOR_PORTS = ['carrier', 'rcs', 'voice_calls', 'media'] as const;
+export type TelephonyVendorPort = (typeof TELEPHONY_VENDOR_PORTS)[number];
+/** `rejected`: the vendor refused the request; `unavailable`: it could not be reached or answered 5xx; `error`: anything else thrown. */
+export const VENDOR_ERROR_CLASSES = ['rejected', 'unavailable', 'error'] as const;
+export type VendorErrorClass = (typeof VENDOR_ERROR_CLASSES)[number];
+export const SKILL_INSTALL_ACTIONS = ['install', 'update', 'uninstall'] as const;
+export type SkillInstallAction = (typeof SKILL_INSTALL_ACTIONS)[number];
+
+/** The runs that have not ended, read from the shared store for the run gauges. */
+export interface WorkflowRunCounts {
+  /** Runs by status (`OPEN_RUN_STATUSES`). */
+  byStatus: Record<string, number>;
+  /** Runs waiting for an executor's claim: queued, and running under a lease that ran out. */
+  claimable: number;
+  /** When the longest-waiting queued run entered `queued`; null when none is. */
+  oldestQueuedAt: Date | null;
 }
 
 /**

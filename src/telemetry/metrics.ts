@@ -6,7 +6,8 @@
  * docs/operations.md (Metrics); a test holds the two in agreement.
  *
  * Labels are bounded sets only: drain type, outcome, error class, reason,
- * state, partition, route template. Organization and drain ids appear only
+ * state, partition, route template, and the families' kinds, statuses and
+ * outcomes (family-metrics.ts). Organization and drain ids appear only
  * when METRICS_DRAIN_LABELS is set, and then only on the per-drain gauges.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -15,6 +16,8 @@ import type { ErrorClass } from '../model/delivery.js';
 import type { deadLetterClass } from '../model/record.js';
 import { DRAIN_TYPES } from '../model/drain.js';
 import { buildInfo } from '../config/build-info.js';
+import type { FamilyMetrics } from '../modules/platform-deps.js';
+import { createFamilyMetrics } from './family-metrics.js';
 
 /** One live drain's backlog and today's usage, as the per-drain gauges read it (the store's drainGauges answers these). */
 export interface DrainGauge {
@@ -46,6 +49,8 @@ export interface Metrics {
   scrape(): Promise<string>;
   /** One API request, by route template (never the raw URL). */
   httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** The route families' counters and gauges (telemetry/family-metrics.ts), handed to them as a port. */
+  families: FamilyMetrics;
 }
 
 const DEAD_LETTER_REASONS = ['not_json', 'too_large', 'empty', 'invalid'] as const satisfies readonly ReturnType<typeof deadLetterClass>[];
@@ -169,8 +174,11 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
     },
   });
 
+  const families = createFamilyMetrics(registry);
+
   return {
     registry,
+    families,
     attach(s) {
       sources = { ...sources, ...s };
     },

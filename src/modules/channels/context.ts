@@ -11,6 +11,7 @@ import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Vendors } from '../../vendors/index.js';
+import type { FamilyMetrics } from '../platform-deps.js';
 
 export const SEND_SCOPE = 'channels:send';
 export const RECEIPTS_SCOPE = 'channels:receipts';
@@ -31,6 +32,8 @@ export interface ChannelDeps {
   logger: Logger;
   limiter: RateLimiter;
   vendors: Vendors;
+  /** Sends recorded and receipts applied (/metrics). */
+  metrics: FamilyMetrics;
 }
 
 export const sendAccess: Access = { resource: 'agent', scope: { required: SEND_SCOPE } };

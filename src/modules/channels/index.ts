@@ -22,7 +22,7 @@ export const channelsFamily = defineFamily<ChannelDeps>({
   register(app: FastifyInstance, deps: ChannelDeps) {
     const c = deps.config.channels;
     const fetchAttachments = createAttachmentFetcher({ allowHosts: c.attachmentAllowHosts, timeoutMs: c.attachmentTimeoutMs, extraCaCerts: deps.config.extraCaCerts });
-    const service = createChannelService({ store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: c.queueExpiryMs, fetchAttachments });
+    const service = createChannelService({ store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: c.queueExpiryMs, fetchAttachments, metrics: deps.metrics });
     // The sandbox plays its receipts in-process; a real vendor's arrive through the receipt route.
     deps.vendors.messaging.onReceipt((r) => applyWhenRecorded(() => service.applyReceipt(r)));
     const sweep = startSweep(service, c.sweepIntervalMs, deps.logger);
@@ -42,9 +42,9 @@ export const channelsFamily = defineFamily<ChannelDeps>({
  * process has no channels routes (a `logdrain worker`), so the receipts its messaging adapter hears
  * itself (the sandbox's) are applied here, as the family does them in an API process.
  */
-export function createChannelNotifications(deps: Pick<ChannelDeps, 'config' | 'store' | 'logger' | 'vendors'>, opts: { applyReceipts?: boolean } = {}): ChannelNotificationPort {
+export function createChannelNotifications(deps: Pick<ChannelDeps, 'config' | 'store' | 'logger' | 'vendors' | 'metrics'>, opts: { applyReceipts?: boolean } = {}): ChannelNotificationPort {
   const service = createChannelService({
-    store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: deps.config.channels.queueExpiryMs,
+    store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: deps.config.channels.queueExpiryMs, metrics: deps.metrics,
     fetchAttachments: async () => {
       throw refused('A notification carries no attachments');
     },

@@ -20,7 +20,7 @@ import { refused } from './errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { canMove, receiptTimeProblem, type Delivery, type DeliveryOrigin, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
 import { createChannelsRepo, type InboundMessage } from './repository.js';
-import type { ChannelNotification, ChannelNotificationOutcome } from '../platform-deps.js';
+import type { ChannelNotification, ChannelNotificationOutcome, FamilyMetrics } from '../platform-deps.js';
 import { resolveRecipient, type Resolved } from './recipients.js';
 import { bracketed, brandedEmail, renderRichBody, richBodyText } from './email-render.js';
 
@@ -126,6 +126,8 @@ export interface ChannelServiceDeps {
   fetchAttachments: AttachmentFetcher;
   queueExpiryMs: number;
   now?: () => Date;
+  /** Sends recorded and receipts applied (/metrics). */
+  metrics?: FamilyMetrics;
 }
 
 /** A reaction's emoji: one emoji (a single grapheme cluster), or "" to remove the reaction. */
@@ -195,6 +197,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
         await tx.idempotency.complete({ scope: `agent:${ctx.agentId}`, route: 'channels:send', key: claim.key, claimId: claim.claimId }, { status: 200, body: result });
       }
     });
+    deps.metrics?.channelSend(d.channel, d.status);
     return result;
   }
 
@@ -389,6 +392,9 @@ export function createChannelService(deps: ChannelServiceDeps) {
           details: { channelId: body.channelId, templateId: body.templateId, recipients: deliveries.length, accepted, failed: deliveries.length - accepted },
         });
       });
+      const byStatus = new Map<DeliveryStatus, number>();
+      for (const d of deliveries) byStatus.set(d.status, (byStatus.get(d.status) ?? 0) + 1);
+      for (const [status, n] of byStatus) deps.metrics?.channelSend('chatapp', status, n);
       return { results: answers.map((a) => a.raw) };
     },
 
@@ -423,7 +429,9 @@ export function createChannelService(deps: ChannelServiceDeps) {
       const d = await repo.deliveryByMessageId(r.messageId, r.provider, orgId);
       // A receipt of no delivery (yet) is not claimed: the vendor's retry may find it recorded.
       if (!d) return { duplicate: false, deliveryId: null, status: null };
-      return store.sql.transaction(async (tx) => {
+      let moved: DeliveryStatus | undefined;
+      const applied = await store.sql.transaction(async (tx) => {
+        moved = undefined;
         const txRepo = createChannelsRepo(tx);
         if (!(await txRepo.claimReceiptEvent(d.orgId, r.provider, r.eventId, d.id, now()))) {
           const current = await txRepo.getDelivery(d.agentId, d.id);
@@ -434,11 +442,17 @@ export function createChannelService(deps: ChannelServiceDeps) {
           if (!canMove(current.status, r.status)) return { duplicate: false, deliveryId: d.id, status: current.status };
           const entry: HistoryEntry = { status: r.status, at: r.at.toISOString(), source: 'callback' };
           const failure: Failure | undefined = r.status === 'failed' ? { ...(r.failure ?? UNKNOWN_FAILURE), provider: r.provider } : undefined;
-          if (await txRepo.move(d.id, current.status, r.status, entry, failure ? { failure } : {})) return { duplicate: false, deliveryId: d.id, status: r.status };
+          if (await txRepo.move(d.id, current.status, r.status, entry, failure ? { failure } : {})) {
+            moved = r.status;
+            return { duplicate: false, deliveryId: d.id, status: r.status };
+          }
         }
         const last = await txRepo.getDelivery(d.agentId, d.id);
         return { duplicate: false, deliveryId: d.id, status: last?.status ?? null };
       });
+      // Counted once committed (a transaction tried again starts the count afresh).
+      if (moved !== undefined) deps.metrics?.channelReceiptApplied(moved);
+      return applied;
     },
 
     /**

@@ -6,9 +6,12 @@ import { skillsMigrations } from './migrations.js';
 import { skillsSeed } from './seed.js';
 import { registerSkillRoutes } from './routes.js';
 import { createSkillsService } from './service.js';
+import type { FamilyMetrics } from '../platform-deps.js';
 
 export interface SkillsDeps {
   store: Store;
+  /** Installs created, updated and removed (/metrics). */
+  metrics: FamilyMetrics;
 }
 
 export const skillsFamily = defineFamily<SkillsDeps>({
@@ -16,6 +19,6 @@ export const skillsFamily = defineFamily<SkillsDeps>({
   migrations: skillsMigrations,
   seed: skillsSeed,
   register(app: FastifyInstance, deps: SkillsDeps) {
-    registerSkillRoutes(app, createSkillsService({ store: deps.store }));
+    registerSkillRoutes(app, createSkillsService({ store: deps.store, metrics: deps.metrics }));
   },
 });

@@ -17,6 +17,7 @@ import semver from 'semver';
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
+import type { FamilyMetrics, SkillInstallAction } from '../platform-deps.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
@@ -32,6 +33,8 @@ export const TRANSFER_SCOPE = 'org:manage';
 
 export interface SkillsServiceDeps {
   store: Store;
+  /** Installs created, updated and removed, counted once committed (/metrics). */
+  metrics: FamilyMetrics;
   now?: () => Date;
 }
 
@@ -155,7 +158,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     const orgIds = await visibleTo(a, id);
     const at = now();
     const sealed = sealEnv(body.envValues) ?? null;
-    return unit(async (tx, r) => {
+    return counted('install', unit(async (tx, r) => {
       // The skill's row held: installs of one skill queue here, and its counters move once each.
       if (!(await r.visible(id, orgIds, true))) throw skillNotFound(id);
       const chosen = await installable(r, id, body.version);
@@ -169,7 +172,14 @@ export function createSkillsService(deps: SkillsServiceDeps) {
       await audit(tx, a.principal, a.orgId, 'skills.install.created', 'agent', a.agentId, { skillId: id, version, envValueNames: Object.keys(body.envValues ?? {}) });
       await also?.(tx, install);
       return install;
-    });
+    }));
+  };
+
+  /** An install change, counted once its unit of work has committed. */
+  const counted = async <T>(action: SkillInstallAction, change: Promise<T>): Promise<T> => {
+    const done = await change;
+    deps.metrics.skillInstallChanged(action);
+    return done;
   };
 
   const sealEnv = (env: Record<string, string> | undefined): string | null | undefined => (env === undefined ? undefined : store.secretBox.seal(JSON.stringify(env)));
@@ -348,7 +358,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
       const orgIds = await visibleTo(a, id);
       const at = now();
       const sealed = sealEnv(body.envValues);
-      return unit(async (tx, r) => {
+      return counted('update', unit(async (tx, r) => {
         if (!(await r.visible(id, orgIds))) throw skillNotFound(id);
         const current = await r.install(id, a.agentId);
         if (!current) throw notInstalled(id, a.agentId);
@@ -366,21 +376,21 @@ export function createSkillsService(deps: SkillsServiceDeps) {
           skillId: id, fromVersion: current.version, version, envValueNames: body.envValues === undefined ? null : Object.keys(body.envValues),
         });
         return updated;
-      });
+      }));
     },
 
     /** DELETE /marketplace/install/:id/:agentId: the removed install. */
     async uninstall(a: AgentActor, id: string): Promise<Install> {
       const orgIds = await visibleTo(a, id);
       const at = now();
-      return unit(async (tx, r) => {
+      return counted('uninstall', unit(async (tx, r) => {
         if (!(await r.visible(id, orgIds, true))) throw skillNotFound(id);
         const removed = await r.deleteInstall(id, a.agentId);
         if (!removed) throw notInstalled(id, a.agentId);
         await r.countInstall(id, { installs: 0, active: -1 }, at);
         await audit(tx, a.principal, a.orgId, 'skills.install.deleted', 'agent', a.agentId, { skillId: id, version: removed.version });
         return removed;
-      });
+      }));
     },
 
     async installations(agentId: string): Promise<Install[]> {

@@ -14,6 +14,7 @@ import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { Logger } from '../../telemetry/logger.js';
+import type { FamilyMetrics } from '../platform-deps.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -37,6 +38,8 @@ export interface TelephonyDeps {
   limiter: RateLimiter;
   /** What a route must report without failing its answer (a placed call whose record was not written). */
   logger: Logger;
+  /** Dispatches, voice sessions and vendor errors (/metrics). */
+  metrics: FamilyMetrics;
 }
 
 /**

@@ -13,12 +13,15 @@ import { registerNumberRoutes } from './numbers/routes.js';
 import { registerRcsRoutes } from './rcs/routes.js';
 import { registerVoiceRoutes } from './voice/routes.js';
 import { phoneNumbersSeed } from './numbers/seed.js';
+import { countingVendors } from './vendor-errors.js';
 
 export const telephonyFamily = defineFamily<TelephonyDeps>({
   name: 'telephony',
   migrations: telephonyMigrations,
   seed: phoneNumbersSeed,
-  register(app: FastifyInstance, deps: TelephonyDeps) {
+  register(app: FastifyInstance, given: TelephonyDeps) {
+    // Every vendor call of the family counts its failures (vendor-errors.ts).
+    const deps: TelephonyDeps = { ...given, vendors: countingVendors(given.vendors, given.metrics) };
     registerTrunkRoutes(app, deps);
     registerNumberRoutes(app, deps);
     registerRcsRoutes(app, deps);

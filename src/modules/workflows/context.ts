@@ -13,7 +13,7 @@ import { KernelErrors } from '../../api/kernel/error-registry.js';
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Vendors } from '../../vendors/index.js';
-import type { ChannelNotificationPort } from '../platform-deps.js';
+import type { ChannelNotificationPort, FamilyMetrics } from '../platform-deps.js';
 
 export const READ_SCOPE = 'workflows:read';
 export const READ_OUTPUTS_SCOPE = 'workflows:read-outputs';
@@ -38,6 +38,8 @@ export interface WorkflowDeps {
   vendors: Pick<Vendors, 'mail'>;
   /** The channels family's port the run-end channel notifications and callbacks go through. */
   channelNotifications: ChannelNotificationPort;
+  /** The run gauges, step, claim and notification counters on /metrics. */
+  metrics: FamilyMetrics;
 }
 
 export const onAgent = (required: string): Access => ({ resource: 'agent', scope: { required } });

@@ -26,6 +26,7 @@ import { finishRun } from './service.js';
 import { mustTransition, sourcesOf, TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { createWorkflowsRepo } from './repository.js';
 import { WAKE_CHANNEL } from './wake.js';
+import type { FamilyMetrics } from '../platform-deps.js';
 
 export interface ExecutorOptions {
   store: Store;
@@ -38,6 +39,8 @@ export interface ExecutorOptions {
   slots: number;
   /** Told after a run this executor ended has committed (its end notifications are due: notifier.ts). */
   onRunEnded?: () => void;
+  /** Step attempts and failures, claim latency (/metrics). */
+  metrics?: FamilyMetrics;
 }
 
 /** The executor stopped (or, in a test, was made to die): it writes nothing more. */
@@ -103,18 +106,27 @@ export function createExecutor(o: ExecutorOptions) {
   // names do too (executors with other leases may share a pool, as in tests). Not the claim: its
   // `returning *` would break a prepared statement when a later migration adds a column.
 
+  /**
+   * Claims the next run. A run taken from `queued` reports how long it waited there (since its last
+   * write, which put it in `queued`) to the claim latency histogram; one taken over from a dead
+   * executor does not.
+   */
   async function claim(): Promise<RunRow | undefined> {
-    const [r] = await sql.query<RunRow>(
-      `update workflow_runs set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now()
-       where id = (select q.id from workflow_runs q
-                   where (q.status = 'queued' and not exists (select 1 from orgs o where o.id = q.org_id and o.archived))
-                      or (q.status = 'running' and q.lease_until < now())
-                   order by q.created_at, q.id limit 1 for update of q skip locked)
-         and status = any($2::text[])
-       returning *`,
+    const [r] = await sql.query<RunRow & { claimed_from: RunStatus; waited_seconds: number }>(
+      `with next as (
+         select q.id, q.status as was, q.updated_at as since from workflow_runs q
+          where (q.status = 'queued' and not exists (select 1 from orgs o where o.id = q.org_id and o.archived))
+             or (q.status = 'running' and q.lease_until < now())
+          order by q.created_at, q.id limit 1 for update of q skip locked)
+       update workflow_runs w set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now()
+         from next where w.id = next.id and w.status = any($2::text[])
+       returning w.*, next.was as claimed_from, extract(epoch from (clock_timestamp() - next.since))::float8 as waited_seconds`,
       [id, sourcesOf({ type: 'claim' })],
     );
-    return r;
+    if (r === undefined) return undefined;
+    const { claimed_from: from, waited_seconds: waited, ...run } = r;
+    if (from === 'queued') o.metrics?.workflowRunClaimed(Number(waited));
+    return run;
   }
 
   /**
@@ -294,6 +306,7 @@ export function createExecutor(o: ExecutorOptions) {
         // the step's whole execution (a crash before its commit leaves the step to run again).
         const spent = spentAfter(budget, step);
         if (!(await runInstantStep(run, idx, { ...budget, spent }, step.kind === 'output' ? step.value : undefined, step.kind === 'output'))) return stop(run);
+        o.metrics?.workflowStepAttempt(step.kind);
         budget.spent = spent;
         failures = 0;
         idx += 1;
@@ -301,6 +314,7 @@ export function createExecutor(o: ExecutorOptions) {
       }
       const begun = await beginAttempt(run.id, idx);
       if (begun === undefined) return stop(run);
+      o.metrics?.workflowStepAttempt(step.kind);
       const attempt = begun.attempt;
       const outcome = await perform(run, step, attempt);
       if (outcome.kind === 'lost') return;
@@ -308,7 +322,9 @@ export function createExecutor(o: ExecutorOptions) {
       if (outcome.kind === 'failed') {
         failures += 1;
         const park = failures > (begun.retryBudget ?? step.retries ?? 0);
-        if (!(await failAttempt(run, idx, attempt, { code: outcome.code, message: outcome.message }, park, step.id)) || park) return;
+        const recorded = await failAttempt(run, idx, attempt, { code: outcome.code, message: outcome.message }, park, step.id);
+        if (recorded) o.metrics?.workflowStepFailed(step.kind);
+        if (!recorded || park) return;
         continue;
       }
       budget.spent = spentAfter(budget, step);

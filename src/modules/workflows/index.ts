@@ -15,6 +15,7 @@ import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
 import { createWorkflowService } from './service.js';
 import { createRollups } from './rollup.js';
 import { createRecovery } from './recovery.js';
+import { createWorkflowsRepo } from './repository.js';
 
 export const workflowsFamily = defineFamily<WorkflowDeps>({
   name: 'workflows',
@@ -25,6 +26,7 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
     const executor = c.executor ? createWorkflowExecutor(deps) : undefined;
     const wake = createRunWaker(deps.store.sql, deps.logger, () => executor?.wake());
     const service = createWorkflowService({ store: deps.store, forceCancelAfterMs: c.forceCancelAfterMs, wake });
+    deps.metrics.workflowRunsFrom(() => service.repo.openRunCounts());
     if (executor) {
       app.addHook('onReady', async () => executor.start());
       app.addHook('onClose', async () => executor.stop());
@@ -49,13 +51,15 @@ export interface WorkflowExecutor {
  * ends: the API's (`start`, `serve`) through the family, a `logdrain worker`'s through the process
  * composition (src/commands/run.ts).
  */
-export function createWorkflowExecutor(deps: Pick<WorkflowDeps, 'config' | 'store' | 'logger' | 'vendors' | 'channelNotifications'>): WorkflowExecutor {
+export function createWorkflowExecutor(deps: Pick<WorkflowDeps, 'config' | 'store' | 'logger' | 'vendors' | 'channelNotifications' | 'metrics'>): WorkflowExecutor {
   const c = deps.config.workflows;
+  const repo = createWorkflowsRepo(deps.store.sql);
+  deps.metrics.workflowRunsFrom(() => repo.openRunCounts());
   const notifier = createNotifier({
-    store: deps.store, logger: deps.logger, mail: deps.vendors.mail, channels: deps.channelNotifications,
+    store: deps.store, logger: deps.logger, mail: deps.vendors.mail, channels: deps.channelNotifications, metrics: deps.metrics,
     leaseMs: c.notify.leaseMs, pollMs: c.pollMs, retryBaseMs: c.notify.retryBaseMs, retryMaxMs: c.notify.retryMaxMs, maxAttempts: c.notify.maxAttempts,
   });
-  const executor = createExecutor({ store: deps.store, logger: deps.logger, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots, onRunEnded: () => notifier.wake() });
+  const executor = createExecutor({ store: deps.store, logger: deps.logger, metrics: deps.metrics, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots, onRunEnded: () => notifier.wake() });
   return {
     async start() {
       notifier.start();

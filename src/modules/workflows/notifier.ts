@@ -19,7 +19,7 @@ import type { Store } from '../../store/store.js';
 import type { Sql } from '../../store/sql.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { MailPort } from '../../vendors/mail/port.js';
-import type { ChannelNotificationPort } from '../platform-deps.js';
+import type { ChannelNotificationPort, FamilyMetrics } from '../platform-deps.js';
 import { runEndSummary } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
 
@@ -28,6 +28,8 @@ export interface NotifierOptions {
   logger: Logger;
   mail: MailPort;
   channels: ChannelNotificationPort;
+  /** Sends settled, by kind and outcome (/metrics). */
+  metrics?: FamilyMetrics;
   /** How long a claim holds a notification (longer than a vendor's send may take). */
   leaseMs: number;
   /** How often an idle sender looks for due notifications (the executor of its process also wakes it). */
@@ -176,6 +178,8 @@ export function createNotifier(o: NotifierOptions) {
     if (out === undefined || dead) return;
     const written = await settle(n, out);
     if (written) {
+      // As settle wrote it: a retry past the last attempt is the notification's failure.
+      o.metrics?.workflowNotification(n.kind, out.status === 'retry' && n.attempts + 1 >= o.maxAttempts ? 'failed' : out.status);
       o.logger.info({ event: 'workflows.notification.settled', notificationId: n.id, runId: n.run_id, kind: n.kind, status: out.status }, 'run notification settled');
     }
   }

@@ -4,6 +4,7 @@ import type { DefinitionRow, EventRow, NotificationListRow, RunRow, StepRow } fr
 import { DEFAULT_POLICY, type PolicyLimits } from './seed.js';
 import type { RunStatus } from './state.js';
 import type { Graph, JsonSchema } from './graph.js';
+import type { WorkflowRunCounts } from '../platform-deps.js';
 
 export interface VersionRow {
   id: string;
@@ -124,6 +125,29 @@ export function createWorkflowsRepo(sql: Sql) {
         `select * from workflow_runs where ${where.join(' and ')} order by ${key} ${desc ? 'desc' : 'asc'}, id ${desc ? 'desc' : 'asc'} limit $2`,
         params,
       );
+    },
+
+    /**
+     * The runs that have not ended, for the operator's gauges: counts by status, those waiting for
+     * a claim (queued, or running under a lease that ran out) and when the longest-waiting queued
+     * run entered `queued` (its last write: a queued run is written again only as it leaves).
+     */
+    async openRunCounts(): Promise<WorkflowRunCounts> {
+      const rows = await sql.query<{ status: string; n: number; claimable: number; oldest: Date | string | null }>(
+        `select status, count(*)::int as n,
+                count(*) filter (where status = 'queued' or lease_until < now())::int as claimable,
+                min(updated_at) filter (where status = 'queued') as oldest
+           from workflow_runs where status in ('queued', 'gated', 'running', 'suspended') group by status`,
+      );
+      const byStatus: Record<string, number> = {};
+      let claimable = 0;
+      let oldestQueuedAt: Date | null = null;
+      for (const r of rows) {
+        byStatus[r.status] = r.n;
+        claimable += r.claimable;
+        if (r.oldest !== null) oldestQueuedAt = new Date(r.oldest);
+      }
+      return { byStatus, claimable, oldestQueuedAt };
     },
   };
 }

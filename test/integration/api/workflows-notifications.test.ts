@@ -20,6 +20,7 @@ import { createChannelNotifications } from '../../../src/modules/index.js';
 import { createVendors } from '../../../src/vendors/index.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
+import { createMetrics } from '../../../src/telemetry/metrics.js';
 import type { MailMessage, MailPort } from '../../../src/vendors/mail/port.js';
 import type { SendOutcome } from '../../../src/vendors/messaging/port.js';
 
@@ -282,7 +283,7 @@ describe('the notification sender', () => {
   });
 
   const config = loadConfig({ DATA_DIR: 'memory://' });
-  const channels = () => createChannelNotifications({ config, store: app.store, logger, vendors: createVendors(config) });
+  const channels = () => createChannelNotifications({ config, store: app.store, logger, vendors: createVendors(config), metrics: createMetrics('api').families });
   const notifier = (mail: MailPort, opts: { leaseMs?: number; retryBaseMs?: number } = {}): Notifier => {
     const n = createNotifier({
       store: app.store, logger, mail, channels: channels(), leaseMs: opts.leaseMs ?? 60_000, pollMs: 20,

@@ -139,7 +139,9 @@ describe('metrics after a delivery cycle', () => {
     const text = await (await fetch(`${app.base}/metrics`)).text();
     for (const needle of ['org_acme', drainId, SECRET, 'acct_1', 'lk_acme']) expect(text).not.toContain(needle);
     const labelNames = new Set(parseExposition(text).flatMap((s) => Object.keys(s.labels)));
-    const allowed = ['role', 'source', 'reason', 'drain_type', 'kind', 'outcome', 'error_class', 'partition', 'method', 'route', 'status_class', 'state', 'le', 'quantile', 'type', 'space', 'kind', 'version', 'commit', 'major', 'minor', 'patch'];
+    const allowed = ['role', 'source', 'reason', 'drain_type', 'kind', 'outcome', 'error_class', 'partition', 'method', 'route', 'status_class', 'state', 'le', 'quantile', 'type', 'space', 'kind', 'version', 'commit', 'major', 'minor', 'patch',
+      // The route families' (telemetry/family-metrics.ts).
+      'status', 'step_kind', 'channel', 'port', 'action'];
     for (const l of labelNames) expect(allowed, `label ${l}`).toContain(l);
   });
 });

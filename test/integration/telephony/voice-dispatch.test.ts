@@ -12,6 +12,7 @@ import { openStore, type Store } from '../../../src/store/store.js';
 import { familyMigrations } from '../../../src/modules/index.js';
 import { insertAudit, type AuditWriter } from '../../../src/store/unit-of-work.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
+import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { createSandboxVoiceCalls } from '../../../src/vendors/voice/sandbox.js';
 import type { DispatchRequest, VoiceCallsPort } from '../../../src/vendors/voice/port.js';
 import { createDispatcher, type DispatchBody } from '../../../src/modules/telephony/voice/dispatch.js';
@@ -72,7 +73,7 @@ describe.each(['pglite', 'postgres'] as const)('voice dispatch order on %s', (ki
       close: () => store.sql.close(),
     };
     const logger = createLogger('warn', 'test', { write: (line: string) => logged.push(JSON.parse(line) as Record<string, unknown>) });
-    const deps = { store: { ...store, sql, unitOfWork: store.unitOfWork }, logger, vendors: { voiceCalls: spy }, limiter: undefined } as unknown as TelephonyDeps;
+    const deps = { store: { ...store, sql, unitOfWork: store.unitOfWork }, logger, vendors: { voiceCalls: spy }, limiter: undefined, metrics: createMetrics('api').families } as unknown as TelephonyDeps;
     dispatcher = createDispatcher(deps);
   });
   afterAll(async () => {

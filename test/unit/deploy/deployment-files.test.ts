@@ -404,6 +404,8 @@ describe('Prometheus', () => {
       'logdrain_consumer_lag', 'logdrain_batches_total', 'logdrain_drains', 'logdrain_records_dropped_total',
       'logdrain_backlog_oldest_age_seconds', 'logdrain_buffer_horizon_seconds', 'logdrain_records_dead_lettered_total',
       'up', 'logdrain_quota_used_ratio', 'logdrain_nodejs_eventloop_lag_p99_seconds',
+      // Workflow runs stuck in the queue, voice dispatches failing, run-end notifications failing.
+      'logdrain_workflow_queue_depth', 'logdrain_workflow_queue_oldest_age_seconds', 'logdrain_telephony_dispatches_total', 'logdrain_workflow_notifications_total',
     ]) expect(reading(metric), metric).not.toEqual([]);
   });
 
@@ -415,7 +417,9 @@ describe('Prometheus', () => {
     // Prometheus finds no increase in a series whose first sample is already 1.
     const fresh = await createMetrics('worker').scrape();
     const watched = new Set(alerts.flatMap((a) => [...a.expr.matchAll(/increase\((\w+)/g)].map((m) => m[1]!)));
-    expect([...watched].sort()).toEqual(['logdrain_records_dead_lettered_total', 'logdrain_records_dropped_total']);
+    expect([...watched].sort()).toEqual([
+      'logdrain_records_dead_lettered_total', 'logdrain_records_dropped_total', 'logdrain_workflow_claim_latency_seconds_count', 'logdrain_workflow_notifications_total',
+    ]);
     const zeros = (metric: string) => [...fresh.matchAll(new RegExp(`^${metric}\\{([^}]*)\\} 0$`, 'gm'))].map((m) => m[1]!);
     for (const reason of ['not_json', 'too_large', 'empty', 'invalid']) expect(zeros('logdrain_records_dead_lettered_total')).toContain(`reason="${reason}",role="worker"`);
     for (const type of DRAIN_TYPES) {
@@ -423,13 +427,20 @@ describe('Prometheus', () => {
         expect(zeros('logdrain_records_dropped_total')).toContain(`drain_type="${type}",reason="${reason}",role="worker"`);
       }
     }
+    expect(zeros('logdrain_workflow_claim_latency_seconds_count')).toEqual(['role="worker"']);
+    for (const kind of ['email', 'target', 'callback']) {
+      for (const outcome of ['sent', 'failed']) expect(zeros('logdrain_workflow_notifications_total')).toContain(`kind="${kind}",outcome="${outcome}",role="worker"`);
+    }
   });
 
   it('never sums the store gauges across instances, in alerts and panels alike: each sum has a max by inside', () => {
     // Every worker and the API report the same store figure; a bare sum would count it once per process.
     for (const a of [...alerts, ...dashboards.flatMap(dashboardExprs).map((expr) => ({ alert: expr, expr }))]) {
       const ungrouped = a.expr.replace(/\b(?:by|without)\s*\([^)]*\)/g, ' ');
-      for (const g of ['logdrain_backlog_records', 'logdrain_backlog_bytes', 'logdrain_drains', 'logdrain_quota_used_ratio', 'logdrain_backlog_oldest_age_seconds']) {
+      for (const g of [
+        'logdrain_backlog_records', 'logdrain_backlog_bytes', 'logdrain_drains', 'logdrain_quota_used_ratio', 'logdrain_backlog_oldest_age_seconds',
+        'logdrain_workflow_runs', 'logdrain_workflow_queue_depth', 'logdrain_workflow_queue_oldest_age_seconds',
+      ]) {
         expect(ungrouped, a.alert).not.toMatch(new RegExp(`\\b(sum|avg)\\s*\\(\\s*${g}\\b`));
       }
     }

@@ -138,6 +138,7 @@ export function createDispatcher(deps: TelephonyDeps) {
       }
       const place = await ledger.reserve(actor.agentId);
       if ('retryAfterSeconds' in place) {
+        deps.metrics.telephonyDispatch(target.kind, 'rate_limited');
         reply.header('Retry-After', String(place.retryAfterSeconds));
         throw KernelErrors.RATE_LIMITED(limitMessage(actor.agentId), { retryAfterSeconds: place.retryAfterSeconds });
       }
@@ -147,10 +148,12 @@ export function createDispatcher(deps: TelephonyDeps) {
       try {
         placed = await voiceCalls.dispatch({ sessionId, roomName, agentId: actor.agentId, voiceId: voice.id, target });
       } catch (e) {
+        deps.metrics.telephonyDispatch(target.kind, 'vendor_failed');
         // Not placed: the place goes back. Should the store fail here too, the place only counts until it leaves the window.
         await ledger.release(place.placeId).catch((r: unknown) => logger.warn({ event: 'telephony.voice.dispatch_place_kept', agentId: actor.agentId, err: { message: (r as Error).message } }, 'dispatch place not given back'));
         throw e;
       }
+      deps.metrics.telephonyDispatch(target.kind, 'placed');
       const threadId = body.threadId ?? `voice:${sessionId}`;
       const channel = body.channel ?? CHANNEL_OF[target.kind];
       const details = { agentId: actor.agentId, sessionId, roomName, kind: target.kind, channel, threadId, ...(placed.callId !== undefined ? { callId: placed.callId } : {}) };

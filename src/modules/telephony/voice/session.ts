@@ -58,6 +58,7 @@ export function createSessions(deps: TelephonyDeps) {
       const participantIdentity = body.userId ?? `web-${randomUUID()}`;
       try {
         const s = await media.openSession(roomName, participantIdentity, body.displayName);
+        deps.metrics.voiceSessionCreated();
         return { url: s.url, roomName: s.roomName, token: s.token, participantIdentity, agentName: agent?.name ?? actor.agentId };
       } catch (e) {
         // The media server's own status, passed through (MEDIA_UPSTREAM_REJECTED is registered with 400 standing for any 4xx).
