@@ -94,3 +94,16 @@ export function isVerifiedForEndpoint(d: Pick<Drain, 'verifiedAt' | 'verificatio
   const verified = d.verification?.endpoint;
   return verified === undefined || verified === d.endpoint;
 }
+
+/** One live drain's backlog and today's usage: what the store reads for the per-drain gauges of /metrics. */
+export interface DrainGauge {
+  drainId: string;
+  orgId: string;
+  type: string;
+  state: string;
+  backlogRecords: number;
+  backlogBytes: number;
+  oldestParkedAt: Date | null;
+  usageEvents: number;
+  usageBytes: number;
+}

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import type { DrainGauge } from '../model/drain.js';
 
 export interface ParkedRecord {
   drainId: string;
@@ -221,14 +222,5 @@ export function createBacklogRepo(sql: Sql) {
 
 export type BacklogRepo = ReturnType<typeof createBacklogRepo>;
 
-export interface DrainGaugeRow {
-  drainId: string;
-  orgId: string;
-  type: string;
-  state: string;
-  backlogRecords: number;
-  backlogBytes: number;
-  oldestParkedAt: Date | null;
-  usageEvents: number;
-  usageBytes: number;
-}
+/** What drainGauges answers: the per-drain gauges' figures (model/drain.ts). */
+export type DrainGaugeRow = DrainGauge;

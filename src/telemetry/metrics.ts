@@ -14,23 +14,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { PipelineEvents } from './events.js';
 import type { ErrorClass } from '../model/delivery.js';
 import type { deadLetterClass } from '../model/record.js';
-import { DRAIN_TYPES } from '../model/drain.js';
+import { DRAIN_TYPES, type DrainGauge } from '../model/drain.js';
 import { buildInfo } from '../config/build-info.js';
 import type { FamilyMetrics } from '../modules/platform-deps.js';
 import { createFamilyMetrics } from './family-metrics.js';
 
-/** One live drain's backlog and today's usage, as the per-drain gauges read it (the store's drainGauges answers these). */
-export interface DrainGauge {
-  drainId: string;
-  orgId: string;
-  type: string;
-  state: string;
-  backlogRecords: number;
-  backlogBytes: number;
-  oldestParkedAt: Date | null;
-  usageEvents: number;
-  usageBytes: number;
-}
 
 /** What the scrape-time gauges read; attached by the worker once it runs. */
 export interface MetricSources {

@@ -27,6 +27,7 @@ import { mustTransition, sourcesOf, TERMINAL_STATUSES, type RunStatus } from './
 import { createWorkflowsRepo } from './repository.js';
 import { WAKE_CHANNEL } from './wake.js';
 import type { FamilyMetrics } from '../platform-deps.js';
+import { createNap } from './nap.js';
 
 export interface ExecutorOptions {
   store: Store;
@@ -75,7 +76,7 @@ export function createExecutor(o: ExecutorOptions) {
   const repo = createWorkflowsRepo(o.store.sql);
   let stopped = false;
   let dead = false;
-  let wakeUp: (() => void) | undefined;
+  const nap = createNap();
   let lastHousekeeping = 0;
   let releaseDue = false;
   /** Whether the last release pass found runs gated on a cap. */
@@ -406,9 +407,7 @@ export function createExecutor(o: ExecutorOptions) {
   }
 
   function wake(): void {
-    const w = wakeUp;
-    wakeUp = undefined;
-    w?.();
+    nap.wake();
   }
 
   async function loop(): Promise<void> {
@@ -445,13 +444,7 @@ export function createExecutor(o: ExecutorOptions) {
         o.logger.error({ event: 'workflows.executor.error', err: { message: (e as Error).message } }, 'workflow executor pass failed');
       }
       if (stopped) break;
-      await new Promise<void>((res) => {
-        const t = setTimeout(res, o.pollMs);
-        wakeUp = () => {
-          clearTimeout(t);
-          res();
-        };
-      });
+      await nap.sleep(o.pollMs);
     }
   }
 

@@ -22,6 +22,7 @@ import type { MailPort } from '../../vendors/mail/port.js';
 import type { ChannelNotificationPort, FamilyMetrics } from '../platform-deps.js';
 import { runEndSummary } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
+import { createNap } from './nap.js';
 
 export interface NotifierOptions {
   store: Store;
@@ -74,7 +75,7 @@ export function createNotifier(o: NotifierOptions) {
   const slots = o.slots ?? 4;
   let stopped = false;
   let dead = false;
-  let wakeUp: (() => void) | undefined;
+  const nap = createNap();
   let loopDone: Promise<void> | undefined;
   let started = false;
   const inflight = new Set<Promise<void>>();
@@ -185,9 +186,7 @@ export function createNotifier(o: NotifierOptions) {
   }
 
   function wake(): void {
-    const w = wakeUp;
-    wakeUp = undefined;
-    w?.();
+    nap.wake();
   }
 
   async function loop(): Promise<void> {
@@ -211,13 +210,7 @@ export function createNotifier(o: NotifierOptions) {
         o.logger.error({ event: 'workflows.notification.error', err: { message: (e as Error).message } }, 'run notification pass failed');
       }
       if (stopped) break;
-      await new Promise<void>((res) => {
-        const t = setTimeout(res, o.pollMs);
-        wakeUp = () => {
-          clearTimeout(t);
-          res();
-        };
-      });
+      await nap.sleep(o.pollMs);
     }
   }
 
