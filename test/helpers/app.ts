@@ -137,6 +137,17 @@ async function runProduction(env: Record<string, string>, logger: Logger): Promi
   };
 }
 
+/** Polls `probe` until it answers something other than undefined (false and 0 count as answers). */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 export async function waitFor<T>(fn: () => T | Promise<T>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<NonNullable<T>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
   for (;;) {

@@ -5,7 +5,7 @@
  * completed exactly once. The API runs no executor here: the test drives its own, on the API's store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { until, startApp, type TestApp } from '../../helpers/app.js';
 import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
 import { createExecutor, type Executor } from '../../../src/modules/workflows/executor.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
@@ -39,15 +39,6 @@ describe('workflow executor', () => {
     return res.body.runId as string;
   };
   const detail = async (runId: string) => (await app.request('GET', `${WF_BASE}/runs/${runId}`, { token: 'lk_wf_all' })).body;
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
   const attempts = (runIds: string[]) =>
     app.store.sql.query<AttemptRow>('select * from workflow_step_attempts where run_id = any($1::text[]) order by run_id, idx, attempt', [runIds]);
   const running = (runId: string) => until('the first step to run', async () => ((await detail(runId)).steps?.[0]?.status === 'running' ? true : undefined));

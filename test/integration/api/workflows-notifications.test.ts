@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { until, startApp, type TestApp } from '../../helpers/app.js';
 import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
 import { createNotifier, type Notifier } from '../../../src/modules/workflows/notifier.js';
 import { createChannelNotifications } from '../../../src/modules/index.js';
@@ -55,15 +55,6 @@ function writeSeed(): string {
   return path;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 interface Received { rcpt: string[]; parsed: ParsedMail }
 

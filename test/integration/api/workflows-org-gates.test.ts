@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { until, startApp, type TestApp } from '../../helpers/app.js';
 import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
 import { createExecutor, type Executor } from '../../../src/modules/workflows/executor.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
@@ -50,15 +50,6 @@ describe('organization gates on workflow runs', () => {
     return res.body;
   };
   const events = async (runId: string) => (await app.request('GET', `${WF_BASE}/runs/${runId}/events?limit=100`, { token: 'lk_wf_all' })).body.items as any[];
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
   const reaches = (runId: string, status: string, base = WF_BASE, token = 'lk_wf_all') =>
     until(`run ${runId} to be ${status}`, async () => {
       const r = await detail(runId, base, token);
