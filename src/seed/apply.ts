@@ -5,7 +5,7 @@ import { hashToken } from '../security/token-hash.js';
 export interface SeedRows {
   orgs: { id: string; name: string; plan: 'standard' | 'enterprise'; archived: boolean }[];
   users: { id: string; email: string; memberships: { orgId: string; role: string }[] }[];
-  agents: { id: string; orgId: string; name: string; visibility: 'org' | 'private'; version: string | null }[];
+  agents: { id: string; orgId: string; name: string; visibility: 'org' | 'private'; version: string | null; baseAgent: boolean }[];
   apiKeys: {
     key: string; ownerId: string; orgId: string; scopes: string[] | null; agentGrants: string[];
     status: 'active' | 'suspended' | 'revoked' | 'expired';
@@ -40,10 +40,10 @@ export async function applySeed(sql: Sql, seed: SeedRows): Promise<void> {
     }
     for (const a of seed.agents) {
       await tx.query(
-        `insert into agents (id, org_id, name, visibility, version) values ($1,$2,$3,$4,$5)
+        `insert into agents (id, org_id, name, visibility, version, base_agent) values ($1,$2,$3,$4,$5,$6)
          on conflict (id) do update set org_id = excluded.org_id, name = excluded.name,
-           visibility = excluded.visibility, version = excluded.version`,
-        [a.id, a.orgId, a.name, a.visibility, a.version],
+           visibility = excluded.visibility, version = excluded.version, base_agent = excluded.base_agent`,
+        [a.id, a.orgId, a.name, a.visibility, a.version, a.baseAgent],
       );
     }
     for (const k of seed.apiKeys) {

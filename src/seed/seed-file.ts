@@ -113,6 +113,12 @@ export function parseSeed(data: unknown, sections: readonly SeedSection[] = []):
     if (!values.includes(v as T)) problems.push(`${at}.${field} must be one of ${values.join(', ')}`);
     return v as T;
   };
+  /** An optional boolean: absent is false. */
+  const flag = (o: Record<string, unknown>, at: string, field: string): boolean => {
+    const v = o[field] ?? false;
+    if (typeof v !== 'boolean') problems.push(`${at}.${field} must be true or false`);
+    return v === true;
+  };
   const strings = (o: Record<string, unknown>, at: string, field: string): string[] => {
     const v = o[field] ?? [];
     if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) {
@@ -144,6 +150,7 @@ export function parseSeed(data: unknown, sections: readonly SeedSection[] = []):
       name: str(a, `agents[${i}]`, 'name'),
       visibility: oneOf(a, `agents[${i}]`, 'visibility', ['org', 'private'] as const, 'org'),
       version: typeof a.version === 'string' ? a.version : null,
+      baseAgent: flag(a, `agents[${i}]`, 'baseAgent'),
     })),
     apiKeys: arr('apiKeys').map((k, i) => ({
       key: str(k, `apiKeys[${i}]`, 'key'),

@@ -13,6 +13,7 @@ import * as m012 from './012-drain-probes.js';
 import * as m013 from './013-audit-by-target-type.js';
 import * as m014 from './014-ingest-queue-pending.js';
 import * as m015 from './015-agent-logs-skill-index.js';
+import * as m016 from './016-agents-base-agent.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -31,4 +32,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '013-audit-by-target-type', sql: m013.sql },
   { id: '014-ingest-queue-pending', sql: m014.sql },
   { id: '015-agent-logs-skill-index', sql: m015.sql },
+  { id: '016-agents-base-agent', sql: m016.sql },
 ];

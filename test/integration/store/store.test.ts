@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import type { Store } from '../../../src/store/store.js';
 import { migrate } from '../../../src/store/migrate.js';
-import { readSeedFile } from '../../../src/seed/seed-file.js';
+import { parseSeed, readSeedFile } from '../../../src/seed/seed-file.js';
 import { applySeed } from '../../../src/seed/apply.js';
 import { hashToken } from '../../../src/security/token-hash.js';
 import type { Drain } from '../../../src/model/drain.js';
@@ -62,6 +62,20 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
       'agt_globex',
       'agt_none',
     ]);
+  });
+
+  it('keeps which agents are base agents (agents[].baseAgent; absent: not one), and refuses a flag that is not a boolean', async () => {
+    const base = { orgs: [{ id: 'org_base', name: 'Base', plan: 'standard' }], users: [], apiKeys: [], sessions: [] };
+    await applySeed(store.sql, parseSeed({ ...base, agents: [
+      { id: 'agt_base_1', orgId: 'org_base', name: 'template-base', baseAgent: true },
+      { id: 'agt_base_2', orgId: 'org_base', name: 'plain' },
+    ] }));
+    const rows = async () => store.sql.query<{ id: string; base_agent: boolean }>("select id, base_agent from agents where org_id = 'org_base' order by id");
+    expect(await rows()).toEqual([{ id: 'agt_base_1', base_agent: true }, { id: 'agt_base_2', base_agent: false }]);
+    // A seed applied again says what the agent is now.
+    await applySeed(store.sql, parseSeed({ ...base, agents: [{ id: 'agt_base_1', orgId: 'org_base', name: 'template-base', baseAgent: false }] }));
+    expect((await rows())[0]).toEqual({ id: 'agt_base_1', base_agent: false });
+    expect(() => parseSeed({ ...base, agents: [{ id: 'agt_x', orgId: 'org_base', name: 'x', baseAgent: 'yes' }] })).toThrow(/agents\[0\]\.baseAgent must be true or false/);
   });
 
   it('moves the drain configuration version with every drain write, rolled-back ones aside, and notifies a watcher', async () => {
