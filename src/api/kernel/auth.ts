@@ -33,6 +33,14 @@ export interface Principal {
   credentialId: string;
 }
 
+/**
+ * Who an audit entry names for a request: a typed API key as itself (`api_key` and its non-secret
+ * credential label, never the token), a person (a session, or a legacy key acting as its user) as
+ * that user.
+ */
+export const auditActorOf = (p: Principal): { type: 'api_key' | 'user'; id: string } =>
+  p.kind === 'api_key' && p.scopes !== null ? { type: 'api_key', id: p.credentialId } : { type: 'user', id: p.userId };
+
 /** Does a scoped grant list satisfy `required`? */
 export function scopesSatisfy(granted: readonly string[], required: string): boolean {
   if (granted.includes(required)) return true;

@@ -13,6 +13,7 @@ import {
 } from './schemas.js';
 import { Type } from '@sinclair/typebox';
 import type { VendorFailure } from '../../vendors/messaging/port.js';
+import { auditActorOf } from '../../api/kernel/auth.js';
 
 const config = { access: sendAccess, errorShape: 'framework' as const };
 /** A send is safe to repeat after a store outage with its X-Idempotency-Key (kernel/store-outage.ts). */
@@ -24,7 +25,7 @@ const sendSchema = (summary: string, body: object) => ({
 function contextOf(req: FastifyRequest): SendContext {
   const { orgId, agentId, principal } = grantedOf(req);
   const key = req.headers['x-idempotency-key'];
-  return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined, actor: { type: 'user', id: principal.userId } };
+  return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined, actor: auditActorOf(principal) };
 }
 
 export function deliveryReadForm(d: Delivery): Record<string, unknown> {
@@ -58,7 +59,7 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
     config,
   }, async (req) => {
     const { orgId, agentId, principal } = grantedOf(req);
-    return service.triggerTemplate({ orgId: orgId!, agentId: agentId!, idempotencyKey: undefined }, {
+    return service.triggerTemplate({ orgId: orgId!, agentId: agentId!, idempotencyKey: undefined, actor: auditActorOf(principal) }, {
       userId: principal.userId, channelId: req.params.channelId, templateId: req.params.templateId, recipients: req.body.recipients,
     });
   });

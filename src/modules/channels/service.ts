@@ -52,7 +52,7 @@ export interface SendContext {
   /** The delivery's id, when the sender chose it (a notification); absent: a new one. */
   deliveryId?: string;
   /** Who sent it, for the audit entry; absent: the platform itself (a run-end notification). */
-  actor?: { type: 'user'; id: string };
+  actor?: { type: 'user' | 'api_key'; id: string };
 }
 
 export interface TextSend {
@@ -388,7 +388,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
         await createChannelsRepo(tx.sql).insertDeliveries(deliveries);
         const accepted = deliveries.filter((d) => d.status === 'accepted').length;
         await tx.audit({
-          orgId: ctx.orgId, action: 'channels.template.triggered', actor: { type: 'user', id: body.userId }, targetType: 'agent', targetId: ctx.agentId,
+          orgId: ctx.orgId, action: 'channels.template.triggered', actor: ctx.actor ?? { type: 'user', id: body.userId }, targetType: 'agent', targetId: ctx.agentId,
           details: { channelId: body.channelId, templateId: body.templateId, recipients: deliveries.length, accepted, failed: deliveries.length - accepted },
         });
       });

@@ -9,7 +9,7 @@ import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Drain } from '../../model/drain.js';
-import type { Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, type Principal } from '../../api/kernel/auth.js';
 import { DrainErrors, drainNotFound } from './errors.js';
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import { grantedOf, RESOURCE_ID, type Access } from '../../api/kernel/access.js';
@@ -34,7 +34,8 @@ export interface DrainDeps {
 
 export type { OrgParams, DrainParams } from './schemas.js';
 
-export const actorOf = (p: Principal): Actor => ({ type: 'user', id: p.userId });
+/** The audit entry's actor: a typed key as itself, a person as the user (kernel/auth.ts). */
+export const actorOf = (p: Principal): Actor => auditActorOf(p);
 
 /** The drain routes' budgets per organization (spec 01 part 8: 300 reads, 60 mutations a minute). */
 export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: number }): { read: Bucket; mutate: Bucket } {

@@ -19,7 +19,7 @@ import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { FamilyMetrics, SkillInstallAction } from '../platform-deps.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
@@ -72,7 +72,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
   const repo = createSkillsRepo(store.sql);
   const unit = <T>(fn: (tx: UnitOfWork, r: SkillsRepo) => Promise<T>): Promise<T> => store.unitOfWork((tx) => fn(tx, createSkillsRepo(tx.sql)));
   const audit = (tx: UnitOfWork, p: Principal, orgId: string, action: string, targetType: 'skill' | 'agent', targetId: string, details: Record<string, unknown>) =>
-    tx.audit({ orgId, action, actor: { type: 'user', id: p.userId }, targetType, targetId, details });
+    tx.audit({ orgId, action, actor: auditActorOf(p), targetType, targetId, details });
 
   /** The organizations whose private skills the caller sees: a key's own; a person's memberships (a session). */
   const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : repo.membershipsOf(p.userId));

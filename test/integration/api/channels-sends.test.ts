@@ -60,7 +60,7 @@ describe('POST .../send', () => {
       'select action, actor, target_type, details from audit_log where target_id = $1', [r.body.deliveryId],
     );
     expect(entries).toEqual([{
-      action: 'channels.message.sent', actor: { type: 'user', id: expect.any(String) }, target_type: 'channel_delivery',
+      action: 'channels.message.sent', actor: { type: 'api_key', id: expect.stringMatching(/^key_/) }, target_type: 'channel_delivery',
       details: { agentId: 'agt_support', channel: 'chatapp', origin: 'channels_send', status: 'accepted' },
     }]);
     expect(JSON.stringify(entries)).not.toMatch(/audited hello|\+15550001111/);

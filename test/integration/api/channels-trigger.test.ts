@@ -68,7 +68,7 @@ describe('POST /admin/agents/:agentId/channels/:channelId/chatapp-templates/:tem
     // One audit entry for the trigger, with counts and no recipient in it.
     const [entry] = await app.store.audit.page('org_acme', { action: 'channels.template.triggered', targetId: 'agt_support', limit: 1 });
     expect(entry).toMatchObject({
-      actor: { type: 'user', id: 'usr_ann' }, targetType: 'agent',
+      actor: { type: 'api_key', id: expect.stringMatching(/^key_/) }, targetType: 'agent',
       details: { channelId: 'chatapp-line-1', templateId: 'order_update', recipients: 4, accepted: 4, failed: 0 },
     });
     expect(JSON.stringify(entry)).not.toMatch(/\+1555|usr_chat|usr_stale/);

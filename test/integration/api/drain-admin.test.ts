@@ -368,7 +368,8 @@ describe('drain administration', () => {
         'logs.drain.secret_rotated', 'logs.drain.test_sent', 'logs.drain.deleted',
       ]);
       const createdEntry = res.body.entries.at(-1);
-      expect(createdEntry.actor).toEqual({ type: 'user', id: 'usr_ann' });
+      // A typed API key is recorded as itself (its non-secret label), not as the user who owns it.
+      expect(createdEntry.actor).toEqual({ type: 'api_key', id: expect.stringMatching(/^key_[0-9a-f]{16}$/) });
       expect(createdEntry.details).toMatchObject({
         name: 'audited', type: 'http', format: 'json', state: 'pending_verification', version: 1,
         endpoint: `https://localhost:${receiver.port}/audited`, headerNames: ['X-Audit-Key'], scrubRuleCount: 1, signing: true,

@@ -11,6 +11,7 @@ import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, atCarrier, fieldRule } from '../errors.js';
 import { COUNTRY_RULE, MSISDN_RULE, countryOf, msisdnOf } from './e164.js';
 import { isUniqueViolation, numbersRepo, type NumberFilter, type NumberStatus, type PhoneNumberRow } from './repo.js';
+import { auditActorOf } from '../../../api/kernel/auth.js';
 
 export const SEARCH_LIMIT = { default: 10, max: 50 } as const;
 export const LIST_LIMIT = { default: 50, max: 200 } as const;
@@ -68,7 +69,7 @@ const pathMsisdn = (raw: string): string | undefined => {
 };
 
 const audit = (tx: UnitOfWork, actor: Actor, action: string, n: PhoneNumberRow, details: Record<string, unknown> = {}) =>
-  tx.audit({ orgId: actor.orgId, action: `telephony.number.${action}`, actor: { type: 'user', id: actor.principal.userId }, targetType: 'phone_number', targetId: n.id, details: { msisdn: n.msisdn, ...details } });
+  tx.audit({ orgId: actor.orgId, action: `telephony.number.${action}`, actor: auditActorOf(actor.principal), targetType: 'phone_number', targetId: n.id, details: { msisdn: n.msisdn, ...details } });
 
 export function createNumberService(deps: TelephonyDeps) {
   const { store } = deps;

@@ -13,6 +13,7 @@ import { TelephonyErrors, fieldRules, rcsAgentNotFound } from '../errors.js';
 import { msisdnOf } from '../numbers/e164.js';
 import { bulkList } from './bulk-list.js';
 import { isSenderTaken, rcsRepo, type RcsAgentChanges, type RcsAgentRow } from './repo.js';
+import { auditActorOf } from '../../../api/kernel/auth.js';
 
 export const RCS_LIST_LIMIT = { default: 50, max: 200 } as const;
 export const E164_RULE = 'phoneNumber must be an E.164 phone number (+ and digits)';
@@ -72,7 +73,7 @@ export function percentOf(part: number, whole: number): number {
 }
 
 const audit = (tx: UnitOfWork, actor: Actor, action: string, a: RcsAgentRow, details: Record<string, unknown> = {}) =>
-  tx.audit({ orgId: actor.orgId, action: `telephony.rcs_agent.${action}`, actor: { type: 'user', id: actor.principal.userId }, targetType: 'rcs_agent', targetId: a.id, details: { senderId: a.senderId, ...details } });
+  tx.audit({ orgId: actor.orgId, action: `telephony.rcs_agent.${action}`, actor: auditActorOf(actor.principal), targetType: 'rcs_agent', targetId: a.id, details: { senderId: a.senderId, ...details } });
 
 export function createRcsService(deps: TelephonyDeps) {
   const { store } = deps;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
-import { authorizeAgent } from '../../../api/kernel/auth.js';
+import { auditActorOf, authorizeAgent } from '../../../api/kernel/auth.js';
 import { RESOURCE_ID } from '../../../api/kernel/access.js';
 import type { UnitOfWork } from '../../../store/unit-of-work.js';
 import { canonicalCidr } from '../../../vendors/carrier/cidr.js';
@@ -72,7 +72,7 @@ export interface CreateTrunkInput {
 }
 
 const audit = (tx: UnitOfWork, actor: Actor, action: string, trunkId: string, details: Record<string, unknown> = {}) =>
-  tx.audit({ orgId: actor.orgId, action: `telephony.trunk.${action}`, actor: { type: 'user', id: actor.principal.userId }, targetType: 'sip_trunk', targetId: trunkId, details });
+  tx.audit({ orgId: actor.orgId, action: `telephony.trunk.${action}`, actor: auditActorOf(actor.principal), targetType: 'sip_trunk', targetId: trunkId, details });
 
 export function createTrunkService(deps: TelephonyDeps) {
   const { store } = deps;

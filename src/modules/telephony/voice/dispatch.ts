@@ -26,6 +26,7 @@ import { msisdnOf } from '../numbers/e164.js';
 import { errors } from '../schemas.js';
 import { voiceRepo, type VoiceRow } from './repo.js';
 import { dispatchLedger } from './dispatch-ledger.js';
+import { auditActorOf } from '../../../api/kernel/auth.js';
 
 export const DISPATCH_LIMIT = { perMinute: 100 } as const;
 export const CONTEXT_MAX_BYTES = 16 * 1024;
@@ -161,7 +162,7 @@ export function createDispatcher(deps: TelephonyDeps) {
         await store.unitOfWork(async (tx) => {
           await dispatchLedger(tx.sql, DISPATCH_LIMIT.perMinute).answered(place.placeId);
           await tx.audit({
-            orgId: actor.orgId, action: 'telephony.voice.dispatched', actor: { type: 'user', id: actor.principal.userId }, targetType: 'voice', targetId: voice.id, details,
+            orgId: actor.orgId, action: 'telephony.voice.dispatched', actor: auditActorOf(actor.principal), targetType: 'voice', targetId: voice.id, details,
           });
         });
       } catch (e) {

@@ -15,6 +15,7 @@ import { TelephonyErrors, fieldRules, voiceNotFound } from '../errors.js';
 import { CONFIG_FIELDS, type ProvisionBody, type VersionBody } from './schemas.js';
 import { configRules, isVersion, nextPatch, pairingRules, type VersionConfig } from './rules.js';
 import { isNameTaken, isVersionTaken, voiceRepo, type VersionRow, type VoiceChanges, type VoiceRow } from './repo.js';
+import { auditActorOf } from '../../../api/kernel/auth.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -57,7 +58,7 @@ function configFieldsOf(body: Record<string, unknown>): Record<string, unknown> 
 }
 
 const audit = (tx: UnitOfWork, actor: AgentActor, action: string, voiceId: string, details: Record<string, unknown> = {}) =>
-  tx.audit({ orgId: actor.orgId, action: `telephony.voice.${action}`, actor: { type: 'user', id: actor.principal.userId }, targetType: 'voice', targetId: voiceId, details: { agentId: actor.agentId, ...details } });
+  tx.audit({ orgId: actor.orgId, action: `telephony.voice.${action}`, actor: auditActorOf(actor.principal), targetType: 'voice', targetId: voiceId, details: { agentId: actor.agentId, ...details } });
 
 export function createVoiceService(deps: TelephonyDeps) {
   const { store } = deps;
