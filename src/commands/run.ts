@@ -14,7 +14,7 @@ import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
 import { openHttpListener, type HttpListener } from './http-listener.js';
-import { buildApi, httpLimits } from '../api/server.js';
+import { buildApi, httpLimits } from '../server.js';
 import { drainingAnswer } from '../api/kernel/store-outage.js';
 import type { RequestListener } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';

@@ -1,7 +1,7 @@
 /**
  * The route families the API serves, one line each: a new family is a folder
  * beside this file and a line here. The API registers them in this order
- * (src/api/server.ts); their tables are applied when the store opens.
+ * (src/server.ts); their tables are applied when the store opens.
  */
 import type { Family } from '../api/kernel/family.js';
 import type { Migration } from '../store/migrate.js';

@@ -1,6 +1,6 @@
 /**
  * What the API hands every family: each takes the part it needs (its own
- * `Deps` type is a subset of this). Built once by src/api/server.ts.
+ * `Deps` type is a subset of this). Built once by src/server.ts.
  */
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';

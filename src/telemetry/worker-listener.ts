@@ -4,7 +4,7 @@
  * joined its group (which can take a session timeout after a rebalance), so a
  * liveness probe never kills a worker that is only waiting to join and the
  * metrics see the start: /readyz answers 503 (store or consumer false) until
- * both are up. The answers match the API's (src/api/server.ts).
+ * both are up. The answers match the API's (src/server.ts).
  */
 import type { Metrics } from './metrics.js';
 import { openHttpListener, type HttpListener } from '../commands/http-listener.js';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/api/server.js';
+import { buildApi } from '../../../src/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { insertAudit, type AuditWriter } from '../../../src/store/unit-of-work.js';

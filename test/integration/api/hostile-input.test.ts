@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/api/server.js';
+import { buildApi } from '../../../src/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 // The API serves every family: their tables too.

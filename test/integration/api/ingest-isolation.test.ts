@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, type IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/api/server.js';
+import { buildApi } from '../../../src/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { familyMigrations } from '../../../src/modules/index.js';

@@ -1,7 +1,7 @@
 /** The OpenAPI document at /docs/openapi.json agrees with the routes the server registers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/api/server.js';
+import { buildApi } from '../../../src/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 // The API serves every family: their tables too.

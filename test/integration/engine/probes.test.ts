@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/api/server.js';
+import { buildApi } from '../../../src/server.js';
 import { loadConfig, type Config } from '../../../src/config/config.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { createTransport, type Transport } from '../../../src/deliver/transport.js';

@@ -9,7 +9,7 @@ import { installAccess } from '../../../src/api/kernel/access.js';
 import { isPerson, requirePerson } from '../../../src/api/kernel/auth.js';
 import type { Store } from '../../../src/store/store.js';
 import type { RateLimiter } from '../../../src/api/kernel/rate-limit.js';
-import { buildApi } from '../../../src/api/server.js';
+import { buildApi } from '../../../src/server.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { openStore } from '../../../src/store/store.js';
 import { createMetrics } from '../../../src/telemetry/metrics.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineErrors, registeredErrors } from '../../../src/api/kernel/error-registry.js';
 // The API with every family: loading it registers every family's codes.
-import '../../../src/api/server.js';
+import '../../../src/server.js';
 
 const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 

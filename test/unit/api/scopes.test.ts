@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { scopesSatisfy, SENSITIVE_SCOPES } from '../../../src/api/kernel/auth.js';
 import { defineScopes, isCatalogued } from '../../../src/api/kernel/scopes.js';
 // The families declare their scopes (logs:manage, logs:ingest) in the catalogue when they load.
-import '../../../src/api/server.js';
+import '../../../src/server.js';
 
 describe('scopesSatisfy (spec 01 part 5)', () => {
   it('grants by exact name', () => {

@@ -45,8 +45,8 @@ describe('import boundaries', () => {
 
   it('report a family importing another, and the engine importing the REST layer', () => {
     probe('src/modules/__probe_b__/index.ts', 'export const b = 1;\n');
-    const a = probe('src/modules/__probe_a__/index.ts', "import { b } from '../__probe_b__/index.js';\nimport { buildApi } from '../../api/server.js';\nexport const a = [b, buildApi];\n");
-    const engine = probe('src/deliver/__probe__.ts', "import { buildApi } from '../api/server.js';\nexport const probe = buildApi;\n");
+    const a = probe('src/modules/__probe_a__/index.ts', "import { b } from '../__probe_b__/index.js';\nimport { buildApi } from '../../server.js';\nexport const a = [b, buildApi];\n");
+    const engine = probe('src/deliver/__probe__.ts', "import { buildApi } from '../server.js';\nexport const probe = buildApi;\n");
     const found = cruise(copy, [a, engine]).map((v) => `${v.rule.name}: ${v.from}`);
     expect(found).toContain('families-apart: src/modules/__probe_a__/index.ts');
     expect(found).toContain('engine-not-to-api: src/deliver/__probe__.ts');

@@ -4,27 +4,27 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Server } from 'node:http';
-import type { Config } from '../config/config.js';
-import type { Store } from '../store/store.js';
-import type { Logger } from '../telemetry/logger.js';
-import { createRequestSummary } from '../telemetry/request-summary.js';
-import { buildInfo } from '../config/build-info.js';
-import type { Metrics } from '../telemetry/metrics.js';
-import { installErrorHandler } from './kernel/errors.js';
-import { installStoreOutage } from './kernel/store-outage.js';
-import { installJsonBody } from './kernel/json-body.js';
-import { closeOnUnreadBody } from './kernel/unread-body.js';
+import type { Config } from './config/config.js';
+import type { Store } from './store/store.js';
+import type { Logger } from './telemetry/logger.js';
+import { createRequestSummary } from './telemetry/request-summary.js';
+import { buildInfo } from './config/build-info.js';
+import type { Metrics } from './telemetry/metrics.js';
+import { installErrorHandler } from './api/kernel/errors.js';
+import { installStoreOutage } from './api/kernel/store-outage.js';
+import { installJsonBody } from './api/kernel/json-body.js';
+import { closeOnUnreadBody } from './api/kernel/unread-body.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { createRateLimiter } from './kernel/rate-limit.js';
-import type { RecordSink } from '../modules/ingest/records.js';
-import { createChannelNotifications, families, type PlatformDeps } from '../modules/index.js';
-import { registerFamily } from './kernel/family.js';
-import { installAccess } from './kernel/access.js';
-import { documentedSchema, installSchemas } from './kernel/schema.js';
-import { installStorableText } from './kernel/storable-text.js';
-import { operatorSchemas } from './operator-schemas.js';
-import { createVendors } from '../vendors/index.js';
+import { createRateLimiter } from './api/kernel/rate-limit.js';
+import type { RecordSink } from './modules/ingest/records.js';
+import { createChannelNotifications, families, type PlatformDeps } from './modules/index.js';
+import { registerFamily } from './api/kernel/family.js';
+import { installAccess } from './api/kernel/access.js';
+import { documentedSchema, installSchemas } from './api/kernel/schema.js';
+import { installStorableText } from './api/kernel/storable-text.js';
+import { operatorSchemas } from './api/operator-schemas.js';
+import { createVendors } from './vendors/index.js';
 
 export interface ApiOptions {
   config: Config;
