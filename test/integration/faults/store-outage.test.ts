@@ -13,6 +13,7 @@ import { relayedDatabase, type StoreRelay } from '../../helpers/store-relay.js';
 import { writeChannelsSeed } from '../../helpers/channels-seed.js';
 import { PERSONA_SEED } from '../../helpers/persona.js';
 import { record } from '../../helpers/records.js';
+import { listSkill, publish, SKILLS, SKILLS_SEED } from '../../helpers/skills.js';
 
 const TELEPHONY_SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
 
@@ -228,6 +229,42 @@ describe('a store outage on every route family', () => {
       expect((await served(create, 201)).body).toMatchObject({ status: 'success', version: 1 });
       expect((await served(versions, 200)).body.versions).toHaveLength(1);
       expect(await count(o, "persona_versions where agent_id = 'agt_p1'")).toBe(1);
+    });
+  });
+
+  describe('skills', () => {
+    let o: Outage;
+    let skillId: string;
+    beforeAll(async () => {
+      o = await startOutage({ SEED_FILE: SKILLS_SEED });
+      skillId = (await listSkill(o.app, 'lk_s_write', { sourceSkillId: 'skl_install', displayName: 'Outage' })).id;
+      await publish(o.app, 'lk_s_write', skillId, '1.0.0');
+    });
+    afterAll(() => o?.close());
+    const search = () => o.app.request('GET', `${SKILLS}?search=outage`, { token: 'lk_s_read' });
+    const install = (agentId: string, key?: string) => o.app.request('POST', `/marketplace/install/${skillId}/${agentId}`, {
+      token: 'lk_s_write', body: {}, ...(key ? { headers: { 'idempotency-key': key } } : {}),
+    });
+    const installs = (agentId: string) => count(o, 'skills_installs where skill_id = $1 and agent_id = $2', [skillId, agentId]);
+
+    it('answers a search and a keyed install 503 with Retry-After, an unkeyed install without, and installs once when the store is back', async () => {
+      await o.relay.cut();
+      const read = await refused(search);
+      expect(read.status).toBe(503);
+      expect(read.headers.get('retry-after')).toBe('1');
+      const keyed = await install('agt_s11', 'outage-install-0001');
+      expect(keyed.status).toBe(503);
+      expect(keyed.headers.get('retry-after')).toBe('1');
+      const unkeyed = await install('agt_s12');
+      expect(unkeyed.status).toBe(503);
+      expect(unkeyed.headers.get('retry-after')).toBeNull();
+      expect(await installs('agt_s11')).toBe(0);
+      await o.relay.restore();
+      // The keyed retry installs; its second retry replays the answer and installs nothing more.
+      expect((await served(() => install('agt_s11', 'outage-install-0001'), 201)).body).toMatchObject({ agentId: 'agt_s11', version: '1.0.0' });
+      expect((await install('agt_s11', 'outage-install-0001')).status).toBe(201);
+      expect(await installs('agt_s11')).toBe(1);
+      expect((await served(search, 200)).body.data.map((x: { id: string }) => x.id)).toContain(skillId);
     });
   });
 });
