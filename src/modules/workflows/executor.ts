@@ -28,6 +28,7 @@ import { createWorkflowsRepo } from './repository.js';
 import { WAKE_CHANNEL } from './wake.js';
 import type { FamilyMetrics } from '../platform-deps.js';
 import { createNap } from './nap.js';
+import { fillSlots } from './slots.js';
 
 export interface ExecutorOptions {
   store: Store;
@@ -423,22 +424,18 @@ export function createExecutor(o: ExecutorOptions) {
           releaseDue = false;
           await release();
         }
-        while (!stopped && inflight.size < o.slots) {
-          const run = await claim();
-          if (!run) break;
-          const p: Promise<void> = execute(run)
-            .catch((e: unknown) => {
-              if (!(e instanceof Halted)) o.logger.error({ event: 'workflows.executor.error', runId: run.id, err: { message: (e as Error).message } }, 'workflow step execution failed');
-            })
-            .finally(() => {
-              inflight.delete(p);
-              // A run that ended may free a slot of its organization's cap (when runs wait on one:
-              // otherwise the next housekeeping pass finds runs gated since).
-              if (gatedSeen) releaseDue = true;
-              wake();
-            });
-          inflight.add(p);
-        }
+        await fillSlots({
+          inflight, slots: o.slots, stopped: () => stopped, claim, run: execute,
+          failed(run, e) {
+            if (!(e instanceof Halted)) o.logger.error({ event: 'workflows.executor.error', runId: run.id, err: { message: (e as Error).message } }, 'workflow step execution failed');
+          },
+          settled() {
+            // A run that ended may free a slot of its organization's cap (when runs wait on one:
+            // otherwise the next housekeeping pass finds runs gated since).
+            if (gatedSeen) releaseDue = true;
+            wake();
+          },
+        });
       } catch (e) {
         if (e instanceof Halted) return;
         o.logger.error({ event: 'workflows.executor.error', err: { message: (e as Error).message } }, 'workflow executor pass failed');

@@ -23,6 +23,7 @@ import type { ChannelNotificationPort, FamilyMetrics } from '../platform-deps.js
 import { runEndSummary } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
 import { createNap } from './nap.js';
+import { fillSlots } from './slots.js';
 
 export interface NotifierOptions {
   store: Store;
@@ -192,19 +193,12 @@ export function createNotifier(o: NotifierOptions) {
   async function loop(): Promise<void> {
     while (!stopped) {
       try {
-        while (!stopped && inflight.size < slots) {
-          const n = await claim();
-          if (!n) break;
-          const p: Promise<void> = handle(n)
-            .catch((e: unknown) => {
-              if (!(e instanceof Halted)) o.logger.error({ event: 'workflows.notification.error', notificationId: n.id, err: { message: (e as Error).message } }, 'run notification outcome not written');
-            })
-            .finally(() => {
-              inflight.delete(p);
-              wake();
-            });
-          inflight.add(p);
-        }
+        await fillSlots({
+          inflight, slots, stopped: () => stopped, claim, run: handle, settled: wake,
+          failed(n, e) {
+            if (!(e instanceof Halted)) o.logger.error({ event: 'workflows.notification.error', notificationId: n.id, err: { message: (e as Error).message } }, 'run notification outcome not written');
+          },
+        });
       } catch (e) {
         if (e instanceof Halted) return;
         o.logger.error({ event: 'workflows.notification.error', err: { message: (e as Error).message } }, 'run notification pass failed');

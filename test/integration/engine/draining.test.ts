@@ -8,13 +8,10 @@
  *
  * Both modes (vitest.config.ts): PGlite in memory, or Postgres and the librdkafka mock broker.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
-import { SEED_FIXTURE, TEST_MODE, waitFor } from '../../helpers/app.js';
-import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { startMockBroker, type MockBroker } from '../../helpers/broker.js';
+import { TEST_MODE, waitFor } from '../../helpers/app.js';
+import { processModes } from '../../helpers/process-modes.js';
 import { freePort } from '../../helpers/poller.js';
 import { records } from '../../helpers/records.js';
 
@@ -66,38 +63,12 @@ async function startUpload(port: number, body: Buffer): Promise<{ finish(): Prom
 }
 
 describe(`stopping with a request in flight (${TEST_MODE})`, () => {
-  let db: TestDatabase | undefined;
-  let broker: MockBroker | undefined;
-  let topic = '';
-  const spawned: LogdrainProcess[] = [];
-
-  beforeAll(async () => {
-    if (TEST_MODE !== 'kafka-postgres') return;
-    db = await createTestDatabase();
-    topic = `agent-logs-${randomBytes(4).toString('hex')}`;
-    broker = await startMockBroker({ topics: [{ name: topic, partitions: 2 }] });
-  });
-  afterAll(async () => {
-    for (const p of spawned) p.kill('SIGKILL');
-    await Promise.all(spawned.map((p) => p.exited));
-    await broker?.stop().catch(() => {});
-    await db?.drop().catch(() => {});
-  });
-
-  function envFor(port: number): Record<string, string> {
-    const common = { HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: String(port), SEED_FILE: SEED_FIXTURE, SHUTDOWN_TIMEOUT_MS: '30000' };
-    if (TEST_MODE !== 'kafka-postgres') return { ...common, DATA_DIR: 'memory://' };
-    return {
-      ...common, DATABASE_URL: db!.url, KAFKA_BROKERS: broker!.bootstrap, KAFKA_TOPIC: topic,
-      KAFKA_GROUP_ID: `draining-${randomBytes(4).toString('hex')}`, KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '500',
-    };
-  }
+  const modes = processModes('draining');
 
   for (const role of ['start', 'serve'] as const) {
     it(`${role}: a request arriving after SIGTERM is answered 503 CORE_DRAINING while an upload in flight completes, and the process exits 0`, async () => {
       const port = await freePort();
-      const p = spawnLogdrain([role], envFor(port));
-      spawned.push(p);
+      const p = modes.spawn(role, port);
       await waitFor(async () => {
         const a = await ask(port, '/healthz');
         return typeof a !== 'string' && a.status === 200;

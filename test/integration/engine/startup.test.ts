@@ -11,12 +11,10 @@
  * where the API is built only after the consumer has joined its group and a worker alone serves
  * its METRICS_PORT listener (polled the same way).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { randomBytes } from 'node:crypto';
-import { SEED_FIXTURE, TEST_MODE, waitFor } from '../../helpers/app.js';
-import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { startMockBroker, type MockBroker } from '../../helpers/broker.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_MODE, waitFor } from '../../helpers/app.js';
+import type { LogdrainProcess } from '../../helpers/processes.js';
+import { processModes } from '../../helpers/process-modes.js';
 import { describeRuns, freePort, startPolling, type AnswerRun, type PollTarget, type Poller } from '../../helpers/poller.js';
 
 const STARTING = '503 {"status":"starting"}';
@@ -76,44 +74,17 @@ function expectOrderly(targets: PollTarget[], runs: AnswerRun[][], phaseOf: type
 }
 
 describe(`start and stop under probes (${TEST_MODE})`, () => {
-  let db: TestDatabase | undefined;
-  let broker: MockBroker | undefined;
-  let topic = '';
-  const spawned: LogdrainProcess[] = [];
+  const modes = processModes('startup');
   let poller: Poller | undefined;
-
-  beforeAll(async () => {
-    if (TEST_MODE !== 'kafka-postgres') return;
-    db = await createTestDatabase();
-    topic = `agent-logs-${randomBytes(4).toString('hex')}`;
-    broker = await startMockBroker({ topics: [{ name: topic, partitions: 2 }] });
-  });
   afterEach(async () => {
     await poller?.stop();
     poller = undefined;
   });
-  afterAll(async () => {
-    for (const p of spawned) p.kill('SIGKILL');
-    await Promise.all(spawned.map((p) => p.exited));
-    await broker?.stop().catch(() => {});
-    await db?.drop().catch(() => {});
-  });
-
-  function envFor(port: number): Record<string, string> {
-    const common = { HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: String(port), SEED_FILE: SEED_FIXTURE, SHUTDOWN_TIMEOUT_MS: '30000' };
-    if (TEST_MODE !== 'kafka-postgres') return { ...common, DATA_DIR: 'memory://' };
-    return {
-      ...common, DATABASE_URL: db!.url, KAFKA_BROKERS: broker!.bootstrap, KAFKA_TOPIC: topic,
-      // A group of its own per process: one a member has just left takes a session timeout to join again.
-      KAFKA_GROUP_ID: `startup-${randomBytes(4).toString('hex')}`, KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '500',
-    };
-  }
 
   /** Spawns `role` with clients polling its port from that instant; `exitedEarly` tells whether it exited before being signalled. */
   async function spawnPolled(role: string, targets: PollTarget[]) {
     const port = await freePort();
-    const p = spawnLogdrain([role], envFor(port));
-    spawned.push(p);
+    const p = modes.spawn(role, port);
     poller = startPolling(port, targets);
     let signalled = false;
     let exitedEarly = false;
