@@ -29,11 +29,13 @@ export function createRequestSummary(logger: Logger, intervalMs = 60_000): Reque
     total = 0;
     slowest = { ms: 0, route: '' };
   };
+  // Every request passes here: the debug line is built only when it is written.
+  const debug = logger.isLevelEnabled('debug');
   const timer = setInterval(flush, intervalMs);
   timer.unref();
   return {
     record(method, route, status, ms) {
-      logger.debug({ event: 'api.request', method, route, status, ms: Math.round(ms * 10) / 10 }, `${method} ${route} ${status}`);
+      if (debug) logger.debug({ event: 'api.request', method, route, status, ms: Math.round(ms * 10) / 10 }, `${method} ${route} ${status}`);
       const cls = STATUS_CLASSES[Math.min(4, Math.max(0, Math.floor(status / 100) - 1))]!;
       counts.set(cls, (counts.get(cls) ?? 0) + 1);
       total++;
