@@ -25,6 +25,7 @@ import { documentedSchema, installSchemas } from './api/kernel/schema.js';
 import { installStorableText } from './api/kernel/storable-text.js';
 import { operatorSchemas } from './api/operator-schemas.js';
 import { createVendors } from './vendors/index.js';
+import { registerHealthPage } from './api/health-page.js';
 
 export interface ApiOptions {
   config: Config;
@@ -126,6 +127,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   await app.register(async (docs) => {
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
   });
+
+  // The drain health page at /ui/ (api/health-page.ts): static files, public like /docs; its data
+  // comes from the drain routes, called with the key the user pastes.
+  registerHealthPage(app);
 
   app.get('/healthz', { ...open, schema: operatorSchemas.healthz }, async () => ({ status: 'ok' as const }));
   app.get('/readyz', { ...open, schema: operatorSchemas.readyz }, async (_req, reply) => {

@@ -1,0 +1,209 @@
+/**
+ * The drain health page (/ui/) in a real browser (the machine's Chromium through playwright-core)
+ * against the app delivering to a loopback HTTPS receiver: a key pasted into the page, the drain
+ * list, the hourly chart drawn from real deliveries (its points are the read form's), the
+ * deliveries table, a pause seen in the list, and the replays panel shown only where the route
+ * answers. HEALTH_PAGE_SCREENSHOTS=<dir> also saves the screenshots docs/delivery.md shows.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '../../helpers/app.js';
+import { startReceiverApp, type ReceiverApp } from '../../helpers/receiver-app.js';
+import { ingest, records } from '../../helpers/records.js';
+import { HEALTH_PAGE_CSP } from '../../../src/api/health-page.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = process.env.HEALTH_PAGE_SCREENSHOTS;
+
+describe('the drain health page in a browser', () => {
+  let ctx: ReceiverApp;
+  let browser: BrowserContext;
+  let profile: string;
+  let page: Page;
+  /** Every request the page sent to the API, with the Authorization header it carried. */
+  const sent: { url: string; method: string; authorization: string | undefined }[] = [];
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    ctx = await startReceiverApp({ RETRY_BASE_MS: '50' });
+    profile = mkdtempSync(join(tmpdir(), 'logdrain-ui-'));
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1180, height: 1100 },
+    });
+    page = browser.pages()[0] ?? (await browser.newPage());
+    page.on('request', (r: Request) => {
+      if (r.url().includes('/admin/')) sent.push({ url: r.url(), method: r.method(), authorization: r.headers().authorization });
+    });
+    // A CSP violation or a script error is a failure of the page, whatever else it shows.
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await ctx?.stop();
+  });
+
+  it('serves the page, its script and its style under a strict Content-Security-Policy, with no inline script', async () => {
+    for (const [path, type] of [['/ui/', 'text/html'], ['/ui/health.js', 'text/javascript'], ['/ui/health.css', 'text/css']] as const) {
+      const res = await fetch(ctx.app.base + path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain(type);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toBe(HEALTH_PAGE_CSP);
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      if (type === 'text/html') {
+        const html = await res.text();
+        // Every script element names a file; none carries code, and no element an inline handler.
+        expect(html.match(/<script\b[^>]*>/g)).toEqual(['<script type="module" src="health.js">']);
+        expect(html).not.toMatch(/<script[^>]*>[^<]+<\/script>|\son[a-z]+=/i);
+      }
+    }
+    const bare = await fetch(`${ctx.app.base}/ui`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/ui/');
+    // The page's data stays behind the drain routes' own checks.
+    expect((await fetch(`${ctx.app.base}${ctx.drains}`)).status).toBe(401);
+  });
+
+  it('lists the drains, charts the real deliveries, shows the deliveries table, and pauses and resumes a drain', async () => {
+    // One drain delivering to the receiver, whose first batch answers 503 (retried, then delivered).
+    let failedOnce = false;
+    ctx.receiver.respondWith((r, res) => {
+      if (r.headers['x-svc-verify'] !== undefined || failedOnce || !r.path.startsWith('/orders')) return false;
+      failedOnce = true;
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
+      return true;
+    });
+    const drainId = await ctx.verifiedDrain({ name: 'orders', endpoint: `${ctx.receiver.url}/orders` });
+    const quietId = await ctx.verifiedDrain({ name: 'audit-archive', endpoint: `${ctx.receiver.url}/archive`, minSeverity: 'error' });
+    await ingest(ctx.app, records(40));
+    const read = async () => (await ctx.app.request('GET', `${ctx.drains}/${drainId}`, { token: ctx.token })).body;
+    await waitFor(async () => (await read()).health.deliveredCount24h === 40, { what: '40 records delivered', timeoutMs: 30_000 });
+
+    await page.goto(`${ctx.app.base}/ui/`);
+    expect(await page.isVisible('#signin')).toBe(true);
+    expect(await page.isHidden('#session')).toBe(true);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'health-page-signin.png'), clip: { x: 0, y: 0, width: 1180, height: 260 } });
+    await page.fill('#org', 'org_acme');
+    await page.fill('#key', ctx.token);
+    await page.click('#signin-form button[type=submit]');
+
+    // The list: both drains, with their states, and the first one open.
+    const row = (id: string) => page.locator(`#drain-rows tr[data-drain-id="${id}"]`);
+    await row(drainId).waitFor();
+    await expect.poll(() => row(drainId).locator('[data-state]').getAttribute('data-state')).toBe('healthy');
+    expect(await row(quietId).locator('td').first().textContent()).toBe('audit-archive');
+    expect(await row(drainId).locator('td').nth(4).textContent()).toBe('40');
+    await page.locator(`#detail[data-drain-id="${drainId}"]`).waitFor();
+
+    // The chart: 24 points, each the read form's hourly point, and bars drawn for the delivered records.
+    const points = await page.locator('#hourly-chart g.hour').evaluateAll((gs) =>
+      gs.map((g) => ({ h: Number(g.getAttribute('data-h')), delivered: Number(g.getAttribute('data-delivered')), dropped: Number(g.getAttribute('data-dropped')), rejected: Number(g.getAttribute('data-rejected')) })));
+    const api = await read();
+    expect(points).toEqual(api.health.hourly);
+    expect(points.reduce((n, p) => n + p.delivered, 0)).toBe(40);
+    const bars = await page.locator('#hourly-chart rect.bar.delivered').evaluateAll((rs) => rs.map((r) => ({ value: Number(r.getAttribute('data-value')), height: Number(r.getAttribute('height')) })));
+    expect(bars.reduce((n, b) => n + b.value, 0)).toBe(40);
+    for (const b of bars) expect(b.height).toBeGreaterThan(0);
+    expect(await page.textContent('#latency')).toContain(`p50 latency ${Math.round(api.health.p50LatencyMs)} ms`);
+
+    // The deliveries table: the route's rows, newest first, the refused attempt with its error class.
+    const deliveries = (await ctx.app.request('GET', `${ctx.drains}/${drainId}/deliveries?limit=20`, { token: ctx.token })).body.deliveries;
+    const shown = await page.locator('#delivery-rows tr').evaluateAll((trs) =>
+      trs.map((tr) => ({ id: tr.getAttribute('data-delivery-id'), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent) })));
+    expect(shown.map((r) => r.id)).toEqual(deliveries.map((d: { id: string }) => d.id));
+    const refused = shown.find((r) => r.cells[3] === '503');
+    expect(refused?.cells.slice(1, 6)).toEqual(['batch', '1', '503', 'failed', 'http_5xx']);
+    expect(shown.some((r) => r.cells[4] === 'ok' && r.cells[1] === 'batch')).toBe(true);
+    // Not yet served: the replays panel stays hidden.
+    expect(await page.isHidden('#replays')).toBe(true);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'health-page-drain.png'), fullPage: true });
+
+    // Pause: the list shows it, and the API agrees.
+    await page.click('[data-action=pause]');
+    await expect.poll(() => row(drainId).locator('[data-state]').getAttribute('data-state')).toBe('paused');
+    expect(await page.textContent('#status')).toContain('Drain paused');
+    expect((await read()).state).toBe('paused');
+    expect(await page.isDisabled('[data-action=pause]')).toBe(true);
+    // Resume: degraded until it proves itself.
+    await page.click('[data-action=resume]');
+    await expect.poll(() => row(drainId).locator('[data-state]').getAttribute('data-state')).toBe('degraded');
+    expect((await read()).state).toBe('degraded');
+
+    // A test record goes through the worker and shows in the deliveries once sent.
+    await page.click('[data-action=test]');
+    expect(await page.textContent('#status')).toMatch(/Test record enqueued \(batch [0-9A-Z]{26}\)/);
+    await waitFor(async () => {
+      await page.click('#refresh');
+      await page.locator(`#detail[data-drain-id="${drainId}"]`).waitFor();
+      return (await page.locator('#delivery-rows tr td:nth-child(2)').allTextContents()).includes('test');
+    }, { what: 'the test delivery listed', timeoutMs: 20_000, intervalMs: 300 });
+
+    // The key went in the Authorization header of every API call, never in a URL, and is kept in
+    // this tab's session storage only.
+    expect(sent.length).toBeGreaterThan(5);
+    for (const r of sent) {
+      expect(r.authorization, r.url).toBe(`Bearer ${ctx.token}`);
+      expect(r.url).not.toContain(ctx.token);
+    }
+    expect(page.url()).not.toContain(ctx.token);
+    expect(await page.evaluate(() => sessionStorage.getItem('logdrain.health.key'))).toBe(ctx.token);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the replays panel when the replays route answers, and cancels through it', async () => {
+    const drainId = await ctx.verifiedDrain({ name: 'replayed', endpoint: `${ctx.receiver.url}/replayed` });
+    const list = `${ctx.drains}/${drainId}/replays`;
+    // The replays route is scripted in the browser: the page is checked against the route's contract.
+    let state = 'running';
+    const cancels: { authorization: string | undefined }[] = [];
+    await page.route(`**${list}`, (route) => route.fulfill({
+      status: 200, contentType: 'application/json',
+      body: JSON.stringify({ replays: [{ id: 'rpl_1', state, createdAt: '2026-01-01T00:00:00.000Z', progress: { done: 120, total: 480 } }], nextCursor: null }),
+    }));
+    await page.route(`**${list}/rpl_1`, (route) => {
+      cancels.push({ authorization: route.request().headers().authorization });
+      state = 'cancelled';
+      return route.fulfill({ status: 204 });
+    });
+    await page.click('#refresh');
+    await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
+    await page.locator('#replays:not([hidden])').waitFor();
+    const cells = await page.locator('#replay-rows tr[data-replay-id="rpl_1"] td').allTextContents();
+    expect(cells.slice(0, 3)).toEqual(['rpl_1', 'running', ' 120 / 480']);
+    expect(await page.getAttribute('#replay-rows progress', 'value')).toBe('120');
+
+    await page.click('#replay-rows button.cancel');
+    await expect.poll(() => page.textContent('#replay-rows .replay-state')).toBe('cancelled');
+    expect(cancels).toEqual([{ authorization: `Bearer ${ctx.token}` }]);
+    expect(await page.locator('#replay-rows button.cancel').count()).toBe(0);
+
+    // Without the scripted route the real API answers 404 and the panel hides again.
+    await page.unrouteAll();
+    await page.click('#refresh');
+    await page.locator('#replays[hidden]').waitFor({ state: 'attached' });
+    expect(problems).toEqual([]);
+  });
+
+  it('forgets the key', async () => {
+    await page.click('#forget');
+    expect(await page.evaluate(() => sessionStorage.getItem('logdrain.health.key'))).toBeNull();
+    expect(await page.isVisible('#signin')).toBe(true);
+    expect(await page.isHidden('#drains')).toBe(true);
+    expect(await page.isHidden('#session')).toBe(true);
+  });
+});
