@@ -27,6 +27,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY schemas ./schemas
+# The drain health page's files, served at /ui/ (src/api/health-page.ts).
+COPY ui ./ui
 # The embedded store of `start` (the default command) lives in a volume its non-root user owns;
 # serve and worker use Postgres and never write here.
 ENV DATA_DIR=/app/data

@@ -34,7 +34,7 @@ describe('the drain health page in a browser', () => {
       executablePath: CHROMIUM,
       headless: true,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1180, height: 1100 },
+      viewport: { width: 1180, height: 800 },
     });
     page = browser.pages()[0] ?? (await browser.newPage());
     page.on('request', (r: Request) => {
@@ -160,8 +160,8 @@ describe('the drain health page in a browser', () => {
       expect(r.url).not.toContain(ctx.token);
     }
     expect(page.url()).not.toContain(ctx.token);
-    expect(await page.evaluate(() => sessionStorage.getItem('logdrain.health.key'))).toBe(ctx.token);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate("sessionStorage.getItem('logdrain.health.key')")).toBe(ctx.token);
+    expect(await page.evaluate('localStorage.length')).toBe(0);
     expect(problems).toEqual([]);
   });
 
@@ -201,7 +201,7 @@ describe('the drain health page in a browser', () => {
 
   it('forgets the key', async () => {
     await page.click('#forget');
-    expect(await page.evaluate(() => sessionStorage.getItem('logdrain.health.key'))).toBeNull();
+    expect(await page.evaluate("sessionStorage.getItem('logdrain.health.key')")).toBeNull();
     expect(await page.isVisible('#signin')).toBe(true);
     expect(await page.isHidden('#drains')).toBe(true);
     expect(await page.isHidden('#session')).toBe(true);
