@@ -137,7 +137,7 @@ describe('the drain health page in a browser', () => {
     await expect.poll(() => row(drainId).locator('[data-state]').getAttribute('data-state')).toBe('paused');
     expect(await page.textContent('#status')).toContain('Drain paused');
     expect((await read()).state).toBe('paused');
-    expect(await page.isDisabled('[data-action=pause]')).toBe(true);
+    await expect.poll(() => page.isDisabled('[data-action=pause]')).toBe(true);
     // Resume: degraded until it proves itself.
     await page.click('[data-action=resume]');
     await expect.poll(() => row(drainId).locator('[data-state]').getAttribute('data-state')).toBe('degraded');
@@ -145,7 +145,7 @@ describe('the drain health page in a browser', () => {
 
     // A test record goes through the worker and shows in the deliveries once sent.
     await page.click('[data-action=test]');
-    expect(await page.textContent('#status')).toMatch(/Test record enqueued \(batch [0-9A-Z]{26}\)/);
+    await expect.poll(() => page.textContent('#status')).toMatch(/Test record enqueued \(batch [0-9A-Z]{26}\)/);
     await waitFor(async () => {
       await page.click('#refresh');
       await page.locator(`#detail[data-drain-id="${drainId}"]`).waitFor();
