@@ -45,6 +45,10 @@ describe('the drain health page in a browser', () => {
       if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(m.text());
     });
     page.on('pageerror', (e) => problems.push(e.message));
+    page.on('dialog', (d) => {
+      problems.push(`dialog: ${d.message()}`);
+      void d.dismiss();
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -166,7 +170,9 @@ describe('the drain health page in a browser', () => {
   });
 
   it('shows the replays panel when the replays route answers, and cancels through it', async () => {
-    const drainId = await ctx.verifiedDrain({ name: 'replayed', endpoint: `${ctx.receiver.url}/replayed` });
+    // Its name is markup: the page shows it as text and runs nothing (no element made, no dialog).
+    const hostileName = '<img src=x onerror=alert(1)>';
+    const drainId = await ctx.verifiedDrain({ name: hostileName, endpoint: `${ctx.receiver.url}/replayed` });
     const list = `${ctx.drains}/${drainId}/replays`;
     // The replays route is scripted in the browser: the page is checked against the route's contract.
     let state = 'running';
@@ -183,6 +189,9 @@ describe('the drain health page in a browser', () => {
     await page.click('#refresh');
     await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
     await page.locator('#replays:not([hidden])').waitFor();
+    expect(await page.locator(`#drain-rows tr[data-drain-id="${drainId}"] td`).first().textContent()).toBe(hostileName);
+    expect(await page.textContent('#detail-title')).toBe(hostileName);
+    expect(await page.locator('#drain-rows img, #detail img').count()).toBe(0);
     const cells = await page.locator('#replay-rows tr[data-replay-id="rpl_1"] td').allTextContents();
     expect(cells.slice(0, 3)).toEqual(['rpl_1', 'running', ' 120 / 480']);
     expect(await page.getAttribute('#replay-rows progress', 'value')).toBe('120');
