@@ -208,6 +208,48 @@ describe('the drain health page in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('shows the circuit, throttledUntil, dropped reasons and hourly latencies when the read form carries them', async () => {
+    // The read form does not carry these fields yet: the real answers are extended in the browser.
+    const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
+    const extend = (d: any) => ({
+      ...d,
+      circuit: { state: 'open', openedAt: '2026-01-01T00:00:00.000Z' },
+      throttledUntil: '2026-01-01T00:05:00.000Z',
+      health: {
+        ...d.health,
+        p99LatencyMs: 250,
+        hourly: d.health.hourly.map((p: any, i: number) => (i === 23 ? { ...p, dropped: 7, droppedByReason: { quota: 5, sampling: 2 }, p50LatencyMs: 40, p99LatencyMs: 250 } : { ...p, p50LatencyMs: 10, p99LatencyMs: 20 })),
+      },
+    });
+    await page.route(`**${ctx.drains}`, async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      await route.fulfill({ response: res, json: { ...body, drains: body.drains.map(extend) } });
+    });
+    await page.route(`**${ctx.drains}/${drainId}`, async (route) => {
+      const res = await route.fetch();
+      await route.fulfill({ response: res, json: extend(await res.json()) });
+    });
+    await page.click('#refresh');
+    await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
+    await page.locator('#drain-rows td.circuit').first().waitFor();
+    expect(await page.locator('#drain-head th').allTextContents()).toEqual(expect.arrayContaining(['circuit', 'throttled until']));
+    expect(await page.textContent(`#drain-rows tr[data-drain-id="${drainId}"] td.circuit`)).toBe('open, opened 2026-01-01 00:00:00 UTC');
+    expect(await page.textContent(`#drain-rows tr[data-drain-id="${drainId}"] td.throttled`)).toBe('2026-01-01 00:05:00 UTC');
+    await expect.poll(() => page.locator('#hourly-chart rect[data-series="dropped:quota"]').count()).toBe(1);
+    expect(await page.getAttribute('#hourly-chart rect[data-series="dropped:quota"]', 'data-value')).toBe('5');
+    expect(await page.getAttribute('#hourly-chart rect[data-series="dropped:sampling"]', 'data-value')).toBe('2');
+    expect(await page.locator('#latency-chart polyline').count()).toBe(2);
+    expect(await page.locator('#legend li').allTextContents()).toEqual(expect.arrayContaining([' dropped: quota', ' dropped: sampling', ' p50 latency', ' p99 latency']));
+    expect(await page.textContent('#latency')).toContain('p99 latency 250 ms');
+    await page.unrouteAll();
+    await page.click('#refresh');
+    await expect.poll(() => page.locator('#drain-rows td.circuit').count()).toBe(0);
+    await expect.poll(() => page.locator('#hourly-chart rect[data-series="dropped:quota"]').count()).toBe(0);
+    expect(await page.locator('#latency-chart').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   it('forgets the key', async () => {
     await page.click('#forget');
     expect(await page.evaluate("sessionStorage.getItem('logdrain.health.key')")).toBeNull();
