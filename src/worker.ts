@@ -100,10 +100,17 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   });
   const registry = createDrainRegistry({ store, refreshMs: config.drainRefreshMs, listen: config.drainConfigListen, logger, quota: config.quota });
   await registry.start();
+  // Records too heavy to scrub on this thread (customer rules on large text) are scrubbed beside it,
+  // live ones as they are routed and parked ones whose scrub was deferred as the pump sends them.
+  const scrubPool = createScrubPool({
+    budgetMs: config.scrub.budgetMs,
+    maxQueuedPerOrg: config.scrub.maxQueuedPerOrg,
+    onWithheld: (recordId) => logger.warn({ event: 'scrub.withheld', recordId }, 'a record took too long to scrub: its text was withheld'),
+  });
   const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const pump = createBacklogPump({
     store, registry, deliverer, accountant, parking, events, logger, owner,
-    pollMs: config.backlogPollMs, horizonMs: config.bufferHorizonMs, batch: config.batch, retry: config.retry, spill,
+    pollMs: config.backlogPollMs, horizonMs: config.bufferHorizonMs, batch: config.batch, retry: config.retry, spill, scrubPool,
   });
   // Know which drains have parked records before the first record is routed, so order holds.
   await pump.runOnce().catch(() => {});
@@ -141,10 +148,6 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   }, 3_600_000);
   sweep.unref();
 
-  // Records too heavy to scrub on this thread (customer rules on large text) are scrubbed beside it.
-  const scrubPool = createScrubPool({
-    onWithheld: (recordId) => logger.warn({ event: 'scrub.withheld', recordId }, 'a record took too long to scrub: its text was withheld'),
-  });
   await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool }));
   logger.info({ event: 'worker.started', source: source.name }, 'worker started');
 

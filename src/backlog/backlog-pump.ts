@@ -8,6 +8,8 @@
  * exponential backoff; each success removes the delivered rows.
  * Records parked longer than BUFFER_HORIZON_MS are dropped into a `dropped`
  * delivery record (reason `horizon`), whatever the drain's state.
+ * Records parked before their heavy scrub (deferred-scrub.ts) are scrubbed
+ * here, through the scrub pool, before they are batched.
  */
 import pLimit from 'p-limit';
 import type { Store } from '../store/store.js';
@@ -26,6 +28,9 @@ import { droppedEntry, successEntry } from '../account/entries.js';
 import { batchesByResource, pageCut, type ResourceQueue } from './backlog-page.js';
 import type { SpillPolicy, SpillRound } from './spill.js';
 import { retryPolicy } from '../deliver/retry-policy.js';
+import { SCRUB_DEFERRED, scrubParkedJson } from '../shape/deferred-scrub.js';
+import type { ScrubPool } from '../shape/scrub-pool.js';
+import type { BacklogRow } from '../store/backlog-repo.js';
 
 export interface BacklogPumpOptions {
   store: Store;
@@ -44,6 +49,8 @@ export interface BacklogPumpOptions {
   concurrency?: number;
   /** Drains batching across time (spill.ts): delivered one round a spill linger. */
   spill?: SpillPolicy;
+  /** Where parked records not yet scrubbed are scrubbed when heavy (without it, on this thread). */
+  scrubPool?: ScrubPool;
 }
 
 export interface BacklogPump {
@@ -58,6 +65,11 @@ const LEASE_MS = 60_000;
 const PAGE_ROWS = 2000;
 /** Resources of one drain delivered at once (each resource's batches stay in order). */
 const LANES = 4;
+/**
+ * Parked records scrubbed at a time (deferred-scrub.ts): the pool's threads kept busy, and few
+ * enough that a chunk of scrubs at the pool's budget ends well within the lease renewed before it.
+ */
+const SCRUB_CHUNK = 8;
 
 export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   const failures = new Map<string, { attempts: number; nextAt: number }>();
@@ -131,6 +143,29 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   }
 
   /**
+   * The page's rows with every deferred scrub done, under the drain's rules now; null when the
+   * lease was lost or the pump stops meanwhile. The lease is renewed as the scrubs go on.
+   */
+  async function scrubDeferred(plan: DrainPlan, rows: readonly BacklogRow[]): Promise<readonly BacklogRow[] | null> {
+    if (!rows.some((r) => r.scrubHits === SCRUB_DEFERRED)) return rows;
+    const out = rows.slice();
+    let leasedAt = Date.now();
+    for (let i = 0; i < out.length; i += SCRUB_CHUNK) {
+      if (stopped) return null;
+      if (Date.now() - leasedAt > LEASE_MS / 4) {
+        if (!(await opts.store.backlog.lease(plan.drain.id, opts.owner, LEASE_MS))) return null;
+        leasedAt = Date.now();
+      }
+      await Promise.all(out.slice(i, i + SCRUB_CHUNK).map(async (row, k) => {
+        if (row.scrubHits !== SCRUB_DEFERRED) return;
+        const { json, scrubHits } = await scrubParkedJson(row.recordJson, plan.scrubber, plan.drain.orgId, opts.scrubPool);
+        out[i + k] = { ...row, recordJson: json, scrubHits, bytes: Buffer.byteLength(json) };
+      }));
+    }
+    return out;
+  }
+
+  /**
    * One round: every record parked up to `upTo`, read resource by resource
    * in pages that end at a resource boundary, so each resource goes out in
    * full batches however many interleave in the stream. Answers what it
@@ -161,7 +196,9 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
         if (row.resourceKey !== lastResource) resources++;
         lastResource = row.resourceKey;
       }
-      if ((await deliverPage(plan, batchesByResource(plan, deliver, opts.batch))) === 'failing') return null;
+      const scrubbed = await scrubDeferred(plan, deliver);
+      if (scrubbed === null) return null;
+      if ((await deliverPage(plan, batchesByResource(plan, scrubbed, opts.batch))) === 'failing') return null;
       records += deliver.length;
     }
     return null;

@@ -94,6 +94,8 @@ export interface Config {
   readonly parkAfterAttempts: number;
   /** Upper bound on records taken from the source but not yet accounted for. */
   readonly maxInFlightRecords: number;
+  /** The scrub pool (src/shape/scrub-pool.ts): how long one record's scrub may take, and how many heavy records one organization may queue. */
+  readonly scrub: { budgetMs: number; maxQueuedPerOrg: number };
   /**
    * How far V8 lets the heap grow past what a full collection left live before the next one, in
    * percent (0: V8's own choice, up to 300% at full speed). See src/config/heap-growth.ts.
@@ -361,6 +363,10 @@ export function loadConfig(env: Env = process.env): Config {
     probeLeaseMs: int('PROBE_LEASE_MS', 30_000, 100, 3_600_000),
     parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
     maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
+    scrub: {
+      budgetMs: int('SCRUB_BUDGET_MS', 2000, 10, 60_000),
+      maxQueuedPerOrg: int('SCRUB_MAX_QUEUED_PER_ORG', 32, 1, 10_000),
+    },
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),
     region: optional('REGION'),
     carrierAdapter: carrierAdapter(),

@@ -15,6 +15,7 @@ import type { RoutingTally } from '../telemetry/events.js';
 import { shapeRecord, type DeliveredRecord } from '../shape/delivered-record.js';
 import { INLINE_SCRUB_WORK, scrubbedTextLength } from '../shape/scrubber.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
+import { SCRUB_DEFERRED } from '../shape/deferred-scrub.js';
 import type { AgentRecord } from '../model/record.js';
 import type { Ticket } from '../model/ticket.js';
 import type { Batcher } from '../batch/batcher.js';
@@ -70,6 +71,12 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
       copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
+        if (opts.scrubPool.full(record.orgId)) {
+          // Its organization has its cap of heavy records waiting for the pool: parked now, scrubbed
+          // by the backlog pump (deferred-scrub.ts), so the flood holds nothing read from the source.
+          routing.route(record, raw.length, plans, shapeDeferring(record, observed), ticket);
+          continue;
+        }
         // Scrubbed off this thread, then routed like the others (the plans of this moment).
         ticket.hold();
         void routeOffloaded(opts, opts.scrubPool, observed, record, raw.length, plans, ticket).finally(() => ticket.release());
@@ -92,6 +99,15 @@ type ShapeFor = (plan: DrainPlan) => { shaped: DeliveredRecord; hits: number };
 const shapeInline = (record: AgentRecord, observed: string) => (plan: DrainPlan) => {
   const shaped = shapeRecord(record, observed, plan.shape);
   return { shaped, hits: plan.scrubber.scrubRecord(shaped) };
+};
+
+/** Shaped for every plan; scrubbed inline where light, left for the backlog pump (SCRUB_DEFERRED) where heavy. */
+const shapeDeferring = (record: AgentRecord, observed: string) => {
+  const length = scrubbedTextLength(record);
+  return (plan: DrainPlan) => {
+    const shaped = shapeRecord(record, observed, plan.shape);
+    return { shaped, hits: length * plan.scrubber.cost > INLINE_SCRUB_WORK ? SCRUB_DEFERRED : plan.scrubber.scrubRecord(shaped) };
+  };
 };
 
 /** Whether a drain selecting the record would scrub it past INLINE_SCRUB_WORK (scrubber.ts). */
@@ -172,7 +188,7 @@ class Routing {
         const { shaped, hits: scrubHits } = shapeFor(plan);
         // Drains that encode from the JSON alone get it now and never hold the shaped object (SerialisedEntry);
         // for the others the JSON is made when first read: never, for OTLP and vendor drains that do not park it.
-        const entry = groups.jsonOnly[slot] ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
+        const entry = groups.jsonOnly[slot] || scrubHits === SCRUB_DEFERRED ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
         shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), entry, rawBytes);
       }
       const hits = shape.entry.scrubHits;
@@ -182,7 +198,8 @@ class Routing {
       }
       // Not delivering now (unverified, paused, failing, spilling, or queued behind parked records), or
       // stopped taking records live as this record closed its batch (batcher.ts takesLive): park durably.
-      if (plan.deliverable && !opts.parking.has(plan.drain.id)) {
+      // A record not yet scrubbed (SCRUB_DEFERRED) is parked whatever the drain's state.
+      if (plan.deliverable && hits !== SCRUB_DEFERRED && !opts.parking.has(plan.drain.id)) {
         ticket.hold();
         if (opts.batcher.add(plan, shape, ticket)) continue;
         ticket.release();

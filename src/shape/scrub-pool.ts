@@ -6,7 +6,10 @@
  * body and string attributes replaced by the marker, never sent unscrubbed.
  * The routing thread meanwhile goes on with every other record. Jobs wait in
  * one queue per organization, served in turn (scrub-queue.ts), so one
- * organization's flood of heavy records delays no other's.
+ * organization's flood of heavy records delays no other's. Past an
+ * organization's cap of queued jobs (`full`) the record path parks its heavy
+ * records unscrubbed, and the backlog pump scrubs them here before it sends
+ * them: a flood never holds the consumer's MAX_IN_FLIGHT_RECORDS budget.
  */
 import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
@@ -34,6 +37,11 @@ export interface ScrubDone {
 export interface ScrubPool {
   /** Scrubs `record` of organization `orgId` in place off this thread; resolves with the matches replaced (or the fields withheld). */
   scrub(scrubber: Scrubber, record: DeliveredRecord, orgId: string): Promise<number>;
+  /**
+   * Whether the organization has its cap of jobs queued (not started): the record path parks its
+   * next heavy records unscrubbed rather than hold them, read from the source, behind its own.
+   */
+  full(orgId: string): boolean;
   /** An organization's jobs not yet started: in its queue, and past the queue's cap in its own backlog. */
   waiting(orgId: string): { queued: number; backlogged: number };
   /** Records withheld because their scrub overran the budget, since the start. */
@@ -145,6 +153,7 @@ export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {
     get withheld() {
       return withheld;
     },
+    full: (orgId) => queue.full(orgId),
     waiting: (orgId) => queue.waiting(orgId),
     scrub(scrubber, record, orgId) {
       if (closed) return Promise.resolve(withholdRecord(record));

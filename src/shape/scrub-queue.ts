@@ -13,6 +13,10 @@
  * jobs wait in its own backlog, in order, and move up as its queue empties.
  * The backlog is that organization's alone: it is never served before
  * another organization's queue, and is not counted as anyone else's work.
+ * The record path never fills it: a live record of an organization whose
+ * queue is `full` is parked instead (pipeline.ts), so that waiting holds no
+ * record read from the source; the backlog pump's scrubs of parked records
+ * wait here.
  */
 
 /** Queued heavy jobs per organization, past which its jobs wait in its own backlog. */
@@ -72,6 +76,12 @@ export class FairScrubQueue<T> {
     const all: T[] = [];
     for (const org of this.orgs.values()) all.push(...org.queue.splice(0), ...org.backlog.splice(0));
     return all;
+  }
+
+  /** Whether the organization's queue holds its cap of jobs not started: another waits in its backlog. */
+  full(orgId: string): boolean {
+    const org = this.orgs.get(orgId);
+    return org !== undefined && org.queue.length >= this.maxQueued;
   }
 
   /** An organization's jobs not started: in its queue (at most the cap) and in its backlog. */

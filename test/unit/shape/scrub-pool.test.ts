@@ -10,6 +10,7 @@ import { createScrubPool } from '../../../src/shape/scrub-pool.js';
 import { compileScrubber, INLINE_SCRUB_WORK, SCRUBBED, scrubbedTextLength } from '../../../src/shape/scrubber.js';
 import type { DeliveredRecord } from '../../../src/shape/delivered-record.js';
 import { drainRow, pipelineFor } from '../pipeline/fixture.js';
+import { SCRUB_DEFERRED, scrubParkedJson } from '../../../src/shape/deferred-scrub.js';
 
 /** Four rules at the per-rule cost bound: on random text over a small alphabet RE2 takes seconds for 256 KB. */
 const COSTLY = ['b.{250}c', '[a-z]{255}x', 'q[0-9a-f]{250}', '(?:ab){120}z'].map((pattern, i) => ({ id: `r${i}`, pattern }));
@@ -166,6 +167,33 @@ describe('pipeline with a scrub pool', () => {
       // when both came, and the victim's organization had nothing running.
       expect(starts.findIndex((s) => s.id === 'victim')).toBeLessThanOrEqual(1);
       expect(starts.filter((s) => s.orgId === 'org_flood').map((s) => s.id)).toEqual(Array.from({ length: 10 }, (_, i) => `flood-${i}`));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('parks an organization\'s heavy records past its cap unscrubbed, holding nothing, for the pump to scrub', async () => {
+    const starts: string[] = [];
+    const pool = createScrubPool({ size: 1, maxQueuedPerOrg: 2, onStart: (id) => starts.push(id) });
+    try {
+      const scrubRules = [{ id: 'tok', pattern: 'tok_[0-9]{6}' }, ...COSTLY.slice(0, 1)];
+      const p = pipelineFor([drainRow('flood', { orgId: 'org_flood', scrubRules })], { scrubPool: pool });
+      const base = { orgId: 'org_flood', agentId: 'agt', agentName: 'bot', environment: 'production', source: 'mcp', event: 'call', severity: 'info', timestamp: '2026-11-23T10:00:00Z', executionId: 'x' };
+      const message = `${'x'.repeat(4000)} tok_123456`;
+      expect(scrubbedTextLength({ message }) * p.plans[0]!.scrubber.cost).toBeGreaterThan(INLINE_SCRUB_WORK);
+      const ticket = p.route(Array.from({ length: 8 }, (_, i) => JSON.stringify({ ...base, id: `r${i}`, message })));
+      // Two queued (the pool's thread is still starting); the six after them parked, not waiting in the pool.
+      expect(pool.waiting('org_flood')).toEqual({ queued: 2, backlogged: 0 });
+      const parked = p.accounted.flatMap((e) => e.backlog ?? []);
+      expect(parked.map((r) => r.recordId)).toEqual(['r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+      expect(parked.every((r) => r.scrubHits === SCRUB_DEFERRED && r.recordJson.includes('tok_123456'))).toBe(true);
+      // Once the parked rows are written the chunk holds only the two in the pool.
+      await vi.waitFor(() => expect(ticket.inFlightShare).toBe(2));
+      // The pump's scrub of a parked row: through the pool, as a live one.
+      const { json, scrubHits } = await scrubParkedJson(parked[0]!.recordJson, p.plans[0]!.scrubber, 'org_flood', pool);
+      expect(scrubHits).toBe(1);
+      expect(json).not.toContain('tok_123456');
+      expect(starts).toContain('r2');
     } finally {
       await pool.close();
     }
