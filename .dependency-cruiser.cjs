@@ -9,6 +9,10 @@
  *
  *   model, destinations <- select, shape, sign, encode <- plan <- batch <- account <- deliver <- backlog <- pipeline <- source, worker
  *
+ * The drain domain (src/drains/: the lifecycle, moveDrain, the quota moves, health) is shared by
+ * the REST family and the engine: it stands on the model, the destination table, the drain audit
+ * entry and the store's types, and nothing it stands on imports it.
+ *
  * Telemetry is told of the stages' events and imports no stage and no store.
  */
 const ENGINE = '^src/(source|pipeline|plan|select|shape|batch|encode|sign|deliver|account|backlog)/|^src/worker\\.ts$';
@@ -37,6 +41,27 @@ const layerRules = LAYERS.slice(0, -1).map(([name, path], i) => ({
 module.exports = {
   forbidden: [
     ...layerRules,
+    {
+      name: 'drains-domain-below-its-users',
+      comment: 'The drain domain imports the model, the destination table, the drain audit entry, the store (its types only: next rule), errors and the logger type: no engine stage, no family, no kernel, no composition root.',
+      severity: 'error',
+      from: { path: '^src/drains/' },
+      to: { path: '^src/', pathNot: '^src/(drains|model|destinations|audit|store)/|^src/errors\\.ts$|^src/telemetry/logger\\.ts$' },
+    },
+    {
+      name: 'drains-domain-store-types-only',
+      comment: 'The drain domain is handed its store (a unit of work, the store) by its caller: it imports the store\'s types, never a repository or a connection.',
+      severity: 'error',
+      from: { path: '^src/drains/' },
+      to: { path: '^src/(store/|telemetry/logger\\.ts$)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'drains-domain-not-below',
+      comment: 'What the drain domain stands on (the model, the destinations, the audit entry, the store) never imports it.',
+      severity: 'error',
+      from: { path: '^src/(model|destinations|audit|store)/' },
+      to: { path: '^src/drains/' },
+    },
     {
       name: 'telemetry-not-to-engine',
       comment: 'Telemetry is told of what the stages do (events.ts); it imports no stage and no store.',

@@ -27,7 +27,7 @@ import { ParkingSet } from './backlog/parking.js';
 import { SpillPolicy } from './backlog/spill.js';
 import { parkUnsent } from './backlog/park-unsent.js';
 import { createBacklogPump } from './backlog/backlog-pump.js';
-import { createDrainHealth } from './account/drain-health.js';
+import { createDrainHealth } from './drains/health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
 import { createProbeRunner } from './deliver/probes.js';
 import { createScrubPool } from './shape/scrub-pool.js';

@@ -8,7 +8,7 @@ import type { ReadyBatch } from '../batch/batcher.js';
 import { DELIVERY_RETENTION_MS, type DeliveryRecord } from '../model/delivery.js';
 import { newId } from '../model/ids.js';
 import { scrubExcerpt } from '../shape/builtin-scrub.js';
-import type { AttemptObserver } from '../account/drain-health.js';
+import type { AttemptObserver } from '../drains/health.js';
 import type { AttemptResult } from '../account/entries.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import type { Logger } from '../telemetry/logger.js';

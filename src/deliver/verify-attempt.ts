@@ -21,7 +21,8 @@ import { scrubExcerpt } from '../shape/builtin-scrub.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Actor } from '../audit/drain-audit.js';
 import { auditDrain } from '../audit/drain-audit.js';
-import { nextState } from '../model/drain-lifecycle.js';
+import { moveDrain } from '../drains/move.js';
+import { movesBy } from '../drains/lifecycle.js';
 import { failureReason } from './verify-reason.js';
 
 export interface VerificationToSend {
@@ -82,19 +83,16 @@ export async function attemptVerification(deps: {
     ...(ok && drain.endpoint !== null ? { endpoint: drain.endpoint } : {}),
     ...(ok ? {} : { errorClass, reason }),
   };
-  // A drain waiting for verification starts delivering; any other keeps its state (drain-lifecycle.ts).
-  const verified = ok ? nextState(current, 'verified') : undefined;
-  // The outcome and, on success, its audit entry commit together.
+  // The outcome and, on success, the move (a drain waiting for verification starts delivering; any
+  // other keeps its state) and its audit entry commit together.
   await store.unitOfWork(async (tx) => {
-    const updated = await tx.drains.update(
-      drain.orgId,
-      drain.id,
-      ok
-        ? { verification: outcome, verifiedAt: startedAt, ...(verified ? { state: verified.state } : {}) }
-        : { verification: outcome },
-      false,
-    );
-    if (ok && updated) {
+    const updated = await tx.drains.update(drain.orgId, drain.id, ok ? { verification: outcome, verifiedAt: startedAt } : { verification: outcome }, false);
+    if (!ok || !updated) return;
+    // Read in this transaction after its own write: the row is held until it commits, so the move cannot lose a race.
+    if (movesBy(updated, 'verified')) {
+      const moved = await moveDrain(tx, updated, 'verified', deps.actor);
+      if (!moved.ok) throw moved.error;
+    } else {
       await auditDrain(tx, deps.actor, 'logs.drain.verified', updated, { state: updated.state });
     }
   });

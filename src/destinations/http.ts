@@ -3,6 +3,8 @@ import type { Destination } from './destination.js';
 
 export const http: Destination<'http'> = {
   type: 'http',
+  endpoint: { from: 'body' },
+  formats: true,
   encoding: (format) => format,
   signs: true,
   verification: 'token-echo',

@@ -5,7 +5,7 @@ import { otlp } from './otlp.js';
 import { vendorA } from './vendor-a.js';
 import { vendorB } from './vendor-b.js';
 
-export type { Destination, EncodingName } from './destination.js';
+export type { Destination, EncodingName, EndpointRule, EndpointSettings } from './destination.js';
 
 const TABLE = [http, otlp, vendorA, vendorB] as const;
 
@@ -22,4 +22,9 @@ const BY_TYPE = new Map<string, Destination>(TABLE.map((d) => [d.type, d]));
 /** The destination of a drain type (every stored drain has one of DRAIN_TYPES). */
 export function destinationOf(type: DrainType): Destination {
   return BY_TYPE.get(type)!;
+}
+
+/** The types whose destinations have a property: for messages that name them ("only http drains are signed"). */
+export function typesWhere(has: (d: Destination) => boolean): DrainType[] {
+  return TABLE.filter(has).map((d) => d.type as DrainType);
 }

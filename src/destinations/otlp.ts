@@ -3,6 +3,8 @@ import type { Destination } from './destination.js';
 
 export const otlp: Destination<'otlp'> = {
   type: 'otlp',
+  endpoint: { from: 'body' },
+  formats: false,
   encoding: () => 'otlp-protobuf',
   signs: false,
   verification: 'any-2xx',

@@ -3,6 +3,8 @@ import type { Destination } from './destination.js';
 
 export const vendorB: Destination<'vendor-b'> = {
   type: 'vendor-b',
+  endpoint: { from: 'body', intakeHosts: (s) => s.vendorBHosts },
+  formats: false,
   encoding: () => 'vendor-b-logs',
   signs: false,
   verification: 'any-2xx',

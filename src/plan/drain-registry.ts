@@ -23,9 +23,8 @@ import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import { degradationFor, type Degradation, type Quota, type Usage } from '../model/quota-ladder.js';
 import { dayOf } from '../model/time.js';
-import { auditDrain } from '../audit/drain-audit.js';
 import { compilePlan, planKeyOf, rotationWindowOpen, type DrainPlan } from './drain-plans.js';
-import { nextState } from '../model/drain-lifecycle.js';
+import { applyQuotaLevel } from '../drains/quota.js';
 
 export interface DrainRegistry {
   /** Where the drain stands on the quota ladder today. */
@@ -141,24 +140,9 @@ export function createDrainRegistry(opts: DrainRegistryOptions): DrainRegistry {
       const d = plan.drain;
       const level = degradationFor(usage.get(d.id) ?? { events: 0, bytes: 0 }, opts.quota);
       degradations.set(d.id, level);
-      const system = { type: 'system' as const, id: 'quota-ladder' };
-      const pause = level === 'paused' ? nextState(d, 'paused_by_quota') : undefined;
-      const reset = level !== 'paused' ? nextState(d, 'quota_reset') : undefined;
-      if (pause) {
-        // The move and its audit entry commit together (store.unitOfWork).
-        const moved = await opts.store.unitOfWork(async (tx) => {
-          const m = await tx.drains.transition(d.id, pause.from, pause.state, pause.pauseReason);
-          if (m) await auditDrain(tx, system, 'logs.drain.quota_paused', m, { usage: usage.get(d.id) });
-          return m;
-        });
-        if (moved) opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
-      } else if (reset) {
-        // A new day: the quota reset. Back to degraded (or to verification if it never passed it).
-        await opts.store.unitOfWork(async (tx) => {
-          const moved = await tx.drains.transition(d.id, reset.from, reset.state, null);
-          if (moved) await auditDrain(tx, system, 'logs.drain.resumed', moved, { reason: 'quota reset' });
-        });
-      }
+      // The move itself (and its audit entry) is the drain domain's (src/drains/quota.ts).
+      const moved = await applyQuotaLevel(opts.store, d, level, usage.get(d.id));
+      if (moved?.ok && moved.drain.state === 'paused') opts.logger.warn({ event: 'drain.quota_paused', drainId: d.id }, 'drain paused by its quota');
     }
   }
 

@@ -73,13 +73,12 @@ const UPDATABLE: Record<string, { column: string; json?: boolean }> = {
   sampling: { column: 'sampling', json: true },
   redact: { column: 'redact', json: true },
   scrubRules: { column: 'scrub_rules', json: true },
-  state: { column: 'state' },
-  pauseReason: { column: 'pause_reason' },
   verifiedAt: { column: 'verified_at' },
   verification: { column: 'verification', json: true },
 };
 
-export type DrainPatch = Partial<Omit<Drain, 'id' | 'orgId' | 'type' | 'version' | 'createdBy' | 'createdAt' | 'updatedAt'>>;
+/** What a plain update may set: never the state or its pause reason, which move only through `moveDrain` (src/drains/move.ts). */
+export type DrainPatch = Partial<Omit<Drain, 'id' | 'orgId' | 'type' | 'state' | 'pauseReason' | 'version' | 'createdBy' | 'createdAt' | 'updatedAt'>>;
 
 /** The channel migration 008's trigger notifies on each drain change. */
 const DRAIN_CONFIG_CHANNEL = 'logdrain_drain_config';
@@ -171,14 +170,34 @@ export function createDrainsRepo(sql: Sql) {
     },
 
     /**
-     * Moves a drain between states only when it is in one of `from`: outcome-driven moves
-     * (healthy <-> degraded, quota pause) must never undo a concurrent manual pause or PATCH.
+     * Puts a drain in `to` when it is in one of `from`, with no audit entry and no lifecycle
+     * rule: for setting up a drain's state from outside the service (the service's own moves go
+     * through `moveDrain`, src/drains/move.ts).
      */
     async transition(id: string, from: readonly DrainState[], to: DrainState, pauseReason?: string | null): Promise<Drain | undefined> {
       const rows = await sql.query<DrainRow>(
         `update drains set state = $3, pause_reason = case when $4::boolean then $5 else pause_reason end, updated_at = now()
          where id = $1 and deleted_at is null and state = any($2::text[]) returning *`,
         [id, from, to, pauseReason !== undefined, pauseReason ?? null],
+      );
+      if (rows.length > 0) noteDrainConfigChange();
+      return rows[0] && fromRow(rows[0]);
+    },
+
+    /**
+     * Moves the drain to `to` only while it is still as it was read (`read`: its state and pause
+     * reason); undefined when either changed meanwhile or the drain is gone. The service writes a
+     * drain's state only through this, from `moveDrain` (src/drains/move.ts).
+     */
+    async moveState(
+      id: string,
+      read: { state: DrainState; pauseReason: string | null },
+      to: { state: DrainState; pauseReason: string | null },
+    ): Promise<Drain | undefined> {
+      const rows = await sql.query<DrainRow>(
+        `update drains set state = $4, pause_reason = $5::text, updated_at = now()
+         where id = $1 and state = $2 and pause_reason is not distinct from $3::text and deleted_at is null returning *`,
+        [id, read.state, read.pauseReason, to.state, to.pauseReason],
       );
       if (rows.length > 0) noteDrainConfigChange();
       return rows[0] && fromRow(rows[0]);

@@ -9,6 +9,7 @@ import type { Drain } from '../../model/drain.js';
 import { DAY_MS } from '../../model/time.js';
 import { organizationOf } from '../../api/kernel/auth.js';
 import { auditDrain } from '../../audit/drain-audit.js';
+import { moveDrain, MOVE_REFUSALS } from '../../drains/move.js';
 import { checkDrainBody } from './validate.js';
 import { schemas, type DrainCreateBody, type DrainParams, type DrainPatchBody, type OrgParams } from './schemas.js';
 import { drainBodyError } from './validation-error.js';
@@ -79,7 +80,7 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads:
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const input = checkDrainBody(req.body);
-    const { patch, changed } = await buildDrainPatch(deps, drain, input);
+    const { patch, changed, endpointChanged } = await buildDrainPatch(deps, drain, input);
     if (changed.length === 0) return drainReadForm(store, drain, deps.config.quota);
     const updated = await store.unitOfWork(async (tx) => {
       let result;
@@ -90,8 +91,15 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads:
         throw e;
       }
       if (!result) throw drainNotFound();
-      await auditDrain(tx, actorOf(principal), 'logs.drain.updated', result, { changed });
-      return result;
+      if (!endpointChanged) {
+        await auditDrain(tx, actorOf(principal), 'logs.drain.updated', result, { changed });
+        return result;
+      }
+      // Moved from the row this transaction just wrote (and holds until it commits): the move and
+      // the update are one audit entry, as they are one mutation.
+      const moved = await moveDrain(tx, result, 'endpoint_changed', actorOf(principal), { changed });
+      if (!moved.ok) throw moved.error.code === MOVE_REFUSALS.gone ? drainNotFound() : moved.error;
+      return moved.drain;
     });
     return drainReadForm(store, updated, deps.config.quota);
   });

@@ -1,8 +1,9 @@
 /**
  * Turns a validated create or PATCH body into a new drain or a patch,
  * applying the rules that need context: which types this deployment offers,
- * what endpoint each type accepts, signing only for `http`, content only
- * with acknowledgement, agents only of the organization.
+ * what endpoint each type accepts and whether it is signed (the destination
+ * table, src/destinations/), content only with acknowledgement, agents only
+ * of the organization.
  */
 import { ulid } from 'ulid';
 import type { Drain, DrainType } from '../../model/drain.js';
@@ -14,7 +15,8 @@ import { DrainErrors, drainValidation } from './errors.js';
 import type { DrainDeps } from './context.js';
 import { last4 } from './read-form.js';
 import { checkDrainEndpoint, type DrainInput } from './validate.js';
-import { INITIAL_STATE, nextState } from '../../model/drain-lifecycle.js';
+import { INITIAL_STATE } from '../../drains/lifecycle.js';
+import { destinationOf, typesWhere } from '../../destinations/index.js';
 
 export const MAX_DRAINS = { standard: 5, enterprise: 10 } as const;
 
@@ -36,32 +38,34 @@ function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
 
 /** The endpoint a drain of `type` gets from this body, checked; undefined when the body does not set one. */
 async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInput, creating: boolean): Promise<string | undefined> {
-  if (type === 'vendor-a') {
+  const rule = destinationOf(type).endpoint;
+  if (rule.from === 'site') {
     if (input.endpoint !== undefined) {
-      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED('vendor-a drains derive their endpoint from site.', { field: 'endpoint' });
+      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`${type} drains derive their endpoint from site.`, { field: 'endpoint' });
     }
-    if (creating && !input.site) throw drainValidation('site', ['site is required for vendor-a']);
-    return input.site ? deps.config.vendorAIntakeUrl.replace('{site}', input.site) : undefined;
+    if (creating && !input.site) throw drainValidation('site', [`site is required for ${type}`]);
+    return input.site ? rule.url(deps.config, input.site) : undefined;
   }
-  if (input.site !== undefined) throw drainValidation('site', ['site applies to vendor-a only']);
+  if (input.site !== undefined) throw drainValidation('site', [`site applies to ${typesWhere((d) => d.endpoint.from === 'site').join(', ')} only`]);
   if (input.endpoint === undefined) {
     if (creating) throw drainValidation('endpoint', [`endpoint is required for ${type}`]);
     return undefined;
   }
   const endpoint = await checkDrainEndpoint(input.endpoint, deps.config.endpointAllowHosts);
-  if (type === 'vendor-b') {
+  if (rule.intakeHosts) {
+    const intake = rule.intakeHosts(deps.config);
     const host = new URL(endpoint).hostname.toLowerCase();
-    const accepted = deps.config.vendorBHosts.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
+    const accepted = intake.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
     if (!accepted && !isAllowedHost(host, deps.config.endpointAllowHosts)) {
-      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`vendor-b accepts only its intake hosts (${deps.config.vendorBHosts.join(', ')}).`, { field: 'endpoint' });
+      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`${type} accepts only its intake hosts (${intake.join(', ')}).`, { field: 'endpoint' });
     }
   }
   return endpoint;
 }
 
 function checkSigningAndContent(type: DrainType, input: DrainInput): void {
-  if (input.secret !== undefined && type !== 'http') {
-    throw drainValidation('secret', ['only http drains are signed; other types authenticate with headers']);
+  if (input.secret !== undefined && !destinationOf(type).signs) {
+    throw drainValidation('secret', [`only ${typesWhere((d) => d.signs).join(', ')} drains are signed; other types authenticate with headers`]);
   }
   if (input.includeContent === true && input.includeContentAck !== true) {
     throw DrainErrors.DRAIN_CONTENT_ACK_REQUIRED('includeContent requires includeContentAck: true.', { field: 'includeContentAck' });
@@ -92,7 +96,8 @@ export async function buildNewDrain(deps: DrainDeps, orgId: string, principal: P
   if ((await deps.store.drains.countLive(orgId)) >= max) {
     throw DrainErrors.DRAIN_LIMIT_REACHED(`This organization already has ${max} drains, its limit.`);
   }
-  const secret = type === 'http' ? input.secret ?? generateSecret() : undefined;
+  const destination = destinationOf(type);
+  const secret = destination.signs ? input.secret ?? generateSecret() : undefined;
   const now = new Date();
   const drain: Drain = {
     id: `drn_${ulid().toLowerCase()}`,
@@ -101,7 +106,7 @@ export async function buildNewDrain(deps: DrainDeps, orgId: string, principal: P
     type,
     endpoint: endpoint ?? null,
     site: input.site ?? null,
-    format: type === 'http' ? input.format ?? 'json' : 'json',
+    format: destination.formats ? input.format ?? 'json' : 'json',
     headers: sealHeaders(deps, input.headers ?? []),
     secret: secret === undefined ? null : deps.store.secretBox.seal(secret),
     previousSecret: null,
@@ -133,6 +138,8 @@ export interface DrainChange {
   patch: DrainPatch;
   /** Names of the fields whose value changes (for the audit entry). */
   changed: string[];
+  /** The endpoint moves: the drain waits for verification again (the `endpoint_changed` event). */
+  endpointChanged: boolean;
 }
 
 export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: DrainInput): Promise<DrainChange> {
@@ -141,6 +148,7 @@ export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: Drai
   await checkAgents(deps, drain.orgId, input);
   const patch: DrainPatch = {};
   const changed: string[] = [];
+  let endpointChanged = false;
   const set = <K extends keyof DrainPatch>(field: K, value: DrainPatch[K], current: unknown) => {
     if (JSON.stringify(value) === JSON.stringify(current)) return;
     patch[field] = value;
@@ -150,13 +158,12 @@ export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: Drai
   if (input.site !== undefined) set('site', input.site, drain.site);
   if (endpoint !== undefined && endpoint !== drain.endpoint) {
     set('endpoint', endpoint, drain.endpoint);
-    // Part 3: a new endpoint must prove ownership again; records keep buffering meanwhile. The
-    // old endpoint's verification proves nothing for the new one (a pause and resume, or the quota
-    // ladder's reset, would otherwise deliver to it unverified).
-    const move = nextState(drain, 'endpoint_changed')!;
-    patch.state = move.state;
-    patch.pauseReason = move.pauseReason;
+    // Part 3: a new endpoint must prove ownership again (the route moves the drain by
+    // `endpoint_changed`); records keep buffering meanwhile. The old endpoint's verification proves
+    // nothing for the new one (a pause and resume, or the quota ladder's reset, would otherwise
+    // deliver to it unverified).
     patch.verifiedAt = null;
+    endpointChanged = true;
     // Write-only header values were given for the old destination (an Authorization for a log
     // vendor): they do not follow the drain to another origin unless given again with it.
     if (input.headers === undefined && drain.headers.length > 0 && originOf(endpoint) !== originOf(drain.endpoint)) {
@@ -164,7 +171,7 @@ export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: Drai
       changed.push('headers');
     }
   }
-  if (input.format !== undefined && drain.type === 'http') set('format', input.format, drain.format);
+  if (input.format !== undefined && destinationOf(drain.type).formats) set('format', input.format, drain.format);
   if (input.headers !== undefined) {
     patch.headers = sealHeaders(deps, input.headers);
     changed.push('headers');
@@ -184,5 +191,5 @@ export async function buildDrainPatch(deps: DrainDeps, drain: Drain, input: Drai
   if (input.sampling !== undefined) set('sampling', input.sampling, drain.sampling);
   if (input.redact !== undefined) set('redact', input.redact, drain.redact);
   if (input.scrubRules !== undefined) set('scrubRules', input.scrubRules, drain.scrubRules);
-  return { patch, changed };
+  return { patch, changed, endpointChanged };
 }

@@ -1,7 +1,9 @@
 /** verify, test, pause, resume and rotate-secret (spec 01 parts 3 and 4.2). */
 import type { FastifyInstance } from 'fastify';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
-import { nextState } from '../../model/drain-lifecycle.js';
+import { moveDrainAsItIs, MOVE_REFUSALS } from '../../drains/move.js';
+import { movesBy } from '../../drains/lifecycle.js';
+import { destinationOf } from '../../destinations/index.js';
 import { generateSecret } from '../../security/webhook-secret.js';
 import { ulid } from 'ulid';
 import { DrainErrors, drainNotFound } from './errors.js';
@@ -62,11 +64,10 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const drain = await loadDrain(store, req.params);
     const reason = req.body?.reason;
     const updated = await store.unitOfWork(async (tx) => {
-      const move = nextState(drain, 'paused_manually')!;
-      const result = await tx.drains.update(drain.orgId, drain.id, { state: move.state, pauseReason: move.pauseReason }, false);
-      if (!result) throw drainNotFound();
-      await auditDrain(tx, actorOf(principal), 'logs.drain.paused', result, reason === undefined ? {} : { reason });
-      return result;
+      // From any state: a race with another move is decided again from the drain as it now is.
+      const moved = await moveDrainAsItIs(tx, drain, 'paused_manually', actorOf(principal), reason === undefined ? {} : { reason });
+      if (moved.ok) return moved.drain;
+      throw moved.error.code === MOVE_REFUSALS.gone ? drainNotFound() : moved.error;
     });
     return drainReadForm(store, updated, deps.config.quota);
   });
@@ -76,22 +77,20 @@ export function registerOperationRoutes(app: FastifyInstance, deps: DrainDeps): 
     const drain = await loadDrain(store, req.params);
     // Never straight to healthy: it must prove itself again. A drain whose endpoint was never
     // verified (a new drain, or one moved to another endpoint) goes back to waiting for it.
-    const move = nextState(drain, 'resumed');
-    if (!move) return drainReadForm(store, drain, deps.config.quota);
-    const updated = await store.unitOfWork(async (tx) => {
-      const result = await tx.drains.update(drain.orgId, drain.id, { state: move.state, pauseReason: move.pauseReason }, false);
-      if (!result) throw drainNotFound();
-      await auditDrain(tx, actorOf(principal), 'logs.drain.resumed', result);
-      return result;
-    });
-    return drainReadForm(store, updated, deps.config.quota);
+    // A drain that is not paused is answered as it is.
+    if (!movesBy(drain, 'resumed')) return drainReadForm(store, drain, deps.config.quota);
+    const result = await store.unitOfWork((tx) => moveDrainAsItIs(tx, drain, 'resumed', actorOf(principal)));
+    if (result.ok) return drainReadForm(store, result.drain, deps.config.quota);
+    if (result.error.code === MOVE_REFUSALS.gone) throw drainNotFound();
+    // No longer paused by the time it was moved: the drain as it now is.
+    return drainReadForm(store, result.current ?? (await loadDrain(store, req.params)), deps.config.quota);
   });
 
   app.post<{ Params: DrainParams; Querystring: RotateQuery }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
     const principal = principalOf(req);
     const drain = await loadDrain(store, req.params);
     const raw = req.query.finalize;
-    if (drain.type !== 'http' || !drain.secret) {
+    if (!destinationOf(drain.type).signs || !drain.secret) {
       throw DrainErrors.DRAIN_NOT_SIGNED(`${drain.type} drains are not signed; they authenticate with configured headers.`);
     }
     const now = new Date();

@@ -5,6 +5,7 @@ import type { DrainHealthFacts } from '../../store/health-repo.js';
 import { HOUR_MS, dayOf } from '../../model/time.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 import type { DrainRead } from './schemas.js';
+import { destinationOf } from '../../destinations/index.js';
 
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -36,6 +37,7 @@ export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs 
 /** The read form of `d` with `live` facts. */
 export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs = Date.now()): DrainRead {
   const { facts, backlog, used } = live;
+  const destination = destinationOf(d.type);
   const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
   const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
   const health: DrainRead['health'] = {
@@ -58,7 +60,7 @@ export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs =
     name: d.name,
     type: d.type,
     endpoint: d.endpoint,
-    site: d.type === 'vendor-a' ? d.site ?? undefined : undefined,
+    site: destination.endpoint.from === 'site' ? d.site ?? undefined : undefined,
     format: d.format,
     headers: d.headers.map((h) => ({ name: h.name, last4: h.last4 })),
     selectors: {
@@ -71,7 +73,7 @@ export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs =
     sampling: d.sampling,
     redact: d.redact,
     scrubRules: d.scrubRules ? { count: d.scrubRules.length, ids: d.scrubRules.map((r) => r.id) } : null,
-    signing: d.type === 'http' ? { enabled: d.secret !== null, rotation: rotationOf(d, nowMs) } : undefined,
+    signing: destination.signs ? { enabled: d.secret !== null, rotation: rotationOf(d, nowMs) } : undefined,
     state: d.state,
     verifiedAt: iso(d.verifiedAt),
     verification: d.verification,

@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)('unit of work on $name', (kind) => {
     const taken = await store.unitOfWork((tx) => tx.audit({ ...drainAuditEntry(ACTOR, 'logs.drain.created', d) }));
     const version = await store.drains.configVersion();
     await expect(store.unitOfWork(async (tx) => {
-      await tx.drains.update(d.orgId, d.id, { name: 'never', state: 'paused', pauseReason: 'manual' }, true);
+      await tx.drains.update(d.orgId, d.id, { name: 'never', site: 'never' }, true);
       await tx.audit({ ...drainAuditEntry(ACTOR, 'logs.drain.updated', d), id: taken.id });
     })).rejects.toMatchObject({ code: '23505' });
     expect(await store.drains.get(d.orgId, d.id)).toMatchObject({ name: d.name, state: 'pending_verification', version: 1 });

@@ -1,6 +1,6 @@
 /** The drain's state table (spec 01 part 3), event by event and state by state. */
 import { describe, expect, it } from 'vitest';
-import { INITIAL_STATE, nextState, type DrainEvent } from '../../../src/model/drain-lifecycle.js';
+import { INITIAL_STATE, nextState, type DrainEvent } from '../../../src/drains/lifecycle.js';
 import type { DrainState } from '../../../src/model/drain.js';
 
 const ENDPOINT = 'https://logs.example.com/in';

@@ -1,13 +1,18 @@
 /**
  * Outcome-driven state moves (docs/delivery.md, "Drain states"): a healthy drain whose
  * last `degradeAfter` attempts failed becomes `degraded`; a degraded drain
- * whose last `recoverAfter` attempts succeeded becomes `healthy`. Moves are
- * conditional on the current state, so they never undo a pause or a PATCH.
+ * whose last `recoverAfter` attempts succeeded becomes `healthy`. Moves go through
+ * `moveDrain`, conditional on the state the deliverer's plan holds, so they never
+ * undo a pause or a PATCH; they are not mutations and write no audit entry.
  */
 import type { Drain } from '../model/drain.js';
-import { nextState } from '../model/drain-lifecycle.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
+import { moveDrain } from './move.js';
+import { movesBy } from './lifecycle.js';
+
+/** Who outcome-driven moves are made by. */
+const HEALTH_ACTOR = { type: 'system', id: 'drain-health' } as const;
 
 /** Told of every attempt's outcome by the deliverer: drives healthy <-> degraded. */
 export interface AttemptObserver {
@@ -18,7 +23,7 @@ export const DEGRADE_AFTER_FAILURES = 3;
 export const RECOVER_AFTER_SUCCESSES = 5;
 
 export function createDrainHealth(opts: {
-  store: Pick<Store, 'drains'>;
+  store: Pick<Store, 'unitOfWork'>;
   logger: Logger;
   degradeAfter?: number;
   recoverAfter?: number;
@@ -28,13 +33,11 @@ export function createDrainHealth(opts: {
   const streaks = new Map<string, { ok: boolean; n: number }>();
 
   const move = (drain: Drain, event: 'attempts_failed' | 'attempts_succeeded') => {
-    const next = nextState(drain, event);
-    if (!next) return;
+    if (!movesBy(drain, event)) return;
     streaks.delete(drain.id);
     const from = drain.state;
-    const to = next.state;
-    opts.store.drains.transition(drain.id, next.from, to).then(
-      (moved) => moved && opts.logger.info({ event: 'drain.state', drainId: drain.id, from, to }, `drain ${to}`),
+    opts.store.unitOfWork((tx) => moveDrain(tx, drain, event, HEALTH_ACTOR)).then(
+      (moved) => moved.ok && opts.logger.info({ event: 'drain.state', drainId: drain.id, from, to: moved.drain.state }, `drain ${moved.drain.state}`),
       (e) => opts.logger.warn({ event: 'drain.state_failed', drainId: drain.id, err: (e as Error).message }, 'state move failed'),
     );
   };

@@ -1,9 +1,10 @@
 /**
  * The drain's states and the events that move them (spec 01 part 3), in one
- * place: every state change anywhere (the API's mutations, verification, the
- * worker's outcome streaks, the quota ladder) asks `nextState` where an event
- * takes a drain, and moves it there only from the states the answer names
- * (`from`), so a move decided on a stale read never undoes a concurrent one.
+ * place. Only this folder asks it: every state change anywhere (the API's
+ * mutations, verification, the worker's outcome streaks, the quota ladder)
+ * goes through `moveDrain` (move.ts), which asks `nextState` where an event
+ * takes a drain and moves it there only while the drain is still as it was
+ * read, so a move decided on a stale read never undoes a concurrent one.
  *
  *   created ............................ -> pending_verification (INITIAL_STATE)
  *   endpoint_changed (any state) ....... -> pending_verification (a new endpoint proves itself)
@@ -15,7 +16,7 @@
  *   attempts_failed (healthy) .......... -> degraded (3 consecutive failed attempts)
  *   attempts_succeeded (degraded) ...... -> healthy (5 consecutive successful attempts)
  */
-import { isVerifiedForEndpoint, type Drain, type DrainState } from './drain.js';
+import { isVerifiedForEndpoint, type Drain, type DrainState } from '../model/drain.js';
 
 /** A new drain waits for its endpoint's verification. */
 export const INITIAL_STATE: DrainState = 'pending_verification';
@@ -64,3 +65,6 @@ export function nextState(drain: Pick<Drain, 'state' | 'pauseReason' | 'verified
       return move('healthy', null, ['degraded']);
   }
 }
+
+/** Whether `event` moves `drain` in its state (a move may still lose a race: move.ts). */
+export const movesBy = (drain: Parameters<typeof nextState>[0], event: DrainEvent): boolean => nextState(drain, event) !== undefined;
