@@ -145,7 +145,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   const scrubPool = createScrubPool({
     onWithheld: (recordId) => logger.warn({ event: 'scrub.withheld', recordId }, 'a record took too long to scrub: its text was withheld'),
   });
-  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool }));
+  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool, copyRows: store.logs.takesRows }));
   logger.info({ event: 'worker.started', source: source.name }, 'worker started');
 
   let stopping: Promise<void> | undefined;
