@@ -148,7 +148,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   }, 3_600_000);
   sweep.unref();
 
-  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool }));
+  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool, copyRows: store.logs.takesRows }));
   logger.info({ event: 'worker.started', source: source.name }, 'worker started');
 
   let stopping: Promise<void> | undefined;

@@ -86,7 +86,7 @@ async function attempt<T>(name: string, fn: () => Promise<T>): Promise<T | undef
 }
 const keep = (f: RunFigures) => {
   runs.push(f);
-  log(`  ${f.name}: ${Math.round(f.recordsPerSecond)} rec/s, ${Math.round(f.recordsPerCpuSecond)} rec/CPU-s, peak RSS ${Math.round(f.peakRssMB)} MB, ${Math.round(f.bytesPerRecord)} B/rec, ${f.posts} posts`);
+  log(`  ${f.name}: ${Math.round(f.recordsPerSecond)} rec/s, ${Math.round(f.recordsPerCpuSecond)} rec/CPU-s, peak RSS ${Math.round(f.peakRssMB)} MB, ${Math.round(f.bytesPerRecord)} B/rec, ${f.posts} posts${f.postgresCpuSeconds !== undefined ? `, Postgres ${f.postgresCpuSeconds.toFixed(2)} CPU-s` : ""}`);
   return f;
 };
 try {
@@ -215,8 +215,15 @@ try {
   results.scenarios = scenarios;
   results.failures = failures;
   const ratio = (a: RunFigures | undefined, b: RunFigures | undefined) => (a && b ? a.recordsPerCpuSecond / b.recordsPerCpuSecond : null);
+  // Worker and Postgres CPU together against the baseline's (which writes nothing to Postgres).
+  const wholeSystem = (a: RunFigures | undefined, b: RunFigures | undefined) =>
+    a && b && a.postgresCpuSeconds !== undefined ? a.records / (a.cpuSeconds + a.postgresCpuSeconds) / b.recordsPerCpuSecond : null;
   const perRound = rounds.map((x) => ({
     engineToBaseline: ratio(x.engine, x.baseline),
+    engineWholeSystemToBaseline: wholeSystem(x.engine, x.baseline),
+    engineOtlpWholeSystemToBaseline: wholeSystem(x.engineOtlp, x.baseline),
+    enginePostgresCpuSecondsPer100k: x.engine?.postgresCpuSeconds !== undefined ? (x.engine.postgresCpuSeconds / x.engine.records) * 100_000 : null,
+    engineOtlpPostgresCpuSecondsPer100k: x.engineOtlp?.postgresCpuSeconds !== undefined ? (x.engineOtlp.postgresCpuSeconds / x.engineOtlp.records) * 100_000 : null,
     engineToPeer: ratio(x.engine, x.peer),
     engineOtlpToPeer: ratio(x.engineOtlp, x.peer),
     peerDefaultToPeer: ratio(x.peerDefault, x.peer),
@@ -242,6 +249,7 @@ try {
   const fmt = (x: number | null | undefined) => (x == null ? 'n/a' : x.toFixed(2));
   if (results.latency) console.log(`latency: ${JSON.stringify(results.latency)}`);
   console.log(`scenarios: ${JSON.stringify(scenarios)}`);
+  console.log(`whole_system_to_baseline=${fmt(r.engineWholeSystemToBaseline)} otlp_whole_system_to_baseline=${fmt(r.engineOtlpWholeSystemToBaseline)} postgres_cpu_s_per_100k=${fmt(r.enginePostgresCpuSecondsPer100k)}/${fmt(r.engineOtlpPostgresCpuSecondsPer100k)}`);
   console.log(`ratio_to_baseline=${fmt(r.engineToBaseline)} ratio_to_peer=${fmt(r.engineToPeer)}`);
 } finally {
   await h.close();

@@ -8,7 +8,7 @@
  * tickets stay per drain.
  */
 import { deadLetterClass, decodeRecord } from '../model/record.js';
-import type { LogCopy } from '../store/logs-repo.js';
+import { copyRow, type LogCopy } from '../store/logs-repo.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
@@ -42,6 +42,8 @@ export interface PipelineOptions {
   region?: string | undefined;
   /** Where records too heavy to scrub on this thread are scrubbed (scrub-pool.ts); without it, every scrub is inline. */
   scrubPool?: ScrubPool;
+  /** The store writes the platform copy with COPY: each copy carries its row (logs-repo.ts copyRow). */
+  copyRows?: boolean;
 }
 
 /** A chunk of raw messages as a source hands it over, with the ticket its records hold. */
@@ -68,7 +70,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs), row: opts.copyRows ? copyRow(record, decoded.timeMs) : undefined });
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
         if (opts.scrubPool.full(record.orgId)) {

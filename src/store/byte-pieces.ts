@@ -125,3 +125,48 @@ export function queryPiecewise<T>(client: pg.ClientBase, text: string, values: r
     void client.query(query);
   });
 }
+
+/** CopyDone (protocol 3.0: 'c', length 4). */
+const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
+
+/** pg's connection, as far as a COPY ... FROM STDIN uses it. */
+interface PgCopyConnection {
+  stream: Writable & { cork(): void; uncork(): void };
+}
+
+/**
+ * `COPY ... FROM STDIN` of rows already in the COPY format, as pg's own Query (its result,
+ * errors and callbacks unchanged: the command tag's count is the result's rowCount). When the
+ * server asks for the data, the rows go as one CopyData message written piece by piece, the
+ * rows' bytes as they are, then CopyDone. `handleCopyInResponse` is pg 8's hook for the data of a
+ * COPY (pg-copy-streams builds on the same); the store tests run this against a real server.
+ */
+// `lines`, not `rows`: pg's Query has a `rows` of its own (rows a portal returns at a time).
+class CopyInQuery extends pg.Query {
+  constructor(text: string, private readonly lines: readonly Buffer[], callback: (err: Error | undefined, res: pg.QueryResult) => void) {
+    super(text, undefined, callback);
+  }
+
+  handleCopyInResponse(connection: PgCopyConnection): void {
+    const stream = connection.stream;
+    let length = 4;
+    for (const r of this.lines) length += r.length;
+    const head = Buffer.allocUnsafe(5);
+    head.writeUInt8(0x64, 0);
+    head.writeInt32BE(length, 1);
+    // Corked: the pieces leave in gathered writes, not one small write each.
+    stream.cork();
+    stream.write(head);
+    for (const r of this.lines) if (r.length > 0) stream.write(r);
+    stream.write(COPY_DONE);
+    stream.uncork();
+  }
+}
+
+/** Runs `COPY ... FROM STDIN` (`text`) with `rows` on a checked-out pg client; resolves to the rows copied. */
+export function copyInPiecewise(client: pg.ClientBase, text: string, rows: readonly Buffer[]): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const query = new CopyInQuery(text, rows, (err, res) => (err ? reject(err) : resolve(res.rowCount ?? 0)));
+    void client.query(query);
+  });
+}

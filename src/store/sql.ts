@@ -8,7 +8,7 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { turnGate } from '../event-loop.js';
-import { holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
+import { copyInPiecewise, holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
 
 export interface Sql {
@@ -21,6 +21,12 @@ export interface Sql {
   query<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs several `;`-separated statements without parameters (migrations). */
   exec(text: string): Promise<void>;
+  /**
+   * Postgres only: `COPY ... FROM STDIN` (`text`) of rows already in COPY's text format (each
+   * ending in a newline), written as they are; resolves to the rows copied. PGlite has none: its
+   * callers write with statements.
+   */
+  copyIn?(text: string, rows: readonly Buffer[]): Promise<number>;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /**
@@ -76,6 +82,7 @@ function openPostgres(url: string, max: number): Sql {
     exec: async (text) => {
       await client.query(text);
     },
+    copyIn: (text, rows) => copyInPiecewise(client, text, rows),
     transaction: (fn) => fn(onClient(client)),
     listen: () => Promise.reject(new Error('listen is not available inside a transaction')),
     close: async () => {},
@@ -91,6 +98,7 @@ function openPostgres(url: string, max: number): Sql {
     exec: async (text) => {
       await pool.query(text);
     },
+    copyIn: (text, rows) => checkedOut(pool, true, (client) => copyInPiecewise(client, text, rows)),
     transaction: <T>(fn: (tx: Sql) => Promise<T>): Promise<T> =>
       checkedOut(pool, false, async (client, broke) => {
         try {

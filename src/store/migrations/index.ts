@@ -14,6 +14,7 @@ import * as m013 from './013-audit-by-target-type.js';
 import * as m014 from './014-ingest-queue-pending.js';
 import * as m015 from './015-agent-logs-skill-index.js';
 import * as m016 from './016-agents-base-agent.js';
+import * as m018 from './018-agent-logs-org-first-key.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -33,4 +34,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '014-ingest-queue-pending', sql: m014.sql },
   { id: '015-agent-logs-skill-index', sql: m015.sql },
   { id: '016-agents-base-agent', sql: m016.sql },
+  { id: '018-agent-logs-org-first-key', sql: m018.sql },
 ];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import { record } from '../../helpers/records.js';
 import type { Store } from '../../../src/store/store.js';
-import { createLogsRepo, type LogQuery } from '../../../src/store/logs-repo.js';
+import { copyRow, createLogsRepo, type LogQuery } from '../../../src/store/logs-repo.js';
 import type { QueryOptions, Sql } from '../../../src/store/sql.js';
 import { migrate } from '../../../src/store/migrate.js';
 import type { AgentRecord } from '../../../src/model/record.js';
@@ -55,6 +55,59 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     const rows = await store.logs.page({ orgId: o }, 10);
     expect(rows.map((r) => [r.id, r.message])).toEqual([['u2', 'plain'], ['u1', 'grüße ✓ 日本 🚀']]);
     expect(rows[1]!.attributes).toEqual({ note: 'naïve' });
+  });
+
+  it("stores text holding COPY's special characters, and absent fields, as they came; re-written copies once", async () => {
+    const o = org();
+    const special = record({
+      id: 'x\\1', orgId: o, timestamp: at(3000), agentVersion: 'v\t2', message: 'tab\there\nnew line\r\\N and \\ back\\slash \\t',
+      attributes: { 'k\\ey': 'a\tb\nc\\d', quote: '"q"', n: 1.5, big: 12345678901234, ok: false },
+    });
+    const bare = record({ id: 'x2', orgId: o, timestamp: at(2000) });
+    delete bare.message;
+    delete bare.agentVersion;
+    delete bare.attributes;
+    delete bare.traceId;
+    delete bare.spanId;
+    expect(await store.logs.insert([special, bare], 7, NOW)).toBe(0);
+    const rows = await store.logs.page({ orgId: o }, 10);
+    expect(rows.map((r) => r.id)).toEqual(['x2', 'x\\1']);
+    expect(rows[1]).toMatchObject({ agentVersion: 'v\t2', message: special.message, attributes: special.attributes });
+    expect(rows[0]).toMatchObject({ agentVersion: null, message: null, attributes: null, traceId: null, spanId: null });
+    expect(rows[0]!.ts.toISOString()).toBe(bare.timestamp);
+    // Written again, alone and beside a new one: each stored once, the count the new ones.
+    const copies = (rs: AgentRecord[]) => rs.map((r) => ({
+      json: JSON.stringify(r), day: Math.floor(Date.parse(r.timestamp) / DAY),
+      row: store.logs.takesRows ? copyRow(r, Date.parse(r.timestamp)) : undefined,
+    }));
+    expect(await store.logs.insertCopies(copies([special, bare]), 7, NOW)).toEqual({ stored: 0, outside: 0 });
+    const fresh = record({ id: 'x3', orgId: o, timestamp: at(1000) });
+    expect(await store.logs.insertCopies(copies([bare, fresh, fresh]), 7, NOW)).toEqual({ stored: 1, outside: 0 });
+    expect(await ids({ orgId: o })).toEqual(['x3', 'x2', 'x\\1']);
+  });
+
+  it('writes the copies with COPY on Postgres (the statement path on PGlite, and for a record COPY could not say)', async () => {
+    const o = org();
+    const calls: string[] = [];
+    const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
+      query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
+        if (/insert into agent_logs/.test(text)) calls.push('insert');
+        return store.sql.query<T>(text, params, options);
+      },
+      ...(store.sql.copyIn ? { copyIn: (text: string, rows: readonly Buffer[]) => (calls.push(`copy ${rows.length}`), store.sql.copyIn!(text, rows)) } : {}),
+    });
+    const repo = createLogsRepo(spy);
+    expect(repo.takesRows).toBe(kind.name === 'postgres');
+    await repo.insert([record({ id: 'c1', orgId: o, timestamp: at(2000) }), record({ id: 'c2', orgId: o, timestamp: at(1000) })], 7, NOW);
+    expect(calls).toEqual(kind.name === 'postgres' ? ['copy 2'] : ['insert']);
+    // A number JSON.parse made infinite has no row: its run goes the statement path, which reads the JSON as it came.
+    const huge = record({ id: 'c3', orgId: o, timestamp: at(500) });
+    expect(copyRow({ ...huge, attributes: { n: Infinity } }, Date.parse(huge.timestamp))).toBeUndefined();
+    calls.length = 0;
+    const json = JSON.stringify({ ...huge, attributes: { n: 1 } }).replace('"n":1', '"n":1e400');
+    expect(await repo.insertCopies([{ json, day: Math.floor(Date.parse(huge.timestamp) / DAY), row: undefined }], 7, NOW)).toEqual({ stored: 1, outside: 0 });
+    expect(calls).toEqual(['insert']);
+    expect(await ids({ orgId: o })).toEqual(['c3', 'c2', 'c1']);
   });
 
   it('keeps times to the millisecond so a keyset continuation never skips a row', async () => {
@@ -183,6 +236,36 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(partitions.length).toBeGreaterThan(1);
     expect((await children('agent_logs_skill')).map((r) => r.t).sort()).toEqual(partitions);
     expect(await ids({ orgId: o, agentId: 'agt_support', skillId: 'skl_u' })).toEqual(['u1']);
+  });
+
+  it('takes the key led by the organization, without agent_logs_org, on a store with partitions and rows', async () => {
+    const o = org();
+    const recs = [record({ id: 'k1', orgId: o, timestamp: at(DAY) }), record({ id: 'k2', orgId: o, timestamp: at(0) })];
+    // The store as the release before 018 left it: key (ts, org_id, id) and agent_logs_org, with rows.
+    await store.sql.exec(`alter table agent_logs drop constraint agent_logs_pkey;
+      alter table agent_logs add primary key (ts, org_id, id);
+      create index agent_logs_org on agent_logs (org_id, ts desc, id desc);
+      delete from schema_migrations where id = '018-agent-logs-org-first-key'`);
+    await store.logs.insert(recs, 7, NOW);
+    expect(await migrate(store.sql)).toEqual(['018-agent-logs-org-first-key']);
+    const [key] = await store.sql.query<{ def: string }>(
+      "select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'agent_logs_pkey'",
+    );
+    expect(key!.def).toBe('PRIMARY KEY (org_id, ts, id)');
+    // No index of the parent or of a partition holds what the key holds.
+    const indexes = await store.sql.query<{ n: string }>(
+      "select indexname as n from pg_indexes where tablename like 'agent_logs%' and indexdef like '%(org_id, ts DESC, id DESC)'",
+    );
+    expect(indexes).toEqual([]);
+    // Every partition has the new key; the rows are there once and a re-write stores none.
+    const partitionKeys = await store.sql.query<{ def: string }>(
+      `select pg_get_constraintdef(k.oid) as def from pg_inherits i join pg_class p on p.oid = i.inhparent
+       join pg_constraint k on k.conrelid = i.inhrelid and k.contype = 'p' where p.relname = 'agent_logs'`,
+    );
+    expect(partitionKeys.length).toBeGreaterThan(1);
+    for (const k of partitionKeys) expect(k.def).toBe('PRIMARY KEY (org_id, ts, id)');
+    expect(await store.logs.insert(recs, 7, NOW)).toBe(0);
+    expect(await ids({ orgId: o })).toEqual(['k2', 'k1']);
   });
 
   it('keeps only the retention window and drops whole day partitions past it', async () => {
