@@ -109,8 +109,12 @@ describe('Postgres connections of the worker dropped and restored, repeatedly, m
     const [report] = await expectLedgersBalanced(fx, [{ drainId, path: '/pg', produced: ids }], 'postgres', 45_000);
     expect(report!.droppedByReason).toEqual({});
     await expectDeliveryRecordsAgree(fx, { drainId, path: '/pg', produced: ids });
-    const stored = await fx.api.store.sql.query<{ n: number }>("select count(*)::int as n from agent_logs where id like 'pgcut%'");
-    expect(stored[0]!.n).toBe(total);
+    // The platform copy is written by its own accounting write, retried after a cut like the
+    // others, so it can land after the deliveries balance: wait for it, then hold it to exactly once.
+    const storedCount = async () =>
+      (await fx.api.store.sql.query<{ n: number }>("select count(*)::int as n from agent_logs where id like 'pgcut%'"))[0]!.n;
+    await waitFor(async () => (await storedCount()) >= total, { what: 'the platform copy of every record', timeoutMs: 30_000 });
+    expect(await storedCount()).toBe(total);
 
     // The worker lived through every cut, and said so in its log.
     expect(worker.child.exitCode).toBeNull();
