@@ -29,7 +29,7 @@ function originOf(endpoint: string | null): string | null {
 }
 
 function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
-  if (!deps.config.drainTypesEnabled.includes(type)) {
+  if (!deps.config.drains.typesEnabled.includes(type)) {
     throw DrainErrors.DRAIN_TYPE_UNAVAILABLE(`Drain type ${type} is not available yet.`, { field: 'type' });
   }
 }
@@ -41,7 +41,7 @@ async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInp
       throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED('vendor-a drains derive their endpoint from site.', { field: 'endpoint' });
     }
     if (creating && !input.site) throw drainValidation('site', ['site is required for vendor-a']);
-    return input.site ? deps.config.vendorAIntakeUrl.replace('{site}', input.site) : undefined;
+    return input.site ? deps.config.drains.vendorAIntakeUrl.replace('{site}', input.site) : undefined;
   }
   if (input.site !== undefined) throw drainValidation('site', ['site applies to vendor-a only']);
   if (input.endpoint === undefined) {
@@ -51,9 +51,9 @@ async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInp
   const endpoint = await checkDrainEndpoint(input.endpoint, deps.config.endpointAllowHosts);
   if (type === 'vendor-b') {
     const host = new URL(endpoint).hostname.toLowerCase();
-    const accepted = deps.config.vendorBHosts.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
+    const accepted = deps.config.drains.vendorBHosts.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
     if (!accepted && !isAllowedHost(host, deps.config.endpointAllowHosts)) {
-      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`vendor-b accepts only its intake hosts (${deps.config.vendorBHosts.join(', ')}).`, { field: 'endpoint' });
+      throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`vendor-b accepts only its intake hosts (${deps.config.drains.vendorBHosts.join(', ')}).`, { field: 'endpoint' });
     }
   }
   return endpoint;
