@@ -19,6 +19,21 @@ export default defineConfig({
     // Integration files start brokers, databases and child processes: two at a time fits 2 cores.
     maxWorkers: 2,
     pool: 'forks',
+    // The gate of `npm test` (`vitest run --coverage`); a targeted run leaves coverage off unless asked.
+    // Only src/ is measured: tests, benchmarks and the built dist/ that child processes run are not the
+    // code under test (a spawned `dist/cli.js` is not instrumented, so what it runs counts for nothing).
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      reporter: ['text', 'json-summary'],
+      reportsDirectory: 'coverage',
+      // The table is printed when a test fails too: what the failure cost in coverage is worth seeing.
+      reportOnFailure: true,
+      // What the whole suite reaches, each total rounded down to a whole percent, so that a change which
+      // drops coverage below it fails `npm test`. After a full `npm test`, `node scripts/coverage-thresholds.mjs`
+      // prints these from coverage/coverage-summary.json.
+      thresholds: { statements: 54, branches: 44, functions: 47, lines: 57 },
+    },
     projects: [
       { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'] } },
       {

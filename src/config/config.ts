@@ -1,416 +1,216 @@
 /**
- * Configuration is read from the environment once, validated, and frozen.
- * Nothing else in the code base reads `process.env` (NODE_EXTRA_CA_CERTS aside,
- * whose file content is read here too so the delivery client can trust it
- * in-process, not only in freshly started processes).
+ * Configuration is read from the environment once, validated, and frozen. Nothing else in the code
+ * base reads `process.env` (NODE_EXTRA_CA_CERTS aside, whose file content is read here too so the
+ * delivery client can trust it in-process, not only in freshly started processes).
+ *
+ * The configuration is one schema (`configSchema`): per variable its kind, default, bounds and
+ * description (src/config/env-schema.ts). The core settings are declared here; each family that has
+ * settings of its own declares its slice beside its code (src/modules/<family>/config.ts) and gets
+ * only that slice. docs/operations.md's variable table is tested against the schema
+ * (test/unit/config/config-docs.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { DRAIN_TYPES } from '../destinations/index.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { allOrNone, bool, deepFreeze, int, list, oneOf, optionalStr, readEnv, requiredStr, str, type ConfigIssue, type DeepReadonly, type Env } from './env-schema.js';
+import { channelsConfigSchema } from '../modules/channels/config.js';
+import { drainsConfigSchema } from '../modules/drains/config.js';
+import { workflowsConfigSchema } from '../modules/workflows/config.js';
 
-export interface Config {
-  readonly host: string;
-  readonly port: number;
-  readonly metricsPort: number;
-  readonly databaseUrl: string | undefined;
-  readonly dataDir: string;
-  readonly kafka: {
-    readonly brokers: readonly string[];
-    readonly topic: string;
-    readonly groupId: string;
-    readonly sessionTimeoutMs: number;
-    readonly heartbeatIntervalMs: number;
-    readonly fetchMaxWaitMs: number;
-  } | undefined;
-  readonly kafkaTopic: string;
-  readonly logDrainsEnabled: boolean;
-  readonly endpointAllowHosts: readonly string[];
-  readonly extraCaCerts: string | undefined;
-  readonly vendorAIntakeUrl: string;
-  /** Host names (or suffixes starting with '.') a `vendor-b` endpoint may use. */
-  readonly vendorBHosts: readonly string[];
-  /** Drain types this deployment offers; others answer DRAIN_TYPE_UNAVAILABLE. */
-  readonly drainTypesEnabled: readonly string[];
-  readonly batch: { readonly maxRecords: number; readonly maxBytes: number; readonly lingerMs: number };
+export type { ConfigIssue } from './env-schema.js';
+export type { ChannelsConfig } from '../modules/channels/config.js';
+export type { DrainsConfig } from '../modules/drains/config.js';
+export type { WorkflowsConfig } from '../modules/workflows/config.js';
+
+const HTTP_URL = { pattern: '^https?://[^\\s]+$' };
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const configSchema = Type.Object({
+  host: str('HOST', '0.0.0.0', 'the REST API\'s listen address'),
+  port: int('PORT', 8080, { min: 0, max: 65535 }, 'the REST API\'s port; `/metrics`, `/healthz`, `/readyz` are served there too'),
+  metricsPort: int('METRICS_PORT', 9464, { min: 0, max: 65535 }, '`/metrics`, `/healthz`, `/readyz` listener of `logdrain worker`'),
+  databaseUrl: optionalStr('DATABASE_URL', 'Postgres connection string; unset: embedded Postgres (PGlite) in `DATA_DIR`', {
+    pattern: '^postgres(ql)?://', formMessage: 'DATABASE_URL must be a postgres:// or postgresql:// connection string',
+  }),
+  dataDir: str('DATA_DIR', './data', 'embedded store location; `memory://` keeps it in memory'),
+  kafka: Type.Object({
+    brokers: list('KAFKA_BROKERS', 'comma-separated bootstrap servers; unset: the embedded durable queue replaces the topic'),
+    topic: str('KAFKA_TOPIC', 'agent-logs', 'source topic'),
+    groupId: str('KAFKA_GROUP_ID', 'logdrain-workers', 'consumer group of the worker pool'),
+    // A dead member's partitions move after the session timeout: shorter is faster failover, longer tolerates pauses.
+    sessionTimeoutMs: int('KAFKA_SESSION_TIMEOUT_MS', 30_000, { min: 1000, max: 3_600_000 }, 'how long a silent worker keeps its partitions before the group moves them'),
+    heartbeatIntervalMs: int('KAFKA_HEARTBEAT_INTERVAL_MS', 3000, { min: 100, max: 600_000 }, 'consumer heartbeat'),
+    // Kafka answers a long poll as soon as records arrive; brokers that do not (the librdkafka mock:
+    // measured, a fetch that finds nothing waits the whole time) add up to this much to every record's latency.
+    fetchMaxWaitMs: int('KAFKA_FETCH_MAX_WAIT_MS', 50, { min: 10, max: 10_000 }, 'the longest a fetch waits on the broker when it has nothing new'),
+  }),
+  logDrainsEnabled: bool('LOG_DRAINS_ENABLED', true, '`false`: every drain route answers `404 DRAIN_NOT_FOUND`'),
+  endpointAllowHosts: list('DRAIN_ENDPOINT_ALLOW_HOSTS', 'hosts exempt from the private-address rule of drain endpoints (local testing only; HTTPS still required)', { lowercase: true }),
+  /** Read as the file's content (`extraCaCerts`). */
+  extraCaCerts: optionalStr('NODE_EXTRA_CA_CERTS', 'extra trusted CA file; the delivery client reads it in-process too'),
+  batch: Type.Object({
+    maxRecords: int('BATCH_MAX_RECORDS', 1000, { min: 1, max: 100_000 }, 'records in a batch before it is sent'),
+    maxBytes: int('BATCH_MAX_BYTES', 1_048_576, { min: 1024, max: 64 * 1_048_576 }, 'bytes of record JSON in a batch (before compression) before it is sent'),
+    lingerMs: int('BATCH_LINGER_MS', 1000, { min: 0, max: 600_000 }, 'the longest a batch waits for more records'),
+  }),
   /**
    * Opt-in batching across time for drains with many slow resources: a drain whose live batches
    * average fewer than `belowRecords` records (0: never) sends its records through the durable
    * backlog instead, delivered per resource in full batches every `lingerMs` (src/backlog/spill.ts).
    */
-  readonly spill: { readonly belowRecords: number; readonly lingerMs: number };
-  readonly retry: { readonly baseMs: number; readonly maxMs: number };
-  readonly deliveryTimeoutMs: number;
-  readonly bufferHorizonMs: number;
-  readonly shutdownTimeoutMs: number;
-  /** A request (headers and body) must arrive whole within this time, or its connection is cut. */
-  readonly requestTimeoutMs: number;
-  readonly seedFile: string | undefined;
-  /** The LiveKit server of voice sessions (VOICE_MEDIA_*); undefined: the in-process sandbox serves. */
-  readonly voiceMedia: VoiceMediaConfig | undefined;
-  /** Bound of the session route's upstream call (VOICE_MEDIA_TIMEOUT_MS, default 15000: spec 02 part 8). */
-  readonly voiceMediaTimeoutMs: number;
-  /** RCS bulk capability checks an organization may run a minute (RCS_BULK_CHECKS_PER_MIN, default 10). */
-  readonly rcsBulkChecksPerMinute: number;
-  /** The real model provider (MODEL_PROVIDER_*); undefined: the in-process sandbox serves. */
-  readonly modelProvider: ModelProviderConfig | undefined;
-  /** Hosts the website fetcher may reach whatever they resolve to (local testing; HTTPS still required). */
-  readonly websiteFetchAllowHosts: readonly string[];
-  /** Base64 of 32 bytes; encrypts header values and signing secrets at rest. Unset: a key kept in the store. */
-  readonly encryptionKey: Buffer | undefined;
-  readonly logLevel: string;
-  /** Drain route budgets per organization and minute (spec 01 part 8: 300 reads, 60 mutations). */
-  readonly drainRateLimits: { readonly readPerMinute: number; readonly mutatePerMinute: number };
+  spill: Type.Object({
+    belowRecords: int('BATCH_SPILL_BELOW_RECORDS', 0, { min: 0, max: 100_000 }, 'a drain whose live batches average fewer records spills them through the backlog; `0`: never'),
+    lingerMs: int('BATCH_SPILL_LINGER_MS', 30_000, { min: 1000, max: 3_600_000 }, 'time between a spilling drain\'s delivery rounds'),
+  }),
+  retry: Type.Object({
+    baseMs: int('RETRY_BASE_MS', 500, { min: 1, max: 3_600_000 }, 'the first retry backoff (doubling each time)'),
+    maxMs: int('RETRY_MAX_MS', 60_000, { min: 1, max: 86_400_000 }, 'the longest retry backoff'),
+  }),
+  deliveryTimeoutMs: int('DELIVERY_TIMEOUT_MS', 10_000, { min: 1, max: 600_000 }, 'one delivery attempt\'s time limit'),
+  bufferHorizonMs: int('BUFFER_HORIZON_MS', 21_600_000, { min: 1000 }, 'how long records stay parked before they are dropped'),
+  shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, { min: 0, max: 3_600_000 }, 'graceful stop limit'),
+  requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }, 'a request (headers and body) must arrive whole within this time, or its connection is cut'),
+  seedFile: optionalStr('SEED_FILE', 'a seed file that `start` and `serve` apply before serving'),
+  /** The LiveKit server of voice sessions; undefined: the in-process sandbox serves. */
+  voiceMedia: allOrNone({
+    url: requiredStr('VOICE_MEDIA_URL', 'the LiveKit server\'s base URL', { ...HTTP_URL, formMessage: 'VOICE_MEDIA_URL must be an http:// or https:// URL' }),
+    apiKey: requiredStr('VOICE_MEDIA_API_KEY', 'the LiveKit server\'s API key'),
+    apiSecret: requiredStr('VOICE_MEDIA_API_SECRET', 'the LiveKit server\'s API secret'),
+  }, 'a LiveKit server needs all three'),
+  voiceMediaTimeoutMs: int('VOICE_MEDIA_TIMEOUT_MS', 15_000, { min: 100, max: 15_000 }, 'bound of the voice session route\'s upstream call (spec 02 part 8)'),
+  rcsBulkChecksPerMinute: int('RCS_BULK_CHECKS_PER_MIN', 10, { min: 1 }, 'RCS bulk capability checks an organization may run a minute'),
+  /** The real model provider; undefined: the in-process sandbox serves. */
+  modelProvider: allOrNone({
+    baseUrl: requiredStr('MODEL_PROVIDER_URL', 'base URL of an OpenAI-compatible chat-completions API', { ...HTTP_URL, formMessage: 'MODEL_PROVIDER_URL must be an http:// or https:// URL' }),
+    apiKey: requiredStr('MODEL_PROVIDER_API_KEY', 'the model provider\'s API key'),
+    model: requiredStr('MODEL_PROVIDER_MODEL', 'the model asked'),
+    timeoutMs: int('MODEL_PROVIDER_TIMEOUT_MS', 60_000, { min: 100, max: 600_000 }, 'a model call\'s time limit (no retries)'),
+    maxOutputTokens: int('MODEL_PROVIDER_MAX_OUTPUT_TOKENS', 4096, { min: 16, max: 128_000 }, 'a model call\'s output bound'),
+  }, 'a real model provider needs all three'),
+  websiteFetchAllowHosts: list('WEBSITE_FETCH_ALLOW_HOSTS', 'hosts the website fetcher may reach whatever they resolve to (local testing; HTTPS still required)', { lowercase: true }),
+  /** Read as the 32 bytes it encodes (`encryptionKey`). */
+  encryptionKey: optionalStr('ENCRYPTION_KEY', 'base64 of 32 bytes; encrypts header values and signing secrets at rest; unset: a key kept in the store'),
+  logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info', 'pino level'),
   /**
    * On Postgres, how old the shared count a rate-limit decision rests on may be before a request
    * waits for a reconcile (src/api/kernel/rate-limit.ts); 0: every request waits for one.
    */
-  readonly rateLimitSyncMs: number;
-  /** How often a worker applies the quota ladder and reads the drain configuration version unasked. */
-  readonly drainRefreshMs: number;
+  rateLimitSyncMs: int('RATE_LIMIT_SYNC_MS', 100, { min: 0, max: 10_000 }, 'on Postgres, how old the shared rate-limit count a request is decided on may be'),
+  drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, { min: 50, max: 600_000 }, 'how often a worker applies the quota ladder and reads the drain configuration version unasked'),
   /**
    * Workers rebuild their plans on the store's change notifications (Postgres LISTEN). Off behind a
    * pooler that cannot LISTEN (PgBouncer in transaction mode): routing stays correct, each fetch's
    * version read then finds the change itself.
    */
-  readonly drainConfigListen: boolean;
+  drainConfigListen: bool('DRAIN_CONFIG_LISTEN', true, 'rebuild drain plans and pick up enqueued probes on the store\'s notifications (Postgres `LISTEN`)'),
   /** Daily quota of every drain (docs/delivery.md, Quota). */
-  readonly quota: { readonly eventsPerDay: number; readonly bytesPerDay: number };
-  /** An idle delivering drain gets a `heartbeat` delivery after this long without one; 0: never. */
-  readonly heartbeatIntervalMs: number;
-  /** Days of records the platform copy keeps for the log read routes. */
-  readonly logRetentionDays: number;
-  /** Adds org_id and drain_id labels to the per-drain gauges (opt-in: one series per drain). */
-  readonly metricsDrainLabels: boolean;
-  /** Requests a minute each credential may make to the log read routes. */
-  readonly logsReadPerMinute: number;
-  /** After this instant the deprecated scopes of the log read routes are refused (spec 01 part 5.6). */
-  readonly deprecatedScopesSunset: Date;
-  /** How often the backlog pump looks for parked records to deliver or expire. */
-  readonly backlogPollMs: number;
-  /** How often a worker looks for enqueued probes (verify, test) when no notification woke it. */
-  readonly probePollMs: number;
-  /** How long a worker's claim on a probe holds without renewal: a dead worker's probe is retaken after it. */
-  readonly probeLeaseMs: number;
-  /** Failed attempts of a live batch before its records are parked in the backlog. */
-  readonly parkAfterAttempts: number;
-  /** Upper bound on records taken from the source but not yet accounted for. */
-  readonly maxInFlightRecords: number;
-  /** The scrub pool (src/shape/scrub-pool.ts): how long one record's scrub may take, and how many heavy records one organization may queue. */
-  readonly scrub: { budgetMs: number; maxQueuedPerOrg: number };
-  /**
-   * How far V8 lets the heap grow past what a full collection left live before the next one, in
-   * percent (0: V8's own choice, up to 300% at full speed). See src/config/heap-growth.ts.
-   */
-  readonly heapGrowingPercent: number;
-  /** Region name put in `cloud.region` of each batch resource, when set. */
-  readonly region: string | undefined;
-  /** The carrier adapter of the telephony routes (src/vendors/carrier/select.ts); `sandbox` in-process. */
-  readonly carrierAdapter: 'sandbox';
-  /** Channel sends (docs/api-channels.md): the mail adapter, attachment fetching, the status sweep, the sandbox receipts. */
-  readonly channels: ChannelsConfig;
-  /** The workflow runtime (docs/api-workflows.md): cancel escalation and the executor this process runs. */
-  readonly workflows: WorkflowsConfig;
-}
+  quota: Type.Object({
+    eventsPerDay: int('DRAIN_QUOTA_EVENTS_PER_DAY', 10_000_000, { min: 1 }, 'each drain\'s daily quota of records'),
+    bytesPerDay: int('DRAIN_QUOTA_BYTES_PER_DAY', 10 * 1024 ** 3, { min: 1 }, 'each drain\'s daily quota of bytes'),
+  }),
+  heartbeatIntervalMs: int('HEARTBEAT_INTERVAL_MS', 300_000, { min: 0 }, 'an idle delivering drain gets a `heartbeat` delivery after this long without one; `0`: never'),
+  logRetentionDays: int('LOG_RETENTION_DAYS', 7, { min: 1, max: 3650 }, 'days of records the platform copy keeps for the log read routes'),
+  logsReadPerMinute: int('LOGS_READ_RATE_LIMIT_PER_MIN', 120, { min: 1 }, 'requests a minute each credential may make to the log read routes'),
+  metricsDrainLabels: bool('METRICS_DRAIN_LABELS', false, 'adds org_id and drain_id labels to the per-drain gauges (one series per drain)'),
+  /** Read as the instant it names (`deprecatedScopesSunset`). */
+  deprecatedScopesSunset: str('DEPRECATED_SCOPES_SUNSET', '2027-06-30T00:00:00Z', 'after this instant the deprecated scopes of the log read routes are refused (spec 01 part 5.6)', {
+    pattern: '^\\d{4}-\\d{2}-\\d{2}(T[\\d:.]+(Z|[+-]\\d{2}:\\d{2}))?$', formMessage: 'DEPRECATED_SCOPES_SUNSET must be an ISO 8601 date or date-time',
+  }),
+  backlogPollMs: int('BACKLOG_POLL_MS', 1000, { min: 10, max: 600_000 }, 'how often the backlog pump looks for parked records to deliver or expire'),
+  probePollMs: int('PROBE_POLL_MS', 1000, { min: 10, max: 600_000 }, 'how often a worker looks for enqueued probes (verify, test) when no notification woke it'),
+  probeLeaseMs: int('PROBE_LEASE_MS', 30_000, { min: 100, max: 3_600_000 }, 'how long a worker\'s claim on a probe holds without renewal: a dead worker\'s probe is retaken after it'),
+  parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, { min: 1, max: 100 }, 'failed attempts of a live batch before its records are parked in the backlog'),
+  maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, { min: 100, max: 10_000_000 }, 'upper bound on records taken from the source but not yet accounted for'),
+  /** The scrub pool (src/shape/scrub-pool.ts). */
+  scrub: Type.Object({
+    budgetMs: int('SCRUB_BUDGET_MS', 2000, { min: 10, max: 60_000 }, 'how long one record\'s scrub in the pool may take before its text is withheld'),
+    maxQueuedPerOrg: int('SCRUB_MAX_QUEUED_PER_ORG', 32, { min: 1, max: 10_000 }, 'heavy records one organization may queue in the scrub pool; past it they are parked and scrubbed as the backlog sends them'),
+  }),
+  /** See src/config/heap-growth.ts. */
+  heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, { min: 0, max: 1000 }, 'how far V8 lets the heap grow past what a full collection left live before the next one, in percent; `0`: V8\'s own choice'),
+  region: optionalStr('REGION', 'region name put in `cloud.region` of each batch resource'),
+  /** The carrier adapter of the telephony routes (src/vendors/carrier/select.ts). */
+  carrierAdapter: oneOf('TELEPHONY_CARRIER', ['sandbox'] as const, 'sandbox', 'the carrier adapter of the phone number and SIP trunk routes; `sandbox`: in-process, the only one of this build'),
+  channels: channelsConfigSchema,
+  workflows: workflowsConfigSchema,
+  drains: drainsConfigSchema,
+});
 
-export interface WorkflowsConfig {
-  /** WORKFLOW_FORCE_CANCEL_AFTER_MS: from a cancel request to `forceAvailableAt`. */
-  readonly forceCancelAfterMs: number;
-  /** WORKFLOW_EXECUTOR: whether this process (`start`, `serve` or `worker`) runs a workflow executor (`false`: an API only serves the routes). */
-  readonly executor: boolean;
-  /** WORKFLOW_LEASE_MS: how long an executor holds a run without renewing; a dead executor's runs are taken over after it. */
-  readonly leaseMs: number;
-  /** WORKFLOW_POLL_MS: how often an idle executor looks for runs started by other processes. */
-  readonly pollMs: number;
-  /** WORKFLOW_EXECUTOR_SLOTS: runs one executor executes at a time. */
-  readonly slots: number;
-  /** WORKFLOW_RATE_LIMIT_{READ,START,BATCH,MUTATE}_PER_MIN: the wf-read, wf-start, wf-batch and wf-mutate buckets (spec 03 part 8: 600, 30, 5, 60). */
-  readonly rateLimits: { readonly read: number; readonly start: number; readonly batch: number; readonly mutate: number };
-  /** The run-end notification sender beside each executor (docs/api-workflows.md, notifications). */
-  readonly notify: {
-    /** WORKFLOW_NOTIFY_LEASE_MS: how long a sender holds a notification it claimed; a dead sender's are sent by another after it. */
-    readonly leaseMs: number;
-    /** WORKFLOW_NOTIFY_RETRY_BASE_MS, WORKFLOW_NOTIFY_RETRY_MAX_MS: the backoff after a vendor failure (doubling from base, at most max). */
-    readonly retryBaseMs: number;
-    readonly retryMaxMs: number;
-    /** WORKFLOW_NOTIFY_MAX_ATTEMPTS: sends tried before a notification is recorded failed. */
-    readonly maxAttempts: number;
-  };
-}
+type Raw = Static<typeof configSchema>;
 
-export interface ChannelsConfig {
-  /** EMAIL_SMTP_URL: `smtp://` or `smtps://` (credentials in the URL) selects the SMTP adapter; unset, the sandbox. */
-  readonly smtpUrl: string | undefined;
-  /** EMAIL_FROM: the sender of every email. */
-  readonly emailFrom: string;
-  /** ATTACHMENT_FETCH_ALLOW_HOSTS: exempt from the private-address rule (local testing only; HTTPS still required). */
-  readonly attachmentAllowHosts: readonly string[];
-  /** The longest all of one email's attachments may take to fetch. */
-  readonly attachmentTimeoutMs: number;
-  /** A delivery queued for a closed chat-app window expires after this long without the end user writing. */
-  readonly queueExpiryMs: number;
-  /** How often the status sweep runs (0: never; tests call it themselves). */
-  readonly sweepIntervalMs: number;
-  /** The sandbox vendors' time between one receipt and the next (contract: within 2 seconds). */
-  readonly sandboxReceiptStepMs: number;
-}
+/** What the schema reads, with the values that are more than the variable's text made into what they mean. */
+export type Config = DeepReadonly<Omit<Raw, 'kafka' | 'extraCaCerts' | 'encryptionKey' | 'deprecatedScopesSunset'> & {
+  /** Undefined without KAFKA_BROKERS: the embedded durable queue replaces the topic. */
+  kafka: Raw['kafka'] | undefined;
+  kafkaTopic: string;
+  /** The content of the NODE_EXTRA_CA_CERTS file. */
+  extraCaCerts?: string;
+  /** ENCRYPTION_KEY decoded. */
+  encryptionKey?: Buffer;
+  deprecatedScopesSunset: Date;
+}>;
 
+export type ModelProviderConfig = NonNullable<Config['modelProvider']>;
+export type VoiceMediaConfig = NonNullable<Config['voiceMedia']>;
+
+/** The configuration cannot be used: `issues` names each variable at fault and what is wrong with it. */
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  readonly problems: readonly string[];
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(`invalid configuration:\n  ${issues.map((i) => i.message).join('\n  ')}`);
+    this.problems = issues.map((i) => i.message);
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type ConfigResult = { ok: true; config: Config } | { ok: false; error: ConfigError };
 
-export interface ModelProviderConfig {
-  baseUrl: string;
-  apiKey: string;
-  model: string;
-  timeoutMs: number;
-  maxOutputTokens: number;
-}
+/** Reads and checks the whole configuration: the frozen configuration, or every problem at once. */
+export function parseConfig(env: Env = process.env): ConfigResult {
+  const issues: ConfigIssue[] = [];
+  const raw = readEnv(configSchema, env, issues) as Raw;
+  const problem = (variable: string, kind: ConfigIssue['kind'], message: string) => issues.push({ variable, kind, message });
 
-export interface VoiceMediaConfig {
-  /** The server's base URL, https:// or http://. */
-  url: string;
-  apiKey: string;
-  apiSecret: string;
-}
-
-export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-  const str = (name: string, fallback: string): string => {
-    const v = env[name];
-    return v === undefined || v === '' ? fallback : v;
-  };
-  const optional = (name: string): string | undefined => {
-    const v = env[name];
-    return v === undefined || v === '' ? undefined : v;
-  };
-  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-      return fallback;
-    }
-    return n;
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (/^(true|1|yes|on)$/i.test(raw)) return true;
-    if (/^(false|0|no|off)$/i.test(raw)) return false;
-    problems.push(`${name} must be true or false, got ${JSON.stringify(raw)}`);
-    return fallback;
-  };
-  const list = (name: string): string[] =>
-    (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-
-  const carrierAdapter = (): 'sandbox' => {
-    const v = str('TELEPHONY_CARRIER', 'sandbox');
-    if (v !== 'sandbox') problems.push(`TELEPHONY_CARRIER must be sandbox (the only carrier adapter of this build), got ${JSON.stringify(v)}`);
-    return 'sandbox';
-  };
-
-  const databaseUrl = optional('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push('DATABASE_URL must be a postgres:// or postgresql:// connection string');
-  }
-
-  const brokers = list('KAFKA_BROKERS');
-  const kafkaTopic = str('KAFKA_TOPIC', 'agent-logs');
-  const groupId = str('KAFKA_GROUP_ID', 'logdrain-workers');
-  // A dead member's partitions move after the session timeout: shorter is faster failover, longer tolerates pauses.
-  const sessionTimeoutMs = int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 1000, 3_600_000);
-  const heartbeatIntervalMs = int('KAFKA_HEARTBEAT_INTERVAL_MS', 3000, 100, 600_000);
-  // The longest a fetch waits on the broker when it has nothing new. Kafka answers a long poll as
-  // soon as records arrive; brokers that do not (the librdkafka mock: measured, a fetch that finds
-  // nothing waits the whole time) add up to this much to every record's latency.
-  const fetchMaxWaitMs = int('KAFKA_FETCH_MAX_WAIT_MS', 50, 10, 10_000);
-
-  const caPath = optional('NODE_EXTRA_CA_CERTS');
   let extraCaCerts: string | undefined;
-  if (caPath !== undefined) {
+  if (raw.extraCaCerts !== undefined) {
     try {
-      extraCaCerts = readFileSync(caPath, 'utf8');
+      extraCaCerts = readFileSync(raw.extraCaCerts, 'utf8');
     } catch (e) {
-      problems.push(`NODE_EXTRA_CA_CERTS cannot be read: ${(e as Error).message}`);
+      problem('NODE_EXTRA_CA_CERTS', 'unreadable', `NODE_EXTRA_CA_CERTS cannot be read: ${(e as Error).message}`);
     }
   }
-
   let encryptionKey: Buffer | undefined;
-  const rawKey = optional('ENCRYPTION_KEY');
-  if (rawKey !== undefined) {
-    encryptionKey = Buffer.from(rawKey, 'base64');
-    if (encryptionKey.length !== 32) problems.push('ENCRYPTION_KEY must be base64 of exactly 32 bytes');
+  if (raw.encryptionKey !== undefined) {
+    encryptionKey = Buffer.from(raw.encryptionKey, 'base64');
+    if (encryptionKey.length !== 32) problem('ENCRYPTION_KEY', 'format', 'ENCRYPTION_KEY must be base64 of exactly 32 bytes');
+  }
+  const deprecatedScopesSunset = new Date(raw.deprecatedScopesSunset);
+  if (Number.isNaN(deprecatedScopesSunset.getTime()) && !issues.some((i) => i.variable === 'DEPRECATED_SCOPES_SUNSET')) {
+    problem('DEPRECATED_SCOPES_SUNSET', 'format', 'DEPRECATED_SCOPES_SUNSET must be an ISO 8601 date or date-time');
   }
 
-  const vendorAIntakeUrl = str('VENDOR_A_INTAKE_URL', 'https://http-intake.logs.{site}/api/v2/logs');
-  if (!vendorAIntakeUrl.includes('{site}') && !/^https:\/\//.test(vendorAIntakeUrl)) {
-    problems.push('VENDOR_A_INTAKE_URL must be an https URL template');
-  }
-
-  const drainTypesEnabled = env.DRAIN_TYPES_ENABLED === undefined ? [...DRAIN_TYPES] : list('DRAIN_TYPES_ENABLED');
-  for (const t of drainTypesEnabled) {
-    if (!(DRAIN_TYPES as readonly string[]).includes(t)) problems.push(`DRAIN_TYPES_ENABLED: unknown type ${t}`);
-  }
-  const vendorBHosts = env.VENDOR_B_HOSTS === undefined ? ['.logs.vendor-b.com'] : list('VENDOR_B_HOSTS').map((h) => h.toLowerCase());
-
-  const logLevel = str('LOG_LEVEL', 'info');
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
-  }
-
-  const sunsetRaw = str('DEPRECATED_SCOPES_SUNSET', '2027-06-30T00:00:00Z');
-  const deprecatedScopesSunset = new Date(sunsetRaw);
-  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(sunsetRaw) || Number.isNaN(deprecatedScopesSunset.getTime())) {
-    problems.push('DEPRECATED_SCOPES_SUNSET must be an ISO 8601 date or date-time');
-  }
-
-  // The real model provider: all three of URL, key and model, or none (the sandbox).
-  const providerVars = ['MODEL_PROVIDER_URL', 'MODEL_PROVIDER_API_KEY', 'MODEL_PROVIDER_MODEL'] as const;
-  const providerSet = providerVars.filter((n) => optional(n) !== undefined);
-  if (providerSet.length > 0 && providerSet.length < 3) {
-    problems.push(`${providerVars.filter((n) => !providerSet.includes(n)).join(', ')} must be set with ${providerSet.join(', ')} (a real model provider needs all three)`);
-  }
-  const providerUrl = optional('MODEL_PROVIDER_URL');
-  if (providerUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(providerUrl)) problems.push('MODEL_PROVIDER_URL must be an http:// or https:// URL');
-  const modelProvider: ModelProviderConfig | undefined = providerSet.length === 3
-    ? {
-        baseUrl: providerUrl!,
-        apiKey: optional('MODEL_PROVIDER_API_KEY')!,
-        model: optional('MODEL_PROVIDER_MODEL')!,
-        timeoutMs: int('MODEL_PROVIDER_TIMEOUT_MS', 60_000, 100, 600_000),
-        maxOutputTokens: int('MODEL_PROVIDER_MAX_OUTPUT_TOKENS', 4096, 16, 128_000),
-      }
-    : undefined;
-  // The LiveKit server of voice sessions: all three of URL, key and secret, or none (the sandbox).
-  const mediaVars = ['VOICE_MEDIA_URL', 'VOICE_MEDIA_API_KEY', 'VOICE_MEDIA_API_SECRET'] as const;
-  const mediaSet = mediaVars.filter((n) => optional(n) !== undefined);
-  if (mediaSet.length > 0 && mediaSet.length < 3) {
-    problems.push(`${mediaVars.filter((n) => !mediaSet.includes(n)).join(', ')} must be set with ${mediaSet.join(', ')} (a LiveKit server needs all three)`);
-  }
-  const mediaUrl = optional('VOICE_MEDIA_URL');
-  if (mediaUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(mediaUrl)) problems.push('VOICE_MEDIA_URL must be an http:// or https:// URL');
-  const voiceMedia: VoiceMediaConfig | undefined = mediaSet.length === 3
-    ? { url: mediaUrl!.replace(/\/+$/, ''), apiKey: optional('VOICE_MEDIA_API_KEY')!, apiSecret: optional('VOICE_MEDIA_API_SECRET')! }
-    : undefined;
-  const voiceMediaTimeoutMs = int('VOICE_MEDIA_TIMEOUT_MS', 15_000, 100, 15_000);
-  const smtpUrl = optional('EMAIL_SMTP_URL');
-  if (smtpUrl !== undefined && !/^smtps?:\/\/[^/]/.test(smtpUrl)) problems.push('EMAIL_SMTP_URL must be an smtp:// or smtps:// URL');
-  const emailFrom = str('EMAIL_FROM', 'no-reply@logdrain.invalid');
-  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(emailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(emailFrom)) problems.push('EMAIL_FROM must be an email address (optionally "Name <address>")');
-
-  const config: Config = {
-    host: str('HOST', '0.0.0.0'),
-    port: int('PORT', 8080, 0, 65535),
-    metricsPort: int('METRICS_PORT', 9464, 0, 65535),
-    databaseUrl,
-    dataDir: str('DATA_DIR', './data'),
-    kafka: brokers.length > 0 ? { brokers, topic: kafkaTopic, groupId, sessionTimeoutMs, heartbeatIntervalMs, fetchMaxWaitMs } : undefined,
-    kafkaTopic,
-    logDrainsEnabled: bool('LOG_DRAINS_ENABLED', true),
-    endpointAllowHosts: list('DRAIN_ENDPOINT_ALLOW_HOSTS').map((h) => h.toLowerCase()),
-    extraCaCerts,
-    vendorAIntakeUrl,
-    vendorBHosts,
-    drainTypesEnabled,
-    batch: {
-      maxRecords: int('BATCH_MAX_RECORDS', 1000, 1, 100_000),
-      maxBytes: int('BATCH_MAX_BYTES', 1_048_576, 1024, 64 * 1_048_576),
-      lingerMs: int('BATCH_LINGER_MS', 1000, 0, 600_000),
-    },
-    spill: {
-      belowRecords: int('BATCH_SPILL_BELOW_RECORDS', 0, 0, 100_000),
-      lingerMs: int('BATCH_SPILL_LINGER_MS', 30_000, 1000, 3_600_000),
-    },
-    retry: {
-      baseMs: int('RETRY_BASE_MS', 500, 1, 3_600_000),
-      maxMs: int('RETRY_MAX_MS', 60_000, 1, 86_400_000),
-    },
-    deliveryTimeoutMs: int('DELIVERY_TIMEOUT_MS', 10_000, 1, 600_000),
-    bufferHorizonMs: int('BUFFER_HORIZON_MS', 21_600_000, 1000),
-    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
-    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
-    seedFile: optional('SEED_FILE'),
-    modelProvider,
-    voiceMedia,
-    voiceMediaTimeoutMs,
-    rcsBulkChecksPerMinute: int('RCS_BULK_CHECKS_PER_MIN', 10, 1),
-    websiteFetchAllowHosts: list('WEBSITE_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
-    encryptionKey,
-    logLevel,
-    drainRateLimits: {
-      readPerMinute: int('DRAIN_RATE_LIMIT_READ_PER_MIN', 300, 1),
-      mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
-    },
-    rateLimitSyncMs: int('RATE_LIMIT_SYNC_MS', 100, 0, 10_000),
-    drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
-    drainConfigListen: bool('DRAIN_CONFIG_LISTEN', true),
-    quota: {
-      eventsPerDay: int('DRAIN_QUOTA_EVENTS_PER_DAY', 10_000_000, 1),
-      bytesPerDay: int('DRAIN_QUOTA_BYTES_PER_DAY', 10 * 1024 ** 3, 1),
-    },
-    heartbeatIntervalMs: int('HEARTBEAT_INTERVAL_MS', 300_000, 0),
-    logRetentionDays: int('LOG_RETENTION_DAYS', 7, 1, 3650),
-    logsReadPerMinute: int('LOGS_READ_RATE_LIMIT_PER_MIN', 120, 1),
-    metricsDrainLabels: bool('METRICS_DRAIN_LABELS', false),
-    deprecatedScopesSunset,
-    backlogPollMs: int('BACKLOG_POLL_MS', 1000, 10, 600_000),
-    probePollMs: int('PROBE_POLL_MS', 1000, 10, 600_000),
-    probeLeaseMs: int('PROBE_LEASE_MS', 30_000, 100, 3_600_000),
-    parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, 1, 100),
-    maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, 100, 10_000_000),
-    scrub: {
-      budgetMs: int('SCRUB_BUDGET_MS', 2000, 10, 60_000),
-      maxQueuedPerOrg: int('SCRUB_MAX_QUEUED_PER_ORG', 32, 1, 10_000),
-    },
-    heapGrowingPercent: int('HEAP_GROWING_PERCENT', 100, 0, 1000),
-    region: optional('REGION'),
-    carrierAdapter: carrierAdapter(),
-    channels: {
-      smtpUrl,
-      emailFrom,
-      attachmentAllowHosts: list('ATTACHMENT_FETCH_ALLOW_HOSTS').map((h) => h.toLowerCase()),
-      attachmentTimeoutMs: int('ATTACHMENT_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
-      queueExpiryMs: int('CHANNEL_QUEUE_EXPIRY_MS', 7 * 86_400_000, 1000),
-      sweepIntervalMs: int('CHANNEL_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
-      sandboxReceiptStepMs: int('SANDBOX_RECEIPT_STEP_MS', 500, 1, 2000),
-    },
-    workflows: {
-      forceCancelAfterMs: int('WORKFLOW_FORCE_CANCEL_AFTER_MS', 60_000, 0, 86_400_000),
-      executor: bool('WORKFLOW_EXECUTOR', true),
-      leaseMs: int('WORKFLOW_LEASE_MS', 30_000, 100, 3_600_000),
-      pollMs: int('WORKFLOW_POLL_MS', 500, 10, 60_000),
-      slots: int('WORKFLOW_EXECUTOR_SLOTS', 8, 1, 1000),
-      rateLimits: {
-        read: int('WORKFLOW_RATE_LIMIT_READ_PER_MIN', 600, 1),
-        start: int('WORKFLOW_RATE_LIMIT_START_PER_MIN', 30, 1),
-        batch: int('WORKFLOW_RATE_LIMIT_BATCH_PER_MIN', 5, 1),
-        mutate: int('WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
-      },
-      notify: {
-        leaseMs: int('WORKFLOW_NOTIFY_LEASE_MS', 120_000, 100, 3_600_000),
-        retryBaseMs: int('WORKFLOW_NOTIFY_RETRY_BASE_MS', 2000, 10, 3_600_000),
-        retryMaxMs: int('WORKFLOW_NOTIFY_RETRY_MAX_MS', 300_000, 10, 86_400_000),
-        maxAttempts: int('WORKFLOW_NOTIFY_MAX_ATTEMPTS', 8, 1, 100),
-      },
-    },
-  };
-  if (config.retry.maxMs < config.retry.baseMs) problems.push('RETRY_MAX_MS must be at least RETRY_BASE_MS');
-  if (config.spill.belowRecords > config.batch.maxRecords) problems.push('BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');
+  if (raw.retry.maxMs < raw.retry.baseMs) problem('RETRY_MAX_MS', 'relation', 'RETRY_MAX_MS must be at least RETRY_BASE_MS');
+  if (raw.spill.belowRecords > raw.batch.maxRecords) problem('BATCH_SPILL_BELOW_RECORDS', 'relation', 'BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');
   // Spilled records wait a linger, then a round: well inside the horizon that drops parked records.
-  if (config.spill.belowRecords > 0 && config.spill.lingerMs * 2 > config.bufferHorizonMs) problems.push('BATCH_SPILL_LINGER_MS must be at most half of BUFFER_HORIZON_MS');
-  if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(config);
+  if (raw.spill.belowRecords > 0 && raw.spill.lingerMs * 2 > raw.bufferHorizonMs) {
+    problem('BATCH_SPILL_LINGER_MS', 'relation', 'BATCH_SPILL_LINGER_MS must be at most half of BUFFER_HORIZON_MS');
+  }
+  if (issues.length > 0) return { ok: false, error: new ConfigError(issues) };
+
+  const config = {
+    ...raw,
+    kafka: raw.kafka.brokers.length > 0 ? raw.kafka : undefined,
+    kafkaTopic: raw.kafka.topic,
+    extraCaCerts,
+    encryptionKey,
+    deprecatedScopesSunset,
+    voiceMedia: raw.voiceMedia === undefined ? undefined : { ...raw.voiceMedia, url: raw.voiceMedia.url.replace(/\/+$/, '') },
+  };
+  return { ok: true, config: deepFreeze(config) };
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
-    for (const v of Object.values(value as object)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
+/** As parseConfig, for the processes' start: a bad configuration is thrown (the CLI prints every problem and exits). */
+export function loadConfig(env: Env = process.env): Config {
+  const result = parseConfig(env);
+  if (!result.ok) throw result.error;
+  return result.config;
 }

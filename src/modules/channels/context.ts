@@ -4,7 +4,7 @@
  * template trigger's too; the receipt route: a typed key of the organization
  * with `channels:receipts`).
  */
-import type { Config } from '../../config/config.js';
+import type { ChannelsConfig } from './config.js';
 import type { Store } from '../../store/store.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
@@ -27,7 +27,8 @@ export const RECEIPTS_PATH = '/developer/channels/receipts';
 export const TRIGGER_PATH = '/admin/agents/:agentId/channels/:channelId/chatapp-templates/:templateId/trigger';
 
 export interface ChannelDeps {
-  config: Config;
+  /** The family's slice of the configuration (./config.ts), and the CA file attachment fetches trust. */
+  config: { readonly channels: ChannelsConfig; readonly extraCaCerts?: string | undefined };
   store: Store;
   logger: Logger;
   limiter: RateLimiter;

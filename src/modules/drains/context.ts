@@ -26,7 +26,11 @@ defineScopes('drains', {
 export const DRAINS_BASE = '/admin/orgs/:orgId/log-drains';
 
 export interface DrainDeps {
-  config: Config;
+  /**
+   * The family's slice of the configuration (./config.ts), and the settings it shares with the
+   * delivery engine: the switch, the endpoint allow list, the change notifications and the quota.
+   */
+  config: Pick<Config, 'drains' | 'logDrainsEnabled' | 'endpointAllowHosts' | 'drainConfigListen' | 'quota'>;
   store: Store;
   limiter: RateLimiter;
   logger: Logger;
@@ -51,7 +55,7 @@ export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: n
  * read or mutation bucket (spec 01 part 8).
  */
 export function drainAccess(deps: Pick<DrainDeps, 'config'>): Access {
-  const buckets = drainBuckets(deps.config.drainRateLimits);
+  const buckets = drainBuckets(deps.config.drains.rateLimits);
   return {
     resource: 'org',
     scope: { required: MANAGE_SCOPE },

@@ -31,7 +31,7 @@ function originOf(endpoint: string | null): string | null {
 }
 
 function checkTypeAvailable(deps: DrainDeps, type: DrainType): void {
-  if (!deps.config.drainTypesEnabled.includes(type)) {
+  if (!deps.config.drains.typesEnabled.includes(type)) {
     throw DrainErrors.DRAIN_TYPE_UNAVAILABLE(`Drain type ${type} is not available yet.`, { field: 'type' });
   }
 }
@@ -44,7 +44,7 @@ async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInp
       throw DrainErrors.DRAIN_ENDPOINT_NOT_ALLOWED(`${type} drains derive their endpoint from site.`, { field: 'endpoint' });
     }
     if (creating && !input.site) throw drainValidation('site', [`site is required for ${type}`]);
-    return input.site ? rule.url(deps.config, input.site) : undefined;
+    return input.site ? rule.url(deps.config.drains, input.site) : undefined;
   }
   if (input.site !== undefined) throw drainValidation('site', [`site applies to ${typesWhere((d) => d.endpoint.from === 'site').join(', ')} only`]);
   if (input.endpoint === undefined) {
@@ -53,7 +53,7 @@ async function resolveEndpoint(deps: DrainDeps, type: DrainType, input: DrainInp
   }
   const endpoint = await checkDrainEndpoint(input.endpoint, deps.config.endpointAllowHosts);
   if (rule.intakeHosts) {
-    const intake = rule.intakeHosts(deps.config);
+    const intake = rule.intakeHosts(deps.config.drains);
     const host = new URL(endpoint).hostname.toLowerCase();
     const accepted = intake.some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
     if (!accepted && !isAllowedHost(host, deps.config.endpointAllowHosts)) {

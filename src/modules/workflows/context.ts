@@ -4,7 +4,7 @@
  * path), and the wf-* rate-limit buckets of part 8, counted per calling user.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../config/config.js';
+import type { WorkflowsConfig } from './config.js';
 import type { Store } from '../../store/store.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Access } from '../../api/kernel/access.js';
@@ -30,7 +30,8 @@ defineScopes('workflows', {
 export const WORKFLOWS_BASE = '/workflows/:agentId';
 
 export interface WorkflowDeps {
-  config: Config;
+  /** The family's slice of the configuration (./config.ts), nothing else of it. */
+  config: { readonly workflows: WorkflowsConfig };
   store: Store;
   logger: Logger;
   limiter: RateLimiter;
