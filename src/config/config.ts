@@ -107,6 +107,23 @@ export interface Config {
   readonly channels: ChannelsConfig;
   /** The workflow runtime (docs/api-workflows.md): cancel escalation and the executor this process runs. */
   readonly workflows: WorkflowsConfig;
+  /** Template deploys (docs/api-templates.md, deploy): the answer window and the durable deploy job this process runs. */
+  readonly templateDeploys: TemplateDeploysConfig;
+}
+
+export interface TemplateDeploysConfig {
+  /** TEMPLATE_DEPLOY_ANSWER_WAIT_MS: how long a deploy request waits for its deploy to end (201) before answering 202 (spec 03 part 8: 10 seconds). */
+  readonly answerWaitMs: number;
+  /** TEMPLATE_DEPLOY_JOBS: whether this API process runs the deploy job (`false`: it only mints; another process installs). */
+  readonly jobs: boolean;
+  /** TEMPLATE_DEPLOY_LEASE_MS: how long a job holds a deploy without renewing; a dead process's deploys are taken over after it. */
+  readonly leaseMs: number;
+  /** TEMPLATE_DEPLOY_POLL_MS: how often an idle job looks for deploys minted or left by other processes. */
+  readonly pollMs: number;
+  /** TEMPLATE_DEPLOY_SLOTS: deploys one job works on at a time. */
+  readonly slots: number;
+  /** TEMPLATE_DEPLOY_HOLD: test hook; the job holds every deploy it claims before installing, until the process stops. */
+  readonly hold: boolean;
 }
 
 export interface WorkflowsConfig {
@@ -372,6 +389,14 @@ export function loadConfig(env: Env = process.env): Config {
       queueExpiryMs: int('CHANNEL_QUEUE_EXPIRY_MS', 7 * 86_400_000, 1000),
       sweepIntervalMs: int('CHANNEL_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
       sandboxReceiptStepMs: int('SANDBOX_RECEIPT_STEP_MS', 500, 1, 2000),
+    },
+    templateDeploys: {
+      answerWaitMs: int('TEMPLATE_DEPLOY_ANSWER_WAIT_MS', 10_000, 0, 10_000),
+      jobs: bool('TEMPLATE_DEPLOY_JOBS', true),
+      leaseMs: int('TEMPLATE_DEPLOY_LEASE_MS', 30_000, 100, 3_600_000),
+      pollMs: int('TEMPLATE_DEPLOY_POLL_MS', 1000, 10, 60_000),
+      slots: int('TEMPLATE_DEPLOY_SLOTS', 4, 1, 100),
+      hold: bool('TEMPLATE_DEPLOY_HOLD', false),
     },
     workflows: {
       forceCancelAfterMs: int('WORKFLOW_FORCE_CANCEL_AFTER_MS', 60_000, 0, 86_400_000),
