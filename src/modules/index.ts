@@ -15,6 +15,7 @@ import { channelsFamily } from './channels/index.js';
 import { personaFamily } from './persona/index.js';
 import { workflowsFamily } from './workflows/index.js';
 import { skillsFamily } from './skills/index.js';
+import { templatesFamily } from './templates/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
@@ -25,6 +26,7 @@ export const families: readonly Family<PlatformDeps>[] = [
   personaFamily,
   workflowsFamily,
   skillsFamily,
+  templatesFamily,
 ];
 
 /** Every family's migrations, for openStore. */
