@@ -21,7 +21,11 @@ import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { Logger } from '../../telemetry/logger.js';
+import type { Sql } from '../../store/sql.js';
 import { createDeployRepo, type DeployRow } from './deploy-repository.js';
+
+/** The job no longer holds the deploy it was installing (its lease ran out and another took it): its install is undone. */
+export class LeaseLost extends Error {}
 
 /** Claims of one deploy before an unexplained failure ends it `failed`. */
 export const MAX_ATTEMPTS = 5;
@@ -38,9 +42,19 @@ export interface DeployJobRequest {
   body: Record<string, unknown>;
 }
 
+/**
+ * Moves the deploy to `succeeded` with its result on `tx` (the install's unit of work), if this job
+ * still holds it; false otherwise, and the install must then be undone (throw).
+ */
+export type SettleDeploy = (tx: Sql, result: Record<string, unknown>) => Promise<boolean>;
+
 export interface DeploySteps {
-  /** Installs the template on the minted agent; the install result, or throws an AppError when refused. */
-  install(r: DeployJobRequest): Promise<Record<string, unknown>>;
+  /**
+   * Installs the template on the minted agent and settles the deploy in the same unit of work (an
+   * install and the deploy's success commit together); the deploy result. Throws an AppError when
+   * the install is refused, `LeaseLost` when `settle` found the deploy no longer this job's.
+   */
+  install(r: DeployJobRequest, settle: SettleDeploy): Promise<Record<string, unknown>>;
   /** Removes the minted agent of a refused deploy (nothing when it is gone already). */
   removeAgent(r: DeployJobRequest): Promise<void>;
 }
@@ -112,20 +126,18 @@ export function createDeployJob(o: DeployJobOptions): DeployJob {
       await repo.release(row.id, owner);
       return;
     }
-    let result: Record<string, unknown>;
+    const settle: SettleDeploy = (tx, result) => createDeployRepo(tx).move(row.id, owner, 'running', { type: 'installed' }, { result, answerWaitMs: o.answerWaitMs });
     try {
-      result = await leased(row.id, () => o.steps.install(jobRequestOf(row)));
+      await leased(row.id, () => o.steps.install(jobRequestOf(row), settle));
+      o.logger.info({ event: 'templates.deploy.succeeded', deployId: row.id, agentId: row.agent_id }, 'deploy succeeded');
     } catch (e) {
+      if (e instanceof LeaseLost) return;
       if (!(e instanceof AppError) || e.statusCode >= 500) throw e;
       const error = refusalOf(e);
       if (await repo.move(row.id, owner, 'running', { type: 'refused' }, { error, answerWaitMs: o.answerWaitMs })) {
         o.logger.info({ event: 'templates.deploy.refused', deployId: row.id, code: e.code }, 'deploy refused by the install; removing the minted agent');
         await rollback({ ...row, status: 'rollback_pending' });
       }
-      return;
-    }
-    if (await repo.move(row.id, owner, 'running', { type: 'installed' }, { result, answerWaitMs: o.answerWaitMs })) {
-      o.logger.info({ event: 'templates.deploy.succeeded', deployId: row.id, agentId: row.agent_id }, 'deploy succeeded');
     }
   }
 

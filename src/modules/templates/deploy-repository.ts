@@ -4,7 +4,7 @@
  * from, and (for the job's moves) still held by the caller's lease: two movers never both win.
  */
 import type { Sql } from '../../store/sql.js';
-import { deploySourcesOf, mustDeployTransition, type DeployEvent, type DeployStage, type DeployStatus } from './deploy-state.js';
+import { deploySourcesOf, mustDeployTransition, type DeployEvent, type DeployStage, type DeployStatus } from './state.js';
 
 export interface DeployRow {
   id: string;
