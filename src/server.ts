@@ -63,7 +63,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // Fastify's two info lines per request would drown the log: requests are logged by the summary below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
-    trustProxy: false,
+    // Only when TRUST_PROXY names the proxies: otherwise a client could pick its own address (and per-address budget) with a header.
+    trustProxy: trustProxyOf(opts.config.trustProxy),
     requestTimeout: opts.config.requestTimeoutMs,
     http: httpLimits(opts.config.requestTimeoutMs),
     // A server bound before the store was opened (commands/run.ts) was made with httpLimits too.
@@ -153,6 +154,12 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
+}
+
+/** TRUST_PROXY as fastify takes it: a hop count as proxy-addr's trust function (the first `n` hops are trusted). */
+function trustProxyOf(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return typeof setting === 'boolean' ? setting : [...setting];
 }
 
 /**

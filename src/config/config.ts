@@ -64,6 +64,12 @@ export interface Config {
    * waits for a reconcile (src/api/kernel/rate-limit.ts); 0: every request waits for one.
    */
   readonly rateLimitSyncMs: number;
+  /**
+   * TRUST_PROXY: which proxies' X-Forwarded-For names the client (fastify's `trustProxy`): `false`
+   * (unset: the socket's peer is the client), `true` (every hop), a hop count, or the proxies'
+   * addresses and CIDR ranges. Per-address rate limits (the template catalog) key on the result.
+   */
+  readonly trustProxy: boolean | number | readonly string[];
   /** How often a worker applies the quota ladder and reads the drain configuration version unasked. */
   readonly drainRefreshMs: number;
   /**
@@ -206,6 +212,26 @@ export function loadConfig(env: Env = process.env): Config {
   const list = (name: string): string[] =>
     (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 
+  const trustProxy = (): boolean | number | string[] => {
+    const raw = optional('TRUST_PROXY');
+    if (raw === undefined) return false;
+    if (/^(true|yes|on)$/i.test(raw)) return true;
+    if (/^(false|no|off)$/i.test(raw)) return false;
+    if (/^\d{1,2}$/.test(raw)) {
+      const hops = Number(raw);
+      if (hops >= 1) return hops;
+    }
+    const ranges = list('TRUST_PROXY');
+    // An IPv4 or IPv6 address, optionally with a prefix length: the forms fastify's proxy-addr reads.
+    const address = /^((\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)(\/\d{1,3})?|loopback|linklocal|uniquelocal)$/;
+    const bad = ranges.filter((r) => !address.test(r));
+    if (bad.length > 0) {
+      problems.push(`TRUST_PROXY must be true, false, a hop count from 1 to 99, or comma-separated proxy addresses, CIDR ranges or loopback/linklocal/uniquelocal, got ${JSON.stringify(raw)}`);
+      return false;
+    }
+    return ranges;
+  };
+
   const carrierAdapter = (): 'sandbox' => {
     const v = str('TELEPHONY_CARRIER', 'sandbox');
     if (v !== 'sandbox') problems.push(`TELEPHONY_CARRIER must be sandbox (the only carrier adapter of this build), got ${JSON.stringify(v)}`);
@@ -345,6 +371,7 @@ export function loadConfig(env: Env = process.env): Config {
       mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, 1),
     },
     rateLimitSyncMs: int('RATE_LIMIT_SYNC_MS', 100, 0, 10_000),
+    trustProxy: trustProxy(),
     drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, 50, 600_000),
     drainConfigListen: bool('DRAIN_CONFIG_LISTEN', true),
     quota: {

@@ -17,6 +17,7 @@ import { channelsFamily } from './channels/index.js';
 import { createPersonaTemplatePort, personaFamily } from './persona/index.js';
 import { createWorkflowsTemplatePort, workflowsFamily } from './workflows/index.js';
 import { createSkillTemplatePort, skillsFamily } from './skills/index.js';
+import { templatesFamily } from './templates/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
@@ -27,6 +28,7 @@ export const families: readonly Family<PlatformDeps>[] = [
   personaFamily,
   workflowsFamily,
   skillsFamily,
+  templatesFamily,
 ];
 
 /** Every family's migrations, for openStore. */

@@ -1,0 +1,102 @@
+/**
+ * The template family's state machines (spec 03 part 3; contract templates),
+ * one transition function per stateful object. Every write of a state in this
+ * family goes through these: the service computes the next state here and
+ * writes it in the unit of work holding the object's row. Install and deploy
+ * states add their own section below, in the same form.
+ *
+ * Template listing:
+ *
+ * | State                 | Event                         | Next                         | Also                                   |
+ * |-----------------------|-------------------------------|------------------------------|----------------------------------------|
+ * | any                   | visibility_requested private  | private, no review pending   | takes effect at once                   |
+ * | private               | visibility_requested public   | review pending (public)      | spec 4.4: private to public is reviewed|
+ * | public                | visibility_requested public   | unchanged                    |                                        |
+ * | review pending        | review_approved               | public, no review pending    | the embedded reviewer approves at once |
+ * | review pending        | review_rejected               | private, no review pending   |                                        |
+ * | listed                | unlisted                      | not listed                   | left out of other organizations' lists |
+ * | not listed            | version_published             | listed                       | publishing lists a template again      |
+ *
+ * Template version (`approvalStatus`, `deprecated`):
+ *
+ * | State        | Event       | Next                     | Also                                         |
+ * |--------------|-------------|--------------------------|----------------------------------------------|
+ * | (none)       | published   | pending                  | the embedded reviewer then approves at once  |
+ * | pending      | approved    | approved                 | `latestApprovedVersion` follows              |
+ * | pending      | rejected    | rejected                 |                                              |
+ * | any          | deprecated  | the same, deprecated     | blocks new installs of this version only; a  |
+ * |              |             |                          | second deprecate keeps the first reason      |
+ */
+
+export type Visibility = 'public' | 'private';
+
+export interface TemplateListing {
+  visibility: Visibility;
+  listed: boolean;
+  /** A requested visibility awaiting review (only `public` is reviewed). */
+  pendingVisibility: Visibility | null;
+}
+
+export type TemplateEvent =
+  | { type: 'visibility_requested'; to: Visibility }
+  | { type: 'review_approved' }
+  | { type: 'review_rejected' }
+  | { type: 'unlisted' }
+  | { type: 'version_published' };
+
+/** A move the machine does not make (the caller answers it; the state stays). */
+export interface Refused {
+  refused: string;
+}
+
+export const isRefused = <T>(r: T | Refused): r is Refused => typeof r === 'object' && r !== null && 'refused' in r;
+
+/** The template's next listing state, or why the event does not apply. */
+export function templateTransition(s: TemplateListing, e: TemplateEvent): TemplateListing | Refused {
+  switch (e.type) {
+    case 'visibility_requested':
+      if (e.to === 'private') return { ...s, visibility: 'private', pendingVisibility: null };
+      if (s.visibility === 'public') return { ...s, pendingVisibility: null };
+      return { ...s, pendingVisibility: 'public' };
+    case 'review_approved':
+      if (s.pendingVisibility === null) return { refused: 'no visibility review is pending' };
+      return { ...s, visibility: s.pendingVisibility, pendingVisibility: null };
+    case 'review_rejected':
+      if (s.pendingVisibility === null) return { refused: 'no visibility review is pending' };
+      return { ...s, pendingVisibility: null };
+    case 'unlisted':
+      return { ...s, listed: false };
+    case 'version_published':
+      return { ...s, listed: true };
+  }
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
+
+export interface VersionState {
+  approvalStatus: ApprovalStatus;
+  deprecated: boolean;
+  deprecatedReason: string | null;
+}
+
+export type VersionEvent =
+  | { type: 'approved' }
+  | { type: 'rejected' }
+  | { type: 'deprecated'; reason: string | null };
+
+/** A version as publishing creates it: pending review. */
+export const PUBLISHED: VersionState = { approvalStatus: 'pending', deprecated: false, deprecatedReason: null };
+
+/** The version's next state, or why the event does not apply. */
+export function versionTransition(s: VersionState, e: VersionEvent): VersionState | Refused {
+  switch (e.type) {
+    case 'approved':
+    case 'rejected':
+      if (s.approvalStatus !== 'pending') return { refused: `the version is ${s.approvalStatus} already` };
+      return { ...s, approvalStatus: e.type };
+    case 'deprecated':
+      // Deprecating again changes nothing: the first reason stands.
+      if (s.deprecated) return s;
+      return { ...s, deprecated: true, deprecatedReason: e.reason };
+  }
+}
