@@ -18,7 +18,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createRateLimiter } from './api/kernel/rate-limit.js';
 import type { RecordSink } from './modules/ingest/records.js';
-import { createChannelNotifications, families, type PlatformDeps } from './modules/index.js';
+import { createChannelNotifications, createTemplatePorts, families, type PlatformDeps } from './modules/index.js';
 import { registerFamily } from './api/kernel/family.js';
 import { installAccess } from './api/kernel/access.js';
 import { documentedSchema, installSchemas } from './api/kernel/schema.js';
@@ -149,7 +149,9 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   // The channels family's send port, handed to the families that send through it (workflows).
   const metrics = opts.metrics.families;
   const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store, logger: opts.logger, vendors, metrics });
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics };
+  // The persona, workflows and skills families' parts of a template install, handed to the templates family.
+  const templatePorts = createTemplatePorts({ store: opts.store, logger: opts.logger });
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -21,16 +21,28 @@ export interface DeployModuleDeps {
 /** Installs the template on the minted agent as the deploying user, on `tx` (the install service); the install result, or throws an AppError when refused. */
 export type DeployInstall = (tx: UnitOfWork, r: DeployJobRequest, body: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
-export function registerDeploys(app: FastifyInstance, deps: DeployModuleDeps, catalog: DeployCatalog, installs: DeployInstalls & { install: DeployInstall }): DeployService {
+/** The install side as a deploy uses it (deploy-install.ts). */
+export interface DeployInstallSide extends DeployInstalls {
+  install: DeployInstall;
+  /** Once the install's unit of work committed (a workflow run its hook queued is looked for). */
+  afterCommit(installed: Record<string, unknown>): void;
+}
+
+export function registerDeploys(app: FastifyInstance, deps: DeployModuleDeps, catalog: DeployCatalog, installs: DeployInstallSide): DeployService {
   const c = deps.config.templateDeploys;
   const job = createDeployJob({
     store: deps.store, logger: deps.logger, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots, answerWaitMs: c.answerWaitMs, hold: c.hold,
     steps: {
-      install: (r, settle) => deps.store.unitOfWork(async (tx) => {
-        const result = deployResultOf({ agent_id: r.agentId, org_id: r.orgId }, await installs.install(tx, r, openDeployBody(deps.store, r)));
-        if (!(await settle(tx.sql, result))) throw new LeaseLost(`deploy ${r.deployId} is no longer this job's`);
+      install: async (r, settle) => {
+        const { result, installed } = await deps.store.unitOfWork(async (tx) => {
+          const installed = await installs.install(tx, r, openDeployBody(deps.store, r));
+          const result = deployResultOf({ agent_id: r.agentId, org_id: r.orgId }, installed);
+          if (!(await settle(tx.sql, result))) throw new LeaseLost(`deploy ${r.deployId} is no longer this job's`);
+          return { result, installed };
+        });
+        installs.afterCommit(installed);
         return result;
-      }),
+      },
       removeAgent: (r) => deps.store.unitOfWork(async (tx) => {
         if (!(await tx.tenancy.removeAgent(r.orgId, r.agentId))) return;
         await tx.audit({

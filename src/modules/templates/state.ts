@@ -101,6 +101,57 @@ export function versionTransition(s: VersionState, e: VersionEvent): VersionStat
   }
 }
 
+/*
+ * Template install (`status` of the install result; spec 03 part 2.5):
+ *
+ * | State                     | Event          | Next             | Also                                            |
+ * |---------------------------|----------------|------------------|-------------------------------------------------|
+ * | (none)                    | applied        | installed        | a refused install writes nothing (no state)     |
+ * | (none)                    | apply_failed   | refused          | a first install that cannot apply is refused    |
+ * | any                       | applied        | installed        | something changed on the agent                  |
+ * | any                       | unchanged      | already_current  | a re-install that changed nothing               |
+ * | any                       | apply_failed   | apply_failed     | the version stays; `lastError` says why         |
+ * | any                       | removed        | (none)           | DELETE installs: the record is gone at once     |
+ *
+ * The setup (the `onInstall` hook) is a state of its own beside it: none (no hook, or deferred to
+ * a deploy) -> ok (run started) or failed (code); setup retry moves failed -> ok or failed, and
+ * answers `already-started` for ok.
+ */
+
+export type InstallStatus = 'installed' | 'already_current' | 'apply_failed';
+
+export type InstallEvent = { type: 'applied' } | { type: 'unchanged' } | { type: 'apply_failed' } | { type: 'removed' };
+
+/** The install's next status (null: no record), or why the event does not apply. */
+export function installTransition(from: InstallStatus | null, e: InstallEvent): InstallStatus | null | Refused {
+  switch (e.type) {
+    case 'applied':
+      return 'installed';
+    case 'unchanged':
+      return from === null ? { refused: 'a first install always applies' } : 'already_current';
+    case 'apply_failed':
+      return from === null ? { refused: 'a first install that cannot apply is refused, leaving no record' } : 'apply_failed';
+    case 'removed':
+      return from === null ? { refused: 'the template is not installed' } : null;
+  }
+}
+
+export type SetupState = { status: 'ok'; workflowRunId: string } | { status: 'failed'; code: string; error: string };
+
+export type SetupEvent = { type: 'started'; runId: string } | { type: 'failed'; code: string; error: string } | { type: 'retried' };
+
+/** The setup's next state (null: nothing to set up), or, for a retry, whether to start the hook again. */
+export function setupTransition(from: SetupState | null, e: SetupEvent): SetupState | null | Refused | 'start' {
+  switch (e.type) {
+    case 'started':
+      return { status: 'ok', workflowRunId: e.runId };
+    case 'failed':
+      return { status: 'failed', code: e.code, error: e.error };
+    case 'retried':
+      return from?.status === 'ok' ? { refused: 'already-started' } : 'start';
+  }
+}
+
 /**
  * Template deploy (spec 03 part 3 names the states; the moves are this family's). The writes apply
  * a move only where the deploy is still in a status it starts from (`deploySourcesOf`) and, for the
