@@ -223,7 +223,7 @@ export function createDeployService(o: DeployServiceOptions) {
           case 'in_progress':
             // The claim and its completion commit together, so no other request leaves the key in
             // progress; a row in that state is a fault of another writer.
-            throw new AppError(500, 'DEPLOY_KEY_STATE', `the deploy key ${key} is in progress outside a deploy`);
+            throw new Error(`the deploy key ${key} is in progress outside a deploy`);
           case 'new':
             return { deployId: await mint(tx, p, target, body, orgId, { scope, key, claimId: claim.claimId }), minted: true };
         }

@@ -278,6 +278,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     channelId: ['chatapp-line-1'], templateId: ['order_update'],
     // The marketplace skill routes' skill and version: a listed one with a published version (added below) and unknown ones.
     id: ['mks_missing'], versionId: ['mksv_missing'],
+    // The template deploy poll's deploy: an unknown one (a deploy needs a base agent the fuzz seed has none of).
+    deployId: ['dpl_missing'],
   };
   // The template routes' `templateId` (the channel trigger route's is a chat-app template's): a template with a version (added below) and an unknown one.
   const templateIds = ['tpl_MISSING'];

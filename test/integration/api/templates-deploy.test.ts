@@ -179,6 +179,24 @@ describe(`template deploys (${TEST_MODE})`, () => {
     expect((await deploy(made.id, {}, key)).body).toEqual(before.body);
   });
 
+  it('rolls a deploy the install refuses back: no agent left, the refusal answered to every request with the key', async () => {
+    const single = await createTemplate(app, 'sess_ann', { sourceAgentId: 'agt_base', name: 'single', displayName: 'Single', visibility: 'private' });
+    await publishVersion(app, 'sess_ann', single.id, { installPolicy: { perWorkspace: 'single' } });
+    expect((await deploy(single.id, {}, newKey())).status).toBe(201);
+    const n = (await agentsOf('org_acme')).length;
+    const key = newKey();
+    const refused = await deploy(single.id, {}, key);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'INSTALL_POLICY_SINGLE', deployId: expect.stringMatching(/^dpl_/) });
+    expect(await agentsOf('org_acme')).toHaveLength(n);
+    const polled = await poll(refused.body.deployId);
+    expect(polled.body).toMatchObject({ deployId: refused.body.deployId, status: 'rolled_back', stage: 'done', error: { code: 'INSTALL_POLICY_SINGLE' } });
+    expect(polled.body.result).toBeUndefined();
+    expect((await deploy(single.id, {}, key)).body).toEqual(refused.body);
+    const removed = await app.store.sql.query(`select 1 from audit_log where action = 'templates.agent.removed' and details->>'deployId' = $1`, [refused.body.deployId]);
+    expect(removed).toHaveLength(1);
+  });
+
   it('keeps env values out of the audit log and the stored request', async () => {
     const audit = await app.store.sql.query<{ details: unknown }>(`select details from audit_log where action like 'templates.deploy%'`);
     expect(JSON.stringify(audit)).not.toContain(SECRET);
