@@ -11,7 +11,6 @@
  * request answers, 201 with the result or 202, is the deploy's `answer_status` (set once,
  * deploy-migrations.ts), the same for the first request and every retry.
  */
-import { on } from 'node:events';
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
@@ -137,31 +136,39 @@ export function createDeployService(o: DeployServiceOptions) {
 
   /** Waits until the deploy's answer is decided: 201 when it ends within the window, else 202 (deploy-migrations.ts). */
   async function answerOf(deployId: string): Promise<DeployAnswer> {
-    const ac = new AbortController();
-    const ended = on(o.job.events, 'ended', { signal: ac.signal });
-    try {
-      for (;;) {
-        const a = await repo.answer(deployId, o.answerWaitMs);
-        if (!a) throw DeployErrors.TEMPLATE_DEPLOY_NOT_FOUND(`Deploy ${deployId} not found`);
-        if (a.answerStatus === null && a.due) {
-          await repo.answerAccepted(deployId, o.answerWaitMs);
-          continue;
-        }
-        if (a.answerStatus === 202) return { status: 202, body: { deployId } };
-        if (a.answerStatus === 201) {
-          const row = (await repo.find(deployId))!;
-          if (row.status === 'succeeded') return { status: 201, body: { deployId, ...(row.result ?? {}) } };
-          // Ended refused within the window: every request with the key answers the refusal.
-          const { code, message, ...fields } = (row.error ?? {}) as { code?: string; message?: string };
-          throw new AppError(row.error_status ?? 500, code ?? 'DEPLOY_FAILED', message ?? `Deploy ${deployId} failed`, { deployId, ...fields });
-        }
-        // Undecided: the job ends it (here, or in another process: looked at again shortly).
-        await Promise.race([ended.next(), new Promise((res) => setTimeout(res, 100).unref())]);
+    for (;;) {
+      const a = await repo.answer(deployId, o.answerWaitMs);
+      if (!a) throw DeployErrors.TEMPLATE_DEPLOY_NOT_FOUND(`Deploy ${deployId} not found`);
+      if (a.answerStatus === null && a.due) {
+        await repo.answerAccepted(deployId, o.answerWaitMs);
+        continue;
       }
-    } finally {
-      ac.abort();
-      await ended.return?.().catch(() => {});
+      if (a.answerStatus === 202) return { status: 202, body: { deployId } };
+      if (a.answerStatus === 201) {
+        const row = (await repo.find(deployId))!;
+        if (row.status === 'succeeded') return { status: 201, body: { deployId, ...(row.result ?? {}) } };
+        // Ended refused within the window: every request with the key answers the refusal.
+        const { code, message, ...fields } = (row.error ?? {}) as { code?: string; message?: string };
+        throw new AppError(row.error_status ?? 500, code ?? 'DEPLOY_FAILED', message ?? `Deploy ${deployId} failed`, { deployId, ...fields });
+      }
+      // Undecided: this process's job tells when it ends a deploy; another process's is looked at again shortly.
+      await endedOrSoon(deployId);
     }
+  }
+
+  function endedOrSoon(deployId: string): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        o.job.events.off('ended', onEnded);
+        resolve();
+      };
+      const onEnded = (id: string) => {
+        if (id === deployId) done();
+      };
+      const timer = setTimeout(done, 100);
+      o.job.events.on('ended', onEnded);
+    });
   }
 
   async function mint(tx: UnitOfWork, p: Principal, target: DeployTarget, body: DeployBody, orgId: string | undefined, claim: { scope: string; key: string; claimId: string }) {

@@ -533,10 +533,13 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       const op = doc.paths[route.template]![route.method.toLowerCase()]!;
       const key = `${route.method} ${route.template}`;
       const credential = await workingCredential(route);
+      const keyRequired = (op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key' && (p as { required?: boolean }).required === true);
       const paramsOf = (over: Record<string, string> = {}) => route.template.replace(/\{(\w+)\}/g, (_, p: string) => over[p] ?? realOf(route.template, p)[0]!);
       const send = async (what: string, opts: { path?: string; query?: string; body?: string }, mustRefuse: boolean, field?: string) => {
         const url = `${opts.path ?? paramsOf()}${opts.query ? `?${opts.query}` : ''}`;
-        const inject: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: { authorization: `Bearer ${credential}` }, remoteAddress: nextAddress() };
+        // A route that requires an Idempotency-Key (the template deploy) gets one, so its body reaches the text rule.
+        const keyed = keyRequired ? { 'idempotency-key': `fuzz-fields-${String(requests).padStart(8, '0')}` } : {};
+        const inject: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: { authorization: `Bearer ${credential}`, ...keyed }, remoteAddress: nextAddress() };
         if (opts.body !== undefined) Object.assign(inject, { payload: opts.body, headers: { ...inject.headers, 'content-type': 'application/json' } });
         requests++;
         const res = await app.inject(inject);
