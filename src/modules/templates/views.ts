@@ -48,11 +48,14 @@ export function reconciliationOf(v: TemplateVersion): Array<{ key: string; statu
   return reqs.map((c) => ({ key: c.key, status: c.required ? 'unmet-required' : 'unmet-optional', candidates: [] }));
 }
 
-/** The params a version declares: `paramsMeta` as a list (an object maps each key to its meta). */
+/**
+ * The params a version declares: `paramsMeta` as a list; an object maps each key to its meta, listed
+ * by key (the store keeps no member order).
+ */
 function paramsOf(meta: Json | null): Json[] {
   if (Array.isArray(meta)) return meta;
   if (meta !== null && typeof meta === 'object') {
-    return Object.entries(meta).map(([key, m]) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? { ...m, key } : { key, value: m ?? null }));
+    return Object.entries(meta).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, m]) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? { ...m, key } : { key, value: m ?? null }));
   }
   return [];
 }
