@@ -12,7 +12,7 @@ import { NO_BODY } from '../../api/kernel/schema.js';
 import type { Bucket } from '../../api/kernel/rate-limit.js';
 import type { TemplatesService } from './service.js';
 import { TemplateErrors } from './errors.js';
-import { manifestOut, templateOut, versionOut } from './views.js';
+import { manifestOut, reviewOut, templateOut, versionOut } from './views.js';
 import {
   Answers, CatalogQuery, CreateBody, DeprecateBody, DraftBody, ManifestQuery, OwnerBody, PatchBody, PublishBody, TemplateParams, VersionParams,
   VersionsQuery, VisibilityBody,
@@ -105,6 +105,14 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
     schema: { tags, summary: 'One version', params: VersionParams, response: { 200: Answers.plainVersion } },
     config: catalog(CATALOG_BUCKETS.read),
   }, async (req) => versionOut(await service.version(principal(req), req.params.templateId, Number(req.params.version))));
+
+  app.get<{ Params: TemplateParams }>(`${T}/review`, {
+    schema: { tags, summary: 'The template\'s review state: each version\'s approval, newest first (marketplace:read)', params: TemplateParams, response: { 200: Answers.review } },
+    config: anyCredential,
+  }, async (req) => {
+    const { template, versions } = await service.review(principal(req), req.params.templateId);
+    return reviewOut(template, versions);
+  });
 
   app.get<{ Params: TemplateParams; Querystring: ManifestQuery }>(`${T}/manifest`, {
     schema: { tags, summary: 'The latest version\'s manifest with its install seal (contentHash)', params: TemplateParams, querystring: ManifestQuery, response: { 200: Answers.manifest } },
