@@ -201,7 +201,7 @@ describe('agent templates: the catalog', () => {
       expect(answers.slice(0, 60).every((r) => r.status === 200)).toBe(true);
       const refused = answers[60]!;
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual({ statusCode: 429, message: expect.any(String) });
+      expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/^Rate limit of 60 requests a minute exceeded; retry in \d+ s\.$/) });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(refused.headers.get('x-ratelimit-limit-templates-catalog-list')).toBeNull();
       // The address, not the credential: another key from it is refused, the same key from elsewhere is not.
