@@ -55,6 +55,10 @@ export function registerInstallRoutes(app: FastifyInstance, service: InstallServ
   app.post<{ Params: InstallParams; Body: InstallBody }>(`${TEMPLATES_BASE}/:templateId/install/:agentId`, {
     schema: { tags, summary: 'Install a template version onto an agent (synchronous; unknown body fields stripped; env values sealed, never returned)', params: InstallParams, body: InstallBody, response: { 201: InstallAnswers.result } },
     config: onAgent(WRITE_SCOPE),
+    // Every field of the body is optional: no body at all is an install of the latest version with nothing else asked.
+    preValidation: async (req) => {
+      if (req.body === undefined || req.body === null) req.body = {};
+    },
   }, async (req, reply) => reply.status(201).send(await service.install(principal(req), req.params.templateId, await target(req), knownInstallFields(req.body as Record<string, unknown>))));
 
   app.get<{ Params: AgentParams }>(`${TEMPLATES_BASE}/agent/:agentId`, {

@@ -12,18 +12,18 @@ import { NO_BODY } from '../../api/kernel/schema.js';
 import type { Bucket } from '../../api/kernel/rate-limit.js';
 import type { TemplatesService } from './service.js';
 import { TemplateErrors } from './errors.js';
-import { manifestOut, templateOut, versionOut } from './views.js';
+import { manifestOut, reviewOut, templateOut, versionOut } from './views.js';
 import {
-  Answers, CatalogQuery, CreateBody, DeprecateBody, DraftBody, ManifestQuery, OwnerBody, PatchBody, PublishBody, TemplateParams, VersionParams,
-  VersionsQuery, VisibilityBody,
+  Answers, CatalogQuery, CreateBody, DeprecateBody, DraftBody, ManifestQuery, OwnerBody, PatchBody, PublishBody, TEMPLATE_LIMITS, TemplateParams,
+  VersionParams, VersionsQuery, VisibilityBody,
 } from './schemas.js';
 
 export const TEMPLATES_BASE = '/marketplace/templates';
 
 /** Spec 03 part 8: the catalog list, 60 a minute per client address; detail and manifest reads, 20. */
 export const CATALOG_BUCKETS: { list: Bucket; read: Bucket } = {
-  list: { name: 'templates-catalog-list', limit: 60, windowMs: 60_000, error: TemplateErrors.TEMPLATE_CATALOG_RATE_LIMITED, style: 'plain', message: () => 'Too many catalog requests; retry later.' },
-  read: { name: 'templates-catalog-read', limit: 20, windowMs: 60_000, error: TemplateErrors.TEMPLATE_CATALOG_RATE_LIMITED, style: 'plain', message: () => 'Too many catalog requests; retry later.' },
+  list: { name: 'templates-catalog-list', limit: 60, windowMs: 60_000, error: TemplateErrors.TEMPLATE_CATALOG_RATE_LIMITED, style: 'plain' },
+  read: { name: 'templates-catalog-read', limit: 20, windowMs: 60_000, error: TemplateErrors.TEMPLATE_CATALOG_RATE_LIMITED, style: 'plain' },
 };
 
 const perAddress = (bucket: Bucket): Limit => ({ per: 'address', bucket: () => bucket });
@@ -83,7 +83,7 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
   }, async (req) => {
     const q = req.query;
     const { templates, total } = await service.catalog(principal(req), { firstParty: q.firstParty === undefined ? undefined : q.firstParty === 'true' }, {
-      page: Number(q.page ?? '1'), limit: Number(q.limit ?? '20'),
+      page: Number(q.page ?? '1'), limit: Number(q.limit ?? TEMPLATE_LIMITS.listDefault),
     });
     return { templates: templates.map(templateOut), total };
   });
@@ -97,7 +97,7 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
     schema: { tags, summary: 'A template\'s versions, newest first, 1-based pages', params: TemplateParams, querystring: VersionsQuery, response: { 200: Answers.versions } },
     config: catalog(CATALOG_BUCKETS.read),
   }, async (req) => {
-    const { versions, total } = await service.versions(principal(req), req.params.templateId, { page: Number(req.query.page ?? '1'), limit: Number(req.query.limit ?? '20') });
+    const { versions, total } = await service.versions(principal(req), req.params.templateId, { page: Number(req.query.page ?? '1'), limit: Number(req.query.limit ?? TEMPLATE_LIMITS.listDefault) });
     return { versions: versions.map(versionOut), total };
   });
 
@@ -105,6 +105,14 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
     schema: { tags, summary: 'One version', params: VersionParams, response: { 200: Answers.plainVersion } },
     config: catalog(CATALOG_BUCKETS.read),
   }, async (req) => versionOut(await service.version(principal(req), req.params.templateId, Number(req.params.version))));
+
+  app.get<{ Params: TemplateParams }>(`${T}/review`, {
+    schema: { tags, summary: 'The template\'s review state: each version\'s approval, newest first (marketplace:read)', params: TemplateParams, response: { 200: Answers.review } },
+    config: anyCredential,
+  }, async (req) => {
+    const { template, versions } = await service.review(principal(req), req.params.templateId);
+    return reviewOut(template, versions);
+  });
 
   app.get<{ Params: TemplateParams; Querystring: ManifestQuery }>(`${T}/manifest`, {
     schema: { tags, summary: 'The latest version\'s manifest with its install seal (contentHash)', params: TemplateParams, querystring: ManifestQuery, response: { 200: Answers.manifest } },

@@ -186,6 +186,18 @@ export const DraftOut = Type.Object(
   { additionalProperties: false },
 );
 
+export const ReviewOut = Type.Object(
+  {
+    templateId: Type.String(), visibility: Type.String(), latestApprovedVersion: Opt(Type.Integer()),
+    versions: Type.Array(Type.Object(
+      { version: Type.Integer(), approvalStatus: Type.String(), approvalNotes: Opt(Type.String()), approvedBy: Opt(Type.String()), approvedAt: Opt(Type.String()) },
+      { additionalProperties: false },
+    )),
+  },
+  { additionalProperties: false, description: 'A template\'s review state, versions newest first (spec 03 part 4.4)' },
+);
+export type ReviewOut = Static<typeof ReviewOut>;
+
 export const Answers = {
   template: TemplateOut,
   version: Type.Object({ ...VersionOut.properties, autoApplyRunId: Opt(Type.String()), autoApplyTargetCount: Opt(Type.Integer()) }, { additionalProperties: false }),
@@ -194,4 +206,5 @@ export const Answers = {
   manifest: ManifestOut,
   draft: DraftOut,
   plainVersion: VersionOut,
+  review: ReviewOut,
 };

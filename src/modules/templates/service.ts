@@ -24,7 +24,7 @@ import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { auditActorOf, authorizeAgent, authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
@@ -434,6 +434,17 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       const v = await repo.version(id, version);
       if (!v) throw versionNotFound(id, version);
       return v;
+    },
+
+    /**
+     * GET .../review: the template's review state, every version newest first. `marketplace:read`
+     * held by the credential (a person holds it in its organizations; contract templates, scopes).
+     */
+    async review(p: Principal, id: string): Promise<{ template: Template; versions: TemplateVersion[] }> {
+      const { template } = await visibleTemplate(p, id);
+      if (p.scopes !== null && !scopesSatisfy(p.scopes, READ_SCOPE)) throw insufficientScope('template', id, READ_SCOPE);
+      const { versions } = await repo.versions(id, { limit: Math.max(1, template.latestVersion), offset: 0 });
+      return { template, versions };
     },
 
     /** The template and the version its manifest shows: the one named, else the latest. */

@@ -5,7 +5,7 @@
  */
 import type { Template, TemplateVersion } from './repository.js';
 import type { Json } from './seal.js';
-import type { ManifestOut, TemplateOut, VersionOut } from './schemas.js';
+import type { ManifestOut, ReviewOut, TemplateOut, VersionOut } from './schemas.js';
 
 const iso = (d: Date): string => d.toISOString();
 /** Only the fields that have a value: the spec's optional fields are left out rather than null. */
@@ -74,3 +74,12 @@ export function manifestOut(t: Template, v: TemplateVersion): ManifestOut {
     reconciliation: reconciliationOf(v),
   });
 }
+
+/** The review route's answer: the template's visibility and each version's approval, newest first. */
+export const reviewOut = (t: Template, versions: readonly TemplateVersion[]): ReviewOut => present({
+  templateId: t.id, visibility: t.visibility, latestApprovedVersion: t.latestApprovedVersion ?? undefined,
+  versions: versions.map((v) => present({
+    version: v.version, approvalStatus: v.approvalStatus, approvalNotes: v.approvalNotes ?? undefined, approvedBy: v.approvedBy ?? undefined,
+    approvedAt: v.approvedAt ? iso(v.approvedAt) : undefined,
+  })),
+});

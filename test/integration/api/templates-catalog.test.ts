@@ -118,6 +118,24 @@ describe('agent templates: the catalog', () => {
     });
   });
 
+  describe('review', () => {
+    it('answers the review state, versions newest first, with marketplace:read; an unseen template is 404', async () => {
+      const res = await get(`${TEMPLATES}/${pub.id}/review`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        templateId: pub.id, visibility: 'public', latestApprovedVersion: 2,
+        versions: [2, 1].map((version) => ({ version, approvalStatus: 'approved', approvedBy: 'reviewer', approvedAt: expect.any(String) })),
+      });
+      // A person holds marketplace:read; a key needs it (or a wildcard covering it).
+      expect((await get(`${TEMPLATES}/${pub.id}/review`, 'sess_gus')).status).toBe(200);
+      const noScope = await get(`${TEMPLATES}/${pub.id}/review`, 'lk_t_write');
+      expect(noScope.status).toBe(403);
+      expect(noScope.body).toMatchObject({ code: 'INSUFFICIENT_SCOPE', requiredScope: 'marketplace:read', resourceType: 'template' });
+      expect((await get(`${TEMPLATES}/${priv.id}/review`)).body).toEqual({ templateId: priv.id, visibility: 'private', versions: [] });
+      expect((await get(`${TEMPLATES}/${globexPriv.id}/review`)).status).toBe(404);
+    });
+  });
+
   describe('manifest', () => {
     it('shows the latest version: skills, connections with their reconciliation, triggers, params and the seal', async () => {
       const res = await get(`${TEMPLATES}/${pub.id}/versions/1/manifest`);
@@ -183,7 +201,7 @@ describe('agent templates: the catalog', () => {
       expect(answers.slice(0, 60).every((r) => r.status === 200)).toBe(true);
       const refused = answers[60]!;
       expect(refused.status).toBe(429);
-      expect(refused.body).toEqual({ statusCode: 429, message: expect.any(String) });
+      expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/^Rate limit of 60 requests a minute exceeded; retry in \d+ s\.$/) });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(refused.headers.get('x-ratelimit-limit-templates-catalog-list')).toBeNull();
       // The address, not the credential: another key from it is refused, the same key from elsewhere is not.

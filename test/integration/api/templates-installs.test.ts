@@ -124,6 +124,10 @@ describe('agent templates: installs', () => {
       expect((await listed('agt_second')).map((i: any) => i.templateId)).not.toContain(single.id);
       // A re-install on the agent that has it is not a second install.
       expect((await install(single.id, 'agt_plain', {})).body.status).toBe('already_current');
+      // No body at all: the latest version, nothing else asked.
+      const noBody = await call(app, 'POST', `${TEMPLATES}/${single.id}/install/agt_plain`, { token: 'lk_t_all' });
+      expect(noBody.status, JSON.stringify(noBody.body)).toBe(201);
+      expect(noBody.body.status).toBe('already_current');
 
       const old = await createTemplate(app, 'lk_t_all', { creatorOrgId: 'org_acme', name: 'old', displayName: 'Old' });
       await publishVersion(app, 'lk_t_all', old.id, {});
