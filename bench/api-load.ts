@@ -20,6 +20,12 @@ export interface LoadSpec {
    * process gets (`<pid><n>`): for routes that refuse a repeated body (a version pushed twice).
    */
   uniqueBody?: boolean;
+  /**
+   * Each request comes from an address of its own as a trusted proxy forwards it
+   * (`X-Forwarded-For`, 65,536 addresses in turn): for routes with per-address budgets (the
+   * template catalog's), which a benchmark from one address would spend in its first second.
+   */
+  uniqueAddress?: boolean;
   connections: number;
   seconds: number;
   /** Seconds of the same load first, not measured. */
@@ -61,6 +67,18 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 let sequence = 0;
 
+/** A request's own body (`uniqueBody`) and address (`uniqueAddress`). */
+function perRequest(spec: LoadSpec, req: Record<string, unknown>): Record<string, unknown> {
+  const n = ++sequence;
+  const out: Record<string, unknown> = { ...req };
+  if (spec.uniqueBody && spec.body !== undefined) out.body = spec.body.replaceAll('{{seq}}', `${process.pid}${n}`);
+  if (spec.uniqueAddress) {
+    const a = n % 65_536;
+    out.headers = { ...(req.headers as Record<string, string> | undefined), 'x-forwarded-for': `10.${a >> 8}.${a & 255}.${1 + (n % 250)}` };
+  }
+  return out;
+}
+
 function once(spec: LoadSpec, seconds: number, record?: (ms: number) => void): Promise<AutocannonResult> {
   return new Promise((resolve, reject) => {
     const instance = autocannon({
@@ -68,8 +86,8 @@ function once(spec: LoadSpec, seconds: number, record?: (ms: number) => void): P
       method: spec.method,
       headers: spec.headers,
       ...(spec.body !== undefined && !spec.uniqueBody ? { body: spec.body } : {}),
-      ...(spec.body !== undefined && spec.uniqueBody
-        ? { requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: spec.body!.replaceAll('{{seq}}', `${process.pid}${++sequence}`) }) }] }
+      ...(spec.uniqueBody || spec.uniqueAddress
+        ? { requests: [{ setupRequest: (req: Record<string, unknown>) => perRequest(spec, req) }] }
         : {}),
       connections: spec.connections,
       duration: seconds,

@@ -73,6 +73,9 @@ const DRAIN_LIMIT = 5;
 /** Marketplace skills the search scenario reads, and the term it searches (in 1 description in 100). */
 const SKILL_COUNT = 10_000;
 const SKILL_SEARCH = '/marketplace/skills?search=needle';
+/** Templates of the organization in the catalog (each public with one version), and the page the list scenario reads. */
+const TEMPLATE_COUNT = 50;
+const TEMPLATE_LIST = '/marketplace/templates?limit=20';
 const TARGET_GET_RATIO = 0.4;
 const TARGET_FIXED_RATE_P99_MS = 10;
 
@@ -97,6 +100,8 @@ interface Scenario {
   token?: string;
   /** Every request's body differs: `{{seq}}` in it becomes a number unique to the request (bench/api-load.ts). */
   uniqueBody?: boolean;
+  /** Every request comes from its own forwarded address (per-address budgets; bench/api-load.ts). */
+  uniqueAddress?: boolean;
 }
 
 interface Measured extends LoadResult {
@@ -178,6 +183,8 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       PORT: '0', HOST: '127.0.0.1', SEED_FILE, LOG_LEVEL: 'silent',
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000000', LOGS_READ_RATE_LIMIT_PER_MIN: '1000000000',
       DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost',
+      // The template catalog's budgets are per client address: each request forwards its own.
+      TRUST_PROXY: 'true',
       ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: 'memory://' }),
     };
     app = await run('serve', loadConfig(env), silentLogger());
@@ -247,7 +254,21 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
         if (r.status !== 201) throw new Error(`${mode}: pushing version ${n + 1} of voice ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
       }
     }
+    // Templates in the catalog: public, each with one version (the seal computed at publish).
+    let manifestTemplateId = '';
+    for (let i = 0; i < TEMPLATE_COUNT; i++) {
+      const t = await request(base, 'POST', '/marketplace/templates', { sourceAgentId: 'agt_support', name: `bench-template-${i}`, displayName: `Bench template ${i}`, description: 'Answers the phone and books visits', visibility: 'public' }, SESSION);
+      if (t.status !== 201) throw new Error(`${mode}: creating template ${i + 1} answered ${t.status} ${JSON.stringify(t.json)}`);
+      manifestTemplateId = (t.json as { id: string }).id;
+      const v = await request(base, 'POST', `/marketplace/templates/${manifestTemplateId}/versions`, {
+        envContract: { CRM_TOKEN: { description: 'CRM token', required: true } }, declaredTriggers: [{ key: 'daily' }, { key: 'inbound' }],
+        connections: [{ key: 'crm', type: 'crm', required: true }], installPolicy: { perWorkspace: 'multiple' },
+      }, SESSION);
+      if (v.status !== 201) throw new Error(`${mode}: publishing template ${i + 1} answered ${v.status} ${JSON.stringify(v.json)}`);
+    }
     scenarios.splice(scenarios.length - 1, 0,
+      { name: `template catalog list (${TEMPLATE_COUNT} templates, first page of 20)`, method: 'GET', path: TEMPLATE_LIST, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
+      { name: 'template manifest read (latest version, with reconciliation)', method: 'GET', path: `/marketplace/templates/${manifestTemplateId}/manifest`, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
       { name: `voice list (${VOICE_COUNT} voices, ${VOICE_VERSIONS} versions each, with bundles)`, method: 'GET', path: VOICES, auth: true, token: TELEPHONY_KEY, status: 200 },
       { name: 'voice version push', method: 'POST', path: `${VOICES}/${pushVoiceId}/version`, body: { version: '2.0.{{seq}}', ...VOICE_VERSION }, uniqueBody: true, auth: true, token: TELEPHONY_KEY, status: 201 },
     );
@@ -268,6 +289,7 @@ async function measureMode(mode: Mode): Promise<{ scenarios: Measured[]; bareReq
       headers: { ...(s.auth ? { authorization: `Bearer ${s.token ?? KEY}` } : {}), ...(s.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(s.body !== undefined ? { body: JSON.stringify(s.body) } : {}),
       ...(s.uniqueBody ? { uniqueBody: true } : {}),
+      ...(s.uniqueAddress ? { uniqueAddress: true } : {}),
       connections: CONNECTIONS,
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,

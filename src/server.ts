@@ -18,7 +18,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createRateLimiter } from './api/kernel/rate-limit.js';
 import type { RecordSink } from './modules/ingest/records.js';
-import { createChannelNotifications, families, type PlatformDeps } from './modules/index.js';
+import { createChannelNotifications, createTemplatePorts, families, type PlatformDeps } from './modules/index.js';
 import { registerFamily } from './api/kernel/family.js';
 import { installAccess } from './api/kernel/access.js';
 import { documentedSchema, installSchemas } from './api/kernel/schema.js';
@@ -64,7 +64,8 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
     // Fastify's two info lines per request would drown the log: requests are logged by the summary below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1024 * 1024,
-    trustProxy: false,
+    // Only when TRUST_PROXY names the proxies: otherwise a client could pick its own address (and per-address budget) with a header.
+    trustProxy: trustProxyOf(opts.config.trustProxy),
     requestTimeout: opts.config.requestTimeoutMs,
     http: httpLimits(opts.config.requestTimeoutMs),
     // A server bound before the store was opened (commands/run.ts) was made with httpLimits too.
@@ -153,9 +154,17 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   // The channels family's send port, handed to the families that send through it (workflows).
   const metrics = opts.metrics.families;
   const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store, logger: opts.logger, vendors, metrics });
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics };
+  // The persona, workflows and skills families' parts of a template install, handed to the templates family.
+  const templatePorts = createTemplatePorts({ store: opts.store, logger: opts.logger });
+  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
+}
+
+/** TRUST_PROXY as fastify takes it: a hop count as proxy-addr's trust function (the first `n` hops are trusted). */
+function trustProxyOf(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return typeof setting === 'boolean' ? setting : [...setting];
 }
 
 /**

@@ -14,6 +14,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { allOrNone, bool, deepFreeze, int, list, oneOf, optionalStr, readEnv, requiredStr, str, type ConfigIssue, type DeepReadonly, type Env } from './env-schema.js';
 import { channelsConfigSchema } from '../modules/channels/config.js';
 import { drainsConfigSchema } from '../modules/drains/config.js';
+import { templateDeploysConfigSchema } from '../modules/templates/config.js';
 import { workflowsConfigSchema } from '../modules/workflows/config.js';
 
 export type { ConfigIssue } from './env-schema.js';
@@ -95,6 +96,8 @@ export const configSchema = Type.Object({
    * waits for a reconcile (src/api/kernel/rate-limit.ts); 0: every request waits for one.
    */
   rateLimitSyncMs: int('RATE_LIMIT_SYNC_MS', 100, { min: 0, max: 10_000 }, 'on Postgres, how old the shared rate-limit count a request is decided on may be'),
+  /** Read as what it names (`trustProxy`): see trustProxyOf. */
+  trustProxy: optionalStr('TRUST_PROXY', 'which proxies\' `X-Forwarded-For` names the client (fastify `trustProxy`): `true` (every hop), a hop count, or comma-separated proxy addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`; unset or `false`: the socket\'s peer is the client. Per-address rate limits (the template catalog) key on it'),
   drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, { min: 50, max: 600_000 }, 'how often a worker applies the quota ladder and reads the drain configuration version unasked'),
   /**
    * Workers rebuild their plans on the store's change notifications (Postgres LISTEN). Off behind a
@@ -132,13 +135,14 @@ export const configSchema = Type.Object({
   carrierAdapter: oneOf('TELEPHONY_CARRIER', ['sandbox'] as const, 'sandbox', 'the carrier adapter of the phone number and SIP trunk routes; `sandbox`: in-process, the only one of this build'),
   channels: channelsConfigSchema,
   workflows: workflowsConfigSchema,
+  templateDeploys: templateDeploysConfigSchema,
   drains: drainsConfigSchema,
 });
 
 type Raw = Static<typeof configSchema>;
 
 /** What the schema reads, with the values that are more than the variable's text made into what they mean. */
-export type Config = DeepReadonly<Omit<Raw, 'kafka' | 'extraCaCerts' | 'encryptionKey' | 'deprecatedScopesSunset'> & {
+export type Config = DeepReadonly<Omit<Raw, 'kafka' | 'extraCaCerts' | 'encryptionKey' | 'deprecatedScopesSunset' | 'trustProxy'> & {
   /** Undefined without KAFKA_BROKERS: the embedded durable queue replaces the topic. */
   kafka: Raw['kafka'] | undefined;
   kafkaTopic: string;
@@ -147,6 +151,8 @@ export type Config = DeepReadonly<Omit<Raw, 'kafka' | 'extraCaCerts' | 'encrypti
   /** ENCRYPTION_KEY decoded. */
   encryptionKey?: Buffer;
   deprecatedScopesSunset: Date;
+  /** TRUST_PROXY read: `false` (the socket's peer is the client), `true` (every hop), a hop count, or the proxies' addresses and ranges. */
+  trustProxy: boolean | number | string[];
 }>;
 
 export type ModelProviderConfig = NonNullable<Config['modelProvider']>;
@@ -188,6 +194,11 @@ export function parseConfig(env: Env = process.env): ConfigResult {
     problem('DEPRECATED_SCOPES_SUNSET', 'format', 'DEPRECATED_SCOPES_SUNSET must be an ISO 8601 date or date-time');
   }
 
+  const trustProxy = trustProxyOf(raw.trustProxy);
+  if (trustProxy === undefined) {
+    problem('TRUST_PROXY', 'format', `TRUST_PROXY must be true, false, a hop count from 1 to 99, or comma-separated proxy addresses, CIDR ranges or loopback/linklocal/uniquelocal, got ${JSON.stringify(raw.trustProxy)}`);
+  }
+
   if (raw.retry.maxMs < raw.retry.baseMs) problem('RETRY_MAX_MS', 'relation', 'RETRY_MAX_MS must be at least RETRY_BASE_MS');
   if (raw.spill.belowRecords > raw.batch.maxRecords) problem('BATCH_SPILL_BELOW_RECORDS', 'relation', 'BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');
   // Spilled records wait a linger, then a round: well inside the horizon that drops parked records.
@@ -203,9 +214,21 @@ export function parseConfig(env: Env = process.env): ConfigResult {
     extraCaCerts,
     encryptionKey,
     deprecatedScopesSunset,
+    trustProxy: trustProxy ?? false,
     voiceMedia: raw.voiceMedia === undefined ? undefined : { ...raw.voiceMedia, url: raw.voiceMedia.url.replace(/\/+$/, '') },
   };
   return { ok: true, config: deepFreeze(config) };
+}
+
+/** TRUST_PROXY's text as fastify's `trustProxy` takes it; undefined when it is none of the forms. */
+function trustProxyOf(text: string | undefined): boolean | number | string[] | undefined {
+  if (text === undefined || /^(false|no|off)$/i.test(text)) return false;
+  if (/^(true|yes|on)$/i.test(text)) return true;
+  if (/^\d{1,2}$/.test(text)) return Number(text) >= 1 ? Number(text) : undefined;
+  const ranges = text.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
+  // An IPv4 or IPv6 address, optionally with a prefix length: the forms fastify's proxy-addr reads.
+  const address = /^((\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)(\/\d{1,3})?|loopback|linklocal|uniquelocal)$/;
+  return ranges.length > 0 && ranges.every((r) => address.test(r)) ? ranges : undefined;
 }
 
 /** As parseConfig, for the processes' start: a bad configuration is thrown (the CLI prints every problem and exits). */

@@ -6,15 +6,18 @@
 import type { Family } from '../api/kernel/family.js';
 import type { Migration } from '../store/migrate.js';
 import type { SeedSection } from '../seed/seed-file.js';
-import type { PlatformDeps } from './platform-deps.js';
+import type { PlatformDeps, TemplatePorts } from './platform-deps.js';
+import type { Store } from '../store/store.js';
+import type { Logger } from '../telemetry/logger.js';
 import { drainsFamily } from './drains/index.js';
 import { logsFamily } from './logs/index.js';
 import { ingestFamily } from './ingest/records.js';
 import { telephonyFamily } from './telephony/index.js';
 import { channelsFamily } from './channels/index.js';
-import { personaFamily } from './persona/index.js';
-import { workflowsFamily } from './workflows/index.js';
-import { skillsFamily } from './skills/index.js';
+import { createPersonaTemplatePort, personaFamily } from './persona/index.js';
+import { createWorkflowsTemplatePort, workflowsFamily } from './workflows/index.js';
+import { createSkillTemplatePort, skillsFamily } from './skills/index.js';
+import { templatesFamily } from './templates/index.js';
 
 export const families: readonly Family<PlatformDeps>[] = [
   drainsFamily,
@@ -25,6 +28,7 @@ export const families: readonly Family<PlatformDeps>[] = [
   personaFamily,
   workflowsFamily,
   skillsFamily,
+  templatesFamily,
 ];
 
 /** Every family's migrations, for openStore. */
@@ -38,5 +42,14 @@ export { createWorkflowExecutor, type WorkflowExecutor } from './workflows/index
 
 /** The channels family's send port for the other families (platform-deps.ts), built by the composition roots. */
 export { createChannelNotifications } from './channels/index.js';
+
+/** The persona, workflows and skills families' parts of a template install (platform-deps.ts TemplatePorts). */
+export function createTemplatePorts(deps: { store: Store; logger: Logger }): TemplatePorts {
+  return {
+    persona: createPersonaTemplatePort(),
+    workflows: createWorkflowsTemplatePort(deps),
+    skills: createSkillTemplatePort({ secretBox: deps.store.secretBox }),
+  };
+}
 
 export type { PlatformDeps };

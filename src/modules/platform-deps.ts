@@ -4,6 +4,8 @@
  */
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/store.js';
+import type { Sql } from '../store/sql.js';
+import type { UnitOfWork } from '../store/unit-of-work.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { RecordSink } from './ingest/records.js';
@@ -22,6 +24,8 @@ export interface PlatformDeps {
   channelNotifications: ChannelNotificationPort;
   /** The families' counters and gauges on the process's /metrics (src/telemetry/family-metrics.ts). */
   metrics: FamilyMetrics;
+  /** The persona, workflows and skills families' parts of a template install (built by the composition root). */
+  templatePorts: TemplatePorts;
 }
 
 /**
@@ -118,3 +122,83 @@ export type ChannelNotificationOutcome =
   | { kind: 'failed'; channel: string; deliveryId: string; retryable: boolean; error: { code: string; message: string } }
   /** The recipient rules refuse it (unknown thread, a channel the recipient cannot be reached on): nothing sent or recorded. */
   | { kind: 'refused'; channel: string | null; error: { code: string; message: string } };
+
+/**
+ * What the templates family reaches in other families when it installs or deploys a template
+ * (spec 03 part 2.5 install result): a persona applied, workflows read and started, marketplace
+ * skills installed. Each write runs on the caller's unit of work (`tx`), so an install and
+ * everything it does in other families commit together or not at all. Built by the composition
+ * root from each family's implementation.
+ */
+export interface TemplatePorts {
+  persona: PersonaApplyPort;
+  workflows: WorkflowTemplatePort;
+  skills: SkillInstallPort;
+}
+
+/** Who a port call acts for: the user recorded as author (a key's owner, a session's person). */
+export interface PortActor {
+  orgId: string;
+  userId: string;
+}
+
+export interface PersonaApplyPort {
+  /**
+   * Makes `persona` the agent's current persona as a new published version. Without `overwrite`,
+   * an agent that already serves a persona keeps it (`applied: false`).
+   */
+  apply(tx: UnitOfWork, a: PortActor & { agentId: string; persona: string | Record<string, unknown>; overwrite: boolean }): Promise<PersonaApplyOutcome>;
+}
+
+export type PersonaApplyOutcome = { applied: true; version: number } | { applied: false; reason: 'persona-exists' };
+
+/** A deployed workflow of an agent as a template version freezes it (spec 03 part 2.5 manifest `workflows[]`). */
+export interface WorkflowSnapshot {
+  key: string;
+  workflowId: string;
+  displayName: string;
+  description?: string;
+  version: string;
+  form: 'graph' | 'script';
+  stepCount: number;
+  hasApproval: boolean;
+  hasSchedule: boolean;
+  hasSignalWait: boolean;
+  hasJobTier: boolean;
+  inputSchema?: unknown;
+}
+
+export interface WorkflowTemplatePort {
+  /** The agent's deployed workflows that have an active version, by name. */
+  snapshot(sql: Sql, agentId: string): Promise<WorkflowSnapshot[]>;
+  /** Starts a run of the agent's workflow `workflowName` with trigger `template`. */
+  start(tx: UnitOfWork, s: PortActor & { agentId: string; workflowName: string; input?: unknown }): Promise<WorkflowStartOutcome>;
+  /** Moves the agent's in-flight runs of `workflowNames` (all when omitted) onto each workflow's active version. */
+  migrateRuns(tx: UnitOfWork, m: PortActor & { agentId: string; workflowNames?: readonly string[]; strategy: 'resume-on-new' | 'cancel-and-reseed'; onIncompatible: 'leave' | 'cancel'; include: 'suspended' | 'all'; reason?: string }): Promise<RunMigration>;
+  /** Tells the executor runs were queued (after the unit of work that started them committed). */
+  wake(): void;
+}
+
+export type WorkflowStartOutcome =
+  | { outcome: 'started'; runId: string; status: string }
+  /** The agent has no such workflow, or none with an active version. */
+  | { outcome: 'not-found' }
+  | { outcome: 'refused'; code: string; message: string };
+
+export interface RunMigration {
+  migrationIds: string[];
+  /** Runs repinned (`resumed`), cancelled, started anew (`reseeded`), left on their version. */
+  counts: { resumed: number; cancelled: number; reseeded: number; left: number };
+  /** Runs left because their version's steps do not fit the active version's (`onIncompatible: leave`). */
+  skipped: string[];
+}
+
+export interface SkillInstallPort {
+  /** Installs a marketplace skill on the agent (its published version `version`, default the newest); an install already there is kept. */
+  install(tx: UnitOfWork, i: PortActor & { agentId: string; skillId: string; version?: string; envValues?: Record<string, string> }): Promise<SkillInstallOutcome>;
+}
+
+export type SkillInstallOutcome =
+  | { outcome: 'installed'; version: string }
+  | { outcome: 'already-installed'; version: string }
+  | { outcome: 'refused'; code: string; message: string };

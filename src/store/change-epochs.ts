@@ -9,6 +9,10 @@
  *   drain activity       moved after every write of what a read form reports live (deliveries,
  *                        hourly counters, the backlog, daily usage) made through this process,
  *                        once the transaction holding it ended.
+ *   tenancy              moved after every write to organizations, memberships or agents made by the
+ *                        API (tenancy-repo.ts): after its statement, and again when the unit of
+ *                        work holding it ended. The credential lookup cache (api/kernel/auth.ts)
+ *                        drops what it read before a move.
  *
  * Writes made by other processes are not counted here: the drain configuration's notification
  * (migration 008) and the caches' age bounds cover those.
@@ -24,4 +28,11 @@ export const noteDrainConfigChange = (): void => {
 export const drainActivityEpoch = (): number => drainActivity;
 export const noteDrainActivity = (): void => {
   drainActivity++;
+};
+
+let tenancy = 0;
+
+export const tenancyEpoch = (): number => tenancy;
+export const noteTenancyChange = (): void => {
+  tenancy++;
 };

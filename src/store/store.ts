@@ -19,6 +19,7 @@ import { createBacklogRepo } from './backlog-repo.js';
 import { createLogsRepo } from './logs-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
 import { createProbesRepo } from './probes-repo.js';
+import { createTenancyRepo } from './tenancy-repo.js';
 import { createUnitOfWork, insertAudit, type AuditWriter } from './unit-of-work.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
@@ -63,6 +64,8 @@ function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) 
     logs: createLogsRepo(sql),
     idempotency: createIdempotencyRepo(sql),
     probes: createProbesRepo(sql),
+    /** Organizations and agents the API creates and removes (the seed upserts them from a file). */
+    tenancy: createTenancyRepo(sql),
     /** Runs `fn` in one transaction with repositories bound to it and `tx.audit` (unit-of-work.ts). */
     unitOfWork: createUnitOfWork(sql, auditWriter),
     async ping(): Promise<boolean> {

@@ -39,12 +39,14 @@ export type Access =
   | { resource: 'key-org'; scope: ScopeRule; limit?: Limit; available?: Availability; onArchivedOrg?: ArchivedOrgRule };
 
 /**
- * A rate-limit bucket: per credential (counted right after authentication) or per resource
- * (counted once the resource is authorized: counting first would let anyone probe another
- * organization's budget).
+ * A rate-limit bucket: per client address (counted first, before authentication: a client without
+ * a valid credential spends its address's budget too, and a refused one costs no store lookup), per
+ * credential (counted right after authentication) or per resource (counted once the resource is
+ * authorized: counting first would let anyone probe another organization's budget). The address is
+ * fastify's `req.ip`: the socket's peer, or the forwarded client behind a proxy TRUST_PROXY names.
  */
 export interface Limit {
-  per: 'credential' | 'resource';
+  per: 'address' | 'credential' | 'resource';
   bucket: (req: FastifyRequest) => Bucket;
 }
 
@@ -110,6 +112,7 @@ export function installAccess(app: FastifyInstance, deps: AccessKernelDeps): voi
 }
 
 async function establish(deps: AccessKernelDeps, access: Exclude<Access, { resource: 'public' }>, req: FastifyRequest, reply: FastifyReply): Promise<Granted> {
+  if (access.limit?.per === 'address') await deps.limiter.enforce(access.limit.bucket(req), `ip:${req.ip}`, reply);
   const principal = await authenticate(req, deps.store);
   if (access.limit?.per === 'credential') await deps.limiter.enforce(access.limit.bucket(req), principal.credentialId, reply);
   const off = access.available?.();

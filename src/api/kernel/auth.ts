@@ -13,6 +13,7 @@ import { hashToken } from '../../security/token-hash.js';
 import { isSensitiveScope } from './scopes.js';
 import { KernelErrors } from './error-registry.js';
 import type { Store } from '../../store/store.js';
+import { tenancyEpoch } from '../../store/change-epochs.js';
 import { BEARER_HINT, insufficientScope, notProjected, unauthorized } from './errors.js';
 
 /** The sensitive scopes, as the scope catalogue knows them (kernel/scopes.ts). */
@@ -74,21 +75,24 @@ export function requirePerson(p: Principal, action: string): void {
  * Credential, organization, membership and agent lookups are kept this long: a client flooding a
  * route with refused requests made every other client's requests wait behind its store lookups
  * (a 429 cost as much as an answer), and every request of every route needs them. A key revoked
- * or suspended, a membership or an organization changed in the store is seen within this time.
+ * or suspended, a membership or an organization changed in the store is seen within this time;
+ * an agent or organization the API itself creates or removes (store tenancy-repo.ts) at once, since
+ * an entry read before the tenancy counter moved is not trusted after it.
  */
 export const CREDENTIAL_CACHE_MS = 2000;
 const LOOKUP_CACHE_MAX = 10_000;
-const lookups = new WeakMap<object, Map<string, { atMs: number; found: Promise<unknown> }>>();
+const lookups = new WeakMap<object, Map<string, { atMs: number; epoch: number; found: Promise<unknown> }>>();
 
 /** `find()`'s answer for `key`, from the store at most once per CREDENTIAL_CACHE_MS (absent answers too). */
 function briefly<T>(store: Store, key: string, find: () => Promise<T>, nowMs = Date.now()): Promise<T> {
   let cache = lookups.get(store.auth);
   if (!cache) lookups.set(store.auth, (cache = new Map()));
+  const epoch = tenancyEpoch();
   const hit = cache.get(key);
-  if (hit && nowMs - hit.atMs < CREDENTIAL_CACHE_MS) return hit.found as Promise<T>;
+  if (hit && hit.epoch === epoch && nowMs - hit.atMs < CREDENTIAL_CACHE_MS) return hit.found as Promise<T>;
   if (cache.size >= LOOKUP_CACHE_MAX) cache.clear();
   const found = find();
-  cache.set(key, { atMs: nowMs, found });
+  cache.set(key, { atMs: nowMs, epoch, found });
   // A failed lookup (the store away) is not kept.
   found.catch(() => cache.delete(key));
   return found;

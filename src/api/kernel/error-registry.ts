@@ -19,6 +19,8 @@ export interface ErrorDefinition {
    * (`{statusCode, error, message}`: the persona routes' not-found answers, for example).
    */
   codeless?: boolean;
+  /** Answered as `{statusCode, message}` alone, whatever the route's shape (the template catalog's 429, spec 03 part 8). */
+  plain?: boolean;
 }
 
 export interface RegisteredError extends ErrorDefinition {
@@ -61,6 +63,11 @@ export const KernelErrors = defineErrors('kernel', {
   RESOURCE_NOT_PROJECTED: { status: 403, fields: ['resourceType', 'resourceId', 'requiredScope'], when: 'an organization or agent the credential cannot see, or that does not exist' },
   APPROVAL_REQUIRES_HUMAN: { status: 403, when: 'an action only a person may take, asked by a typed API credential' },
   VALIDATION_FAILED: { status: 400, fields: ['field', 'message'], when: 'a query parameter, path parameter or body breaks a rule' },
+  // Shared by the two marketplace families: a skill install names every missing variable (`names`), a template install or deploy the first (`key`).
+  ENV_VALUE_REQUIRED: {
+    status: 400, fields: ['skillId', 'version', 'names', 'key'],
+    when: 'skills: an install, or a move of an install to another version, without a value for an env variable the version marks `required` (framework shape, the message names them); templates: an install or deploy that leaves a `required` variable of the version\'s `envContract` without a value in `envValues` (templates envelope with `key`)',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, fields: ['field', 'max'], when: 'a body over its route\'s cap, or too many records' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body in a Content-Type the route does not read, or in a charset other than UTF-8' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, when: 'an idempotency key used again with a different request' },

@@ -7,7 +7,9 @@
  *                message is the array of the rules that failed
  *   workflows    spec 03 part 7: {statusCode, message, code, ...detail}, validation
  *                details[] entries {path, constraint, message}
- *   templates    spec 03 part 7: the envelope {code, message, ...fields}
+ *   templates    spec 03 part 7: the envelope {code, message, ...fields}; a validation
+ *                failure answers in the framework shape (contract templates) and spec 01's
+ *                platform codes (access denials, archived organizations) in spec 01's
  *   framework    spec 01 part 7.1.1 (channel sends): a 400 or 404 is the framework's
  *                {statusCode, error, message}, a validation failure's message the array
  *                of the rules that failed; every other status (permission denials,
@@ -37,6 +39,8 @@ const PLATFORM_CODES = new Set(['INSUFFICIENT_SCOPE', 'RESOURCE_NOT_PROJECTED', 
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Error';
 
 export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Record<string, unknown> {
+  // A code registered plain answers its status and message alone on every route.
+  if (definitionOf(e.code)?.plain) return { statusCode: e.statusCode, message: e.message };
   switch (shape) {
     case 'conventions':
       return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), code: e.code, message: e.message, ...e.details };
@@ -61,6 +65,8 @@ export function renderError(e: AppError, shape: ErrorShape = 'conventions'): Rec
       return { statusCode: e.statusCode, error: reasonPhrase(e.statusCode), message: Array.isArray(rules) ? rules : e.message };
     }
     case 'templates': {
+      if (e.code === 'VALIDATION_FAILED') return renderError(e, 'framework');
+      if (PLATFORM_CODES.has(e.code)) return renderError(e, 'conventions');
       const { message: _rules, ...fields } = e.details;
       return { code: e.code, message: e.message, ...fields };
     }

@@ -7,6 +7,8 @@
  *             a 429 adds a bare Retry-After in seconds (drains, log reads)
  *   named     spec 03 part 8: a 429 carries Retry-After and Retry-After-<bucket>, its body
  *             retryAfterSeconds, bucket, limit and windowSeconds (workflows)
+ *   plain     spec 03 part 8: a 429 carries Retry-After, its body only {statusCode: 429, message}
+ *             (the template catalog; its error is registered `plain`, error-registry.ts)
  */
 import type { FastifyReply } from 'fastify';
 import type { AppError } from '../../errors.js';
@@ -46,7 +48,7 @@ export interface Bucket {
   /** The 429 answer's code (a registered one: kernel/error-registry.ts). */
   error: ErrorFactory;
   /** `suffixed` when not given (see the top of this file). */
-  style?: 'suffixed' | 'named';
+  style?: 'suffixed' | 'named' | 'plain';
   /** The 429's message in the family's spec's words; the kernel's own when not given. */
   message?: (subject: string) => string;
 }
@@ -59,12 +61,13 @@ const refuse = (bucket: Bucket, reply: FastifyReply, resetSec: number, subject: 
     reply.header(`Retry-After-${bucket.name}`, String(resetSec));
     return bucket.error(message, { retryAfterSeconds: resetSec, bucket: bucket.name, limit: bucket.limit, windowSeconds });
   }
+  if (bucket.style === 'plain') return bucket.error(message);
   return bucket.error(message, { retryAfterSeconds: resetSec });
 };
 
-/** The budget headers of a suffixed bucket; a named bucket answers only its 429s with headers. */
+/** The budget headers of a suffixed bucket; named and plain buckets answer only their 429s with headers. */
 function budgetHeaders(reply: FastifyReply, bucket: Bucket, remaining: number, resetSec: number): void {
-  if (bucket.style === 'named') return;
+  if (bucket.style === 'named' || bucket.style === 'plain') return;
   reply.header(`X-RateLimit-Limit-${bucket.name}`, String(bucket.limit));
   reply.header(`X-RateLimit-Remaining-${bucket.name}`, String(remaining));
   reply.header(`X-RateLimit-Reset-${bucket.name}`, String(resetSec));

@@ -28,3 +28,6 @@ export const personaFamily = defineFamily<PersonaDeps>({
     registerPersonaRoutes(app, { service, deprecatedScopesSunset: deps.config.deprecatedScopesSunset });
   },
 });
+
+/** The persona family's part of a template install (platform-deps.ts), for the composition root. */
+export { createPersonaTemplatePort } from './template-port.js';

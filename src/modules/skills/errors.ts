@@ -6,7 +6,7 @@
  * keeps spec 01 part 7.1's shape with `code`.
  */
 import type { AppError } from '../../errors.js';
-import { defineErrors } from '../../api/kernel/error-registry.js';
+import { defineErrors, KernelErrors } from '../../api/kernel/error-registry.js';
 
 export const SkillErrors = defineErrors('skills', {
   SKILL_NOT_FOUND: { status: 404, when: 'skills: `Marketplace skill <id> not found`, an unknown skill or one the caller cannot see (another organization\'s private skill); framework shape' },
@@ -18,7 +18,6 @@ export const SkillErrors = defineErrors('skills', {
   SKILL_VERSION_EXISTS: { status: 409, fields: ['version'], when: 'skills: publishing a version string the skill has already' },
   SKILL_ALREADY_LISTED: { status: 409, fields: ['skillId'], when: 'skills: listing a source skill that is listed already (`skillId` names the marketplace skill)' },
   SKILL_VERSION_NOT_PUBLISHED: { status: 409, fields: ['version'], when: 'skills: installing (or moving an install to) a version that is not published, or installing a skill with no published version; unpublishing a version that is not published' },
-  ENV_VALUE_REQUIRED: { status: 400, fields: ['skillId', 'version', 'names'], when: 'skills: an install (or a move of an install to another version) without a value for an env variable the version marks `required`; `names` lists them' },
   SKILL_ALREADY_INSTALLED: { status: 409, fields: ['agentId'], when: 'skills: installing a skill the agent has installed already (PUT updates an install)' },
 });
 
@@ -34,4 +33,4 @@ export const notPublished = (skillId: string, version: string | undefined): AppE
     : SkillErrors.SKILL_VERSION_NOT_PUBLISHED(`Version ${version} of marketplace skill ${skillId} is not published`, { version });
 
 export const envValueRequired = (skillId: string, version: string, names: readonly string[]): AppError =>
-  SkillErrors.ENV_VALUE_REQUIRED(`Version ${version} of marketplace skill ${skillId} requires a value for ${names.join(', ')}`, { skillId, version, names });
+  KernelErrors.ENV_VALUE_REQUIRED(`Version ${version} of marketplace skill ${skillId} requires a value for ${names.join(', ')}`, { skillId, version, names });

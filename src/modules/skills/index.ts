@@ -22,3 +22,6 @@ export const skillsFamily = defineFamily<SkillsDeps>({
     registerSkillRoutes(app, createSkillsService({ store: deps.store, metrics: deps.metrics }));
   },
 });
+
+/** The skills family's part of a template install (platform-deps.ts), for the composition root. */
+export { createSkillTemplatePort } from './template-port.js';

@@ -16,6 +16,13 @@ import { createWorkflowService } from './service.js';
 import { createRollups } from './rollup.js';
 import { createRecovery } from './recovery.js';
 import { createWorkflowsRepo } from './repository.js';
+import { createWorkflowTemplatePort } from './template-port.js';
+import type { Store } from '../../store/store.js';
+import type { Logger } from '../../telemetry/logger.js';
+import type { WorkflowTemplatePort } from '../platform-deps.js';
+
+/** The in-process executors of each store, which a template install's runs wake at once (the others hear the store's notification). */
+const localExecutors = new WeakMap<Store, Set<() => void>>();
 
 export const workflowsFamily = defineFamily<WorkflowDeps>({
   name: 'workflows',
@@ -25,6 +32,15 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
     const c = deps.config.workflows;
     const executor = c.executor ? createWorkflowExecutor(deps) : undefined;
     const wake = createRunWaker(deps.store.sql, deps.logger, () => executor?.wake());
+    if (executor) {
+      const executors = localExecutors.get(deps.store) ?? new Set();
+      localExecutors.set(deps.store, executors);
+      const wakeThis = (): void => executor.wake();
+      executors.add(wakeThis);
+      app.addHook('onClose', async () => {
+        executors.delete(wakeThis);
+      });
+    }
     const service = createWorkflowService({ store: deps.store, forceCancelAfterMs: c.forceCancelAfterMs, wake });
     deps.metrics.workflowRunsFrom(() => service.repo.openRunCounts());
     if (executor) {
@@ -71,6 +87,12 @@ export function createWorkflowExecutor(deps: Pick<WorkflowDeps, 'config' | 'stor
       await notifier.stop();
     },
   };
+}
+
+/** The workflows family's part of a template install (platform-deps.ts), for the composition root. */
+export function createWorkflowsTemplatePort(deps: { store: Store; logger: Logger }): WorkflowTemplatePort {
+  const wake = createRunWaker(deps.store.sql, deps.logger, () => localExecutors.get(deps.store)?.forEach((w) => w()));
+  return createWorkflowTemplatePort({ wake });
 }
 
 export type { WorkflowDeps };

@@ -221,62 +221,6 @@ export function createWorkflowService(o: ServiceOptions) {
     };
   }
 
-  /** The run's budget: the asked caps (the batch's or the start's), defaults filled in, each lowered to the policy. */
-  function budgetOf(asked: StartBody['budget'], policy: PolicyLimits): Budget {
-    const a = asked ?? {};
-    return {
-      ...(a.maxCredits !== undefined ? { maxCredits: Math.min(a.maxCredits, policy.maxCredits) } : {}),
-      maxSteps: Math.min(a.maxSteps ?? DEFAULT_BUDGET.maxSteps, policy.maxSteps),
-      maxDurationSeconds: Math.min(a.maxDurationSeconds ?? DEFAULT_BUDGET.maxDurationSeconds, policy.maxDurationSeconds),
-      ...(a.maxJobSeconds !== undefined ? { maxJobSeconds: Math.min(a.maxJobSeconds, policy.maxJobSeconds) } : {}),
-      unit: 'credits',
-      spent: { credits: 0, steps: 0 },
-    };
-  }
-
-  /** Inserts one run and its steps in `tx`, in the state the admission gave it. */
-  async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target: Target, state: RunState, budget: Budget, batchId: string | null, now: Date, extras: StartExtras | null = null): Promise<StartedBody> {
-    const id = `wfr_${ulid()}`;
-    const started = state.status === 'queued' ? now : null;
-    const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
-    await tx.query(
-      `insert into workflow_runs (id, org_id, agent_id, workflow_id, workflow_name, workflow_version_id, form, origin, trigger, status, gate, created_by,
-         correlation_key, tags, input, graph, budget, created_at, started_at, updated_at, deadline_at, batch_id,
-         origin_thread_id, callback, notify_mode, notify_target, principal, workspace, state_seed)
-       values ($1,$2,$3,$4,$5,$6,$7,$8,'api',$9,$10::jsonb,$11,$12,$13::jsonb,$14::jsonb,$15::jsonb,$16::jsonb,$17,$18,$17,$19,$20,
-         $21,$22,$23,$24::jsonb,$25::jsonb,$26::jsonb,$27::jsonb)`,
-      [id, caller.orgId, caller.agentId, target.workflowId, target.workflowName, target.versionId, target.form, target.origin, state.status,
-        state.gate === null ? null : JSON.stringify(state.gate), caller.userId, b.correlationKey ?? null, JSON.stringify(b.tags ?? []),
-        b.input === undefined ? null : JSON.stringify(b.input), JSON.stringify(target.graph), JSON.stringify(budget), now, started,
-        started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId,
-        extras?.originThreadId ?? null, extras?.callback ?? false, extras?.notify.mode ?? null, json(extras?.notify.target), json(extras?.principal),
-        json(extras?.workspace), extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed)], { prepare: 'wf-insert-run' },
-    );
-    await tx.query(
-      `insert into workflow_run_steps (run_id, idx, step_id, kind, status) select $1, i - 1, s->>'id', s->>'kind', 'pending'
-       from jsonb_array_elements($2::jsonb) with ordinality as t(s, i)`,
-      [id, JSON.stringify(target.graph.steps)], { prepare: 'wf-insert-steps' },
-    );
-    return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
-  }
-
-  /**
-   * The organization's admission counts: runs queued or running, runs gated on a quota, runs
-   * suspended; `self`, a run this transaction inserted, is not counted. `lock`: under the
-   * organization's lock, held until `tx` ends (admissions of one organization then decide one at a time).
-   */
-  async function admissionCounts(tx: Sql, orgId: string, o: { lock: boolean; self?: string }): Promise<AdmissionCounts> {
-    if (o.lock) await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
-    const [c] = await tx.query<AdmissionCounts>(
-      `select (count(*) filter (where status in ('queued', 'running')))::int as active,
-              (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated,
-              (count(*) filter (where status = 'suspended'))::int as suspended
-       from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated', 'suspended') and id is distinct from $2`,
-      [orgId, o.self ?? null], { prepare: 'wf-admission-count-2' },
-    );
-    return c!;
-  }
-
   /**
    * Inserts the run in one transaction with the admission decision and (when given) the idempotency
    * outcome. The decision is made on a count without the organization's lock, everything written,
@@ -519,7 +463,64 @@ export async function finishRun(
 
 export type WorkflowService = ReturnType<typeof createWorkflowService>;
 
-interface AdmissionCounts {
+/** The run's budget: the asked caps (the batch's or the start's), defaults filled in, each lowered to the policy. */
+export function budgetOf(asked: StartBody['budget'], policy: PolicyLimits): Budget {
+  const a = asked ?? {};
+  return {
+    ...(a.maxCredits !== undefined ? { maxCredits: Math.min(a.maxCredits, policy.maxCredits) } : {}),
+    maxSteps: Math.min(a.maxSteps ?? DEFAULT_BUDGET.maxSteps, policy.maxSteps),
+    maxDurationSeconds: Math.min(a.maxDurationSeconds ?? DEFAULT_BUDGET.maxDurationSeconds, policy.maxDurationSeconds),
+    ...(a.maxJobSeconds !== undefined ? { maxJobSeconds: Math.min(a.maxJobSeconds, policy.maxJobSeconds) } : {}),
+    unit: 'credits',
+    spent: { credits: 0, steps: 0 },
+  };
+}
+
+/** Inserts one run and its steps in `tx`, in the state the admission gave it. */
+export async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target: Target, state: RunState, budget: Budget, batchId: string | null, now: Date, extras: StartExtras | null = null, trigger: 'api' | 'template' = 'api'): Promise<StartedBody> {
+  const id = `wfr_${ulid()}`;
+  const started = state.status === 'queued' ? now : null;
+  const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+  await tx.query(
+    `insert into workflow_runs (id, org_id, agent_id, workflow_id, workflow_name, workflow_version_id, form, origin, trigger, status, gate, created_by,
+       correlation_key, tags, input, graph, budget, created_at, started_at, updated_at, deadline_at, batch_id,
+       origin_thread_id, callback, notify_mode, notify_target, principal, workspace, state_seed)
+     values ($1,$2,$3,$4,$5,$6,$7,$8,$28,$9,$10::jsonb,$11,$12,$13::jsonb,$14::jsonb,$15::jsonb,$16::jsonb,$17,$18,$17,$19,$20,
+       $21,$22,$23,$24::jsonb,$25::jsonb,$26::jsonb,$27::jsonb)`,
+    [id, caller.orgId, caller.agentId, target.workflowId, target.workflowName, target.versionId, target.form, target.origin, state.status,
+      state.gate === null ? null : JSON.stringify(state.gate), caller.userId, b.correlationKey ?? null, JSON.stringify(b.tags ?? []),
+      b.input === undefined ? null : JSON.stringify(b.input), JSON.stringify(target.graph), JSON.stringify(budget), now, started,
+      started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId,
+      extras?.originThreadId ?? null, extras?.callback ?? false, extras?.notify.mode ?? null, json(extras?.notify.target), json(extras?.principal),
+      json(extras?.workspace), extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed), trigger], { prepare: 'wf-insert-run-2' },
+  );
+  await tx.query(
+    `insert into workflow_run_steps (run_id, idx, step_id, kind, status) select $1, i - 1, s->>'id', s->>'kind', 'pending'
+     from jsonb_array_elements($2::jsonb) with ordinality as t(s, i)`,
+    [id, JSON.stringify(target.graph.steps)], { prepare: 'wf-insert-steps' },
+  );
+  return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
+}
+
+/**
+ * The organization's admission counts: runs queued or running, runs gated on a quota, runs
+ * suspended; `self`, a run this transaction inserted, is not counted. `lock`: under the
+ * organization's lock, held until `tx` ends (admissions of one organization then decide one at a time).
+ */
+export async function admissionCounts(tx: Sql, orgId: string, o: { lock: boolean; self?: string }): Promise<AdmissionCounts> {
+  if (o.lock) await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
+  const [c] = await tx.query<AdmissionCounts>(
+    `select (count(*) filter (where status in ('queued', 'running')))::int as active,
+            (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated,
+            (count(*) filter (where status = 'suspended'))::int as suspended
+     from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated', 'suspended') and id is distinct from $2`,
+    [orgId, o.self ?? null], { prepare: 'wf-admission-count-2' },
+  );
+  return c!;
+}
+
+
+export interface AdmissionCounts {
   /** Runs queued or running. */
   active: number;
   /** Runs gated on a quota. */
@@ -532,7 +533,7 @@ interface AdmissionCounts {
  * holds `maxSuspendedRuns` suspended runs; else the concurrency cap while `maxConcurrentRuns` runs are
  * queued or running, or while runs gated before it wait (a new start never overtakes them).
  */
-function quotaHolding(c: AdmissionCounts, policy: Pick<PolicyLimits, 'maxConcurrentRuns' | 'maxSuspendedRuns'>): QuotaCode | null {
+export function quotaHolding(c: AdmissionCounts, policy: Pick<PolicyLimits, 'maxConcurrentRuns' | 'maxSuspendedRuns'>): QuotaCode | null {
   if (c.suspended >= policy.maxSuspendedRuns) return 'suspended_cap';
   return c.active >= policy.maxConcurrentRuns || c.gated > 0 ? 'concurrency_cap' : null;
 }

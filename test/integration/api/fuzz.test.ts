@@ -9,7 +9,10 @@
  * `{statusCode, error, message}` (with `code` a string wherever one is given:
  * the spec's framework-shaped answers, 401 among them, carry none), or on the
  * workflow routes spec 03 part 7's `{statusCode, message, code}` (no `error`;
- * a 401 without `code`).
+ * a 401 without `code`), or on the template routes spec 03 part 7's envelope
+ * `{code, message, ...}` and the catalog's plain `429 {statusCode, message}`.
+ * Each request comes from an address of its own, so the per-address catalog
+ * budgets do not stop the runs at a 429.
  *
  * Runs through fastify.inject() (no sockets, so raw paths reach the router
  * as written); injection.test.ts covers what only a real socket can carry.
@@ -232,7 +235,13 @@ function checkAnswer(what: string, method: string, res: LightMyRequestResponse):
     if (method === 'HEAD') return expect(res.body, `${what}: HEAD body`).toBe('');
     expect(String(res.headers['content-type']), `${what}: error content type`).toMatch(/^application\/json/);
     const b = JSON.parse(res.body) as Record<string, unknown>;
+    // Spec 03 part 7: the template routes answer their codes in the envelope {code, message, ...fields}.
+    const templateRoute = / \/((marketplace\/)?templates|agents\/[^/ ]+\/templates)(\/|\?| |$)/.test(what);
+    const envelope = templateRoute && !('statusCode' in b) && typeof b.code === 'string' && typeof b.message === 'string';
+    if (envelope) return;
     expect(b.statusCode, `${what}: statusCode in ${res.body}`).toBe(res.statusCode);
+    // Spec 03 part 8: the catalog's 429 is plain {statusCode, message}.
+    if (templateRoute && res.statusCode === 429) return expect(Object.keys(b).sort(), `${what}: plain 429 ${res.body}`).toEqual(['message', 'statusCode']);
     // Spec 03 part 7: the workflow routes answer {statusCode, message, code, ...detail}, without `error`.
     const workflowShape = what.includes(' /workflows/') && !('error' in b) && (typeof b.code === 'string' || res.statusCode === 401);
     if (!workflowShape) expect(typeof b.error, `${what}: error in ${res.body}`).toBe('string');
@@ -266,6 +275,18 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     channelId: ['chatapp-line-1'], templateId: ['order_update'],
     // The marketplace skill routes' skill and version: a listed one with a published version (added below) and unknown ones.
     id: ['mks_missing'], versionId: ['mksv_missing'],
+    // The template deploy poll's deploy: an unknown one (a deploy needs a base agent the fuzz seed has none of).
+    deployId: ['dpl_missing'],
+  };
+  // The template routes' `templateId` (the channel trigger route's is a chat-app template's): a template with a version (added below) and an unknown one.
+  const templateIds = ['tpl_MISSING'];
+  const isTemplateRoute = (template: string) => /^\/((marketplace\/)?templates|agents\/[^/]+\/templates)(\/|$)/.test(template);
+  const realOf = (template: string, p: string): string[] => (p === 'templateId' && isTemplateRoute(template) ? templateIds : real[p]!);
+  /** An address of its own for each request: the catalog's budgets are per client address. */
+  let addresses = 0;
+  const nextAddress = () => {
+    addresses++;
+    return `10.${(addresses >> 16) & 255}.${(addresses >> 8) & 255}.${addresses & 255}`;
   };
 
   beforeAll(async () => {
@@ -321,6 +342,15 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     const version = await app.inject({ method: 'POST', url: `/marketplace/skills/${skill.json().id}/versions/publish`, headers: { authorization: 'Bearer sess_ann' }, payload: { version: '1.0.0' } });
     expect(version.statusCode, version.body).toBe(201);
     real.versionId!.unshift(version.json().id);
+    // A public template of org_acme with a version, so the template routes' deep runs get past their lookup.
+    const template = await app.inject({ method: 'POST', url: '/marketplace/templates', headers: { authorization: 'Bearer sess_ann' }, payload: { sourceAgentId: 'agt_support', name: 'fuzz', displayName: 'Fuzz', visibility: 'public' } });
+    expect(template.statusCode, template.body).toBe(201);
+    templateIds.unshift(template.json().id);
+    const published = await app.inject({ method: 'POST', url: `/marketplace/templates/${template.json().id}/versions`, headers: { authorization: 'Bearer sess_ann' }, payload: { connections: [{ key: 'crm', type: 'crm', required: true }] } });
+    expect(published.statusCode, published.body).toBe(201);
+    // Installed on agt_support, so the install routes' runs also reach an install.
+    const installed = await app.inject({ method: 'POST', url: `/marketplace/templates/${template.json().id}/install/agt_support`, headers: { authorization: 'Bearer sess_ann' }, payload: {} });
+    expect(installed.statusCode, installed.body).toBe(201);
   });
   afterAll(async () => {
     await app?.close();
@@ -330,9 +360,9 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
 
   /** The first seeded credential a plain request to the route does not refuse (401/403): the one deep runs mostly use. */
   async function workingCredential(route: Route): Promise<string> {
-    const url = route.template.replace(/\{(\w+)\}/g, (_, p: string) => real[p]![0]!);
+    const url = route.template.replace(/\{(\w+)\}/g, (_, p: string) => realOf(route.template, p)[0]!);
     for (const c of CREDENTIALS) {
-      const res = await app.inject({ method: route.method as InjectOptions['method'], url, headers: { authorization: `Bearer ${c}` } });
+      const res = await app.inject({ method: route.method as InjectOptions['method'], url, headers: { authorization: `Bearer ${c}` }, remoteAddress: nextAddress() });
       if (res.statusCode !== 401 && res.statusCode !== 403) return c;
     }
     return CREDENTIALS[0]!;
@@ -412,7 +442,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     expect(unauthenticated.statusCode).toBe(401);
   });
 
-  it('answers every fuzzed request without a 5xx or a leak, with the spec error shape', { timeout: 240_000 }, async () => {
+  it('answers every fuzzed request without a 5xx or a leak, with the spec error shape', { timeout: 360_000 }, async () => {
     let requests = 0;
     const statuses = new Map<string, Map<number, number>>();
     // Each route's runs are seeded by its place in the list; the workflow routes (added after the
@@ -421,7 +451,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     const added = new Set(['GET /developer/{agentId}/{skillId}/logs', 'POST /admin/agents/{agentId}/channels/{channelId}/chatapp-templates/{templateId}/trigger']);
     const isAdded = (r: Route) => added.has(`${r.method} ${r.template}`);
     const isWorkflow = (r: Route) => r.template.startsWith('/workflows/');
-    const seeded = [...routes.filter((r) => !isWorkflow(r) && !isAdded(r)), ...routes.filter(isWorkflow), ...routes.filter(isAdded)];
+    const isTemplates = (r: Route) => isTemplateRoute(r.template);
+    const seeded = [...routes.filter((r) => !isWorkflow(r) && !isAdded(r) && !isTemplates(r)), ...routes.filter(isWorkflow), ...routes.filter(isAdded), ...routes.filter(isTemplates)];
     expect(routes.filter(isAdded)).toHaveLength(added.size);
     for (const route of routes) {
       const i = seeded.indexOf(route);
@@ -429,7 +460,10 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
         // broad: anything on the wire. deep: the route's own method, real ids and a credential
         // holding the scope, so the fuzzed query and body reach the route's rules and its store calls.
         const deep = depth === 'deep';
-        const params = fc.record(Object.fromEntries(route.params.map((p) => [p, deep ? fc.oneof({ weight: 8, arbitrary: fc.constant(real[p]![0]!) }, fc.constantFrom(...real[p]!), segment(['x'])) : segment(real[p] ?? ['x'])])));
+        const params = fc.record(Object.fromEntries(route.params.map((p) => {
+          const ids = realOf(route.template, p);
+          return [p, deep ? fc.oneof({ weight: 8, arbitrary: fc.constant(ids[0]!) }, fc.constantFrom(...ids), segment(['x'])) : segment(ids ?? ['x'])];
+        })));
         const request = fc.record({
           params,
           query: query(route.query),
@@ -445,7 +479,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
             const headers: Record<string, string> = {};
             if (r.authorization !== undefined) headers.authorization = r.authorization;
             if (r.contentType !== undefined && r.body !== null) headers['content-type'] = r.contentType;
-            const opts: InjectOptions = { method: r.method as InjectOptions['method'], url, headers };
+            const opts: InjectOptions = { method: r.method as InjectOptions['method'], url, headers, remoteAddress: nextAddress() };
             if (r.body !== null && r.method !== 'HEAD') opts.payload = r.body;
             requests++;
             const res = await app.inject(opts);
@@ -491,10 +525,13 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
       const op = doc.paths[route.template]![route.method.toLowerCase()]!;
       const key = `${route.method} ${route.template}`;
       const credential = await workingCredential(route);
-      const paramsOf = (over: Record<string, string> = {}) => route.template.replace(/\{(\w+)\}/g, (_, p: string) => over[p] ?? real[p]![0]!);
+      const keyRequired = (op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key' && (p as { required?: boolean }).required === true);
+      const paramsOf = (over: Record<string, string> = {}) => route.template.replace(/\{(\w+)\}/g, (_, p: string) => over[p] ?? realOf(route.template, p)[0]!);
       const send = async (what: string, opts: { path?: string; query?: string; body?: string }, mustRefuse: boolean, field?: string) => {
         const url = `${opts.path ?? paramsOf()}${opts.query ? `?${opts.query}` : ''}`;
-        const inject: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: { authorization: `Bearer ${credential}` } };
+        // A route that requires an Idempotency-Key (the template deploy) gets one, so its body reaches the text rule.
+        const keyed = keyRequired ? { 'idempotency-key': `fuzz-fields-${String(requests).padStart(8, '0')}` } : {};
+        const inject: InjectOptions = { method: route.method as InjectOptions['method'], url, headers: { authorization: `Bearer ${credential}`, ...keyed }, remoteAddress: nextAddress() };
         if (opts.body !== undefined) Object.assign(inject, { payload: opts.body, headers: { ...inject.headers, 'content-type': 'application/json' } });
         requests++;
         const res = await app.inject(inject);
@@ -514,7 +551,7 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
 
       // Path parameters: NUL percent-encoded (a URL cannot carry a lone surrogate; its UTF-8 form fails to decode).
       for (const p of route.params) {
-        for (const v of ['%00', `${encodeURIComponent(real[p]![0]!)}%00`, 'x%ED%A0%80']) await send(`path ${p}=${v}`, { path: paramsOf({ [p]: v }) }, v.includes('%00'));
+        for (const v of ['%00', `${encodeURIComponent(realOf(route.template, p)[0]!)}%00`, 'x%ED%A0%80']) await send(`path ${p}=${v}`, { path: paramsOf({ [p]: v }) }, v.includes('%00'));
       }
       // Query parameters (an undeclared one where the route takes none): NUL and surrogates, and instants' extremes.
       const queryParams = (op.parameters ?? []).filter((p) => p.in === 'query');

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnLogdrain, type LogdrainProcess } from '../../helpers/processes.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const PAGES = ['docs/api.md', 'docs/api-telephony.md', 'docs/api-persona.md', 'docs/api-channels.md', 'docs/api-workflows.md', 'docs/api-skills.md'];
+const PAGES = ['docs/api.md', 'docs/api-telephony.md', 'docs/api-persona.md', 'docs/api-channels.md', 'docs/api-workflows.md', 'docs/api-skills.md', 'docs/api-templates.md'];
 
 interface Example {
   sh: string;

@@ -15,7 +15,7 @@ import '../../../src/server.js';
 const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 
 function documented(): Map<string, number> {
-  const rows = [...readFileSync(join(REPO, 'docs/api.md'), 'utf8').matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)];
+  const rows = [...readFileSync(join(REPO, 'docs/api.md'), 'utf8').matchAll(/^\| (\d{3}) \| `([A-Za-z_-]+)` \|/gm)];
   return new Map(rows.map((r) => [r[2]!, Number(r[1])]));
 }
 

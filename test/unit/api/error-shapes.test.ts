@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import { KernelErrors } from '../../../src/api/kernel/error-registry.js';
 import { renderError } from '../../../src/api/kernel/error-shapes.js';
 import { createRateLimiter, type Bucket } from '../../../src/api/kernel/rate-limit.js';
+import { TemplateErrors } from '../../../src/modules/templates/errors.js';
 
 describe('error shapes', () => {
   const invalid = KernelErrors.VALIDATION_FAILED('name must be 1-64 characters', { field: 'name', message: ['name must be 1-64 characters', 'name must not be empty'] });
@@ -66,7 +67,7 @@ describe('rate-limit 429 styles', () => {
     const { installErrorHandler } = await import('../../../src/api/kernel/errors.js');
     installErrorHandler(app);
     const limiter = createRateLimiter(store());
-    app.get('/x', { config: { errorShape: bucket.style === 'named' ? 'workflows' : 'conventions' } }, async (_req, reply) => {
+    app.get('/x', { config: { errorShape: bucket.style === 'named' ? 'workflows' : bucket.style === 'plain' ? 'templates' : 'conventions' } }, async (_req, reply) => {
       await limiter.enforce(bucket, 'subject', reply, 30_000);
       return { ok: true };
     });
@@ -91,5 +92,24 @@ describe('rate-limit 429 styles', () => {
     expect(res.headers['retry-after-wf-start']).toBe('30');
     expect(res.headers['x-ratelimit-limit-wf-start']).toBeUndefined();
     expect(res.json()).toEqual({ statusCode: 429, code: 'RATE_LIMITED', message: expect.any(String), retryAfterSeconds: 30, bucket: 'wf-start', limit: 2, windowSeconds: 60 });
+  });
+
+  it('plain: only Retry-After, the body only {statusCode: 429, message} whatever the route\'s shape', async () => {
+    const res = await answer({ name: 'templates-catalog-list', limit: 2, windowMs: 60_000, error: TemplateErrors.TEMPLATE_CATALOG_RATE_LIMITED, style: 'plain', message: () => 'Too many catalog requests; retry later.' }, 3);
+    expect(res.statusCode).toBe(429);
+    expect(res.headers['retry-after']).toBe('30');
+    expect(res.headers['x-ratelimit-limit-templates-catalog-list']).toBeUndefined();
+    expect(res.headers['retry-after-templates-catalog-list']).toBeUndefined();
+    expect(res.json()).toEqual({ statusCode: 429, message: 'Too many catalog requests; retry later.' });
+  });
+});
+
+describe('the templates envelope', () => {
+  it('answers a family code as {code, message, ...fields}, a validation failure in the framework shape, spec 01 denials in spec 01\'s', () => {
+    expect(renderError(TemplateErrors.CONTENT_HASH_MISMATCH('changed', { reason: 'seal-mismatch' }), 'templates')).toEqual({ code: 'CONTENT_HASH_MISMATCH', message: 'changed', reason: 'seal-mismatch' });
+    expect(renderError(KernelErrors.VALIDATION_FAILED('a; b', { field: 'name', message: ['a', 'b'] }), 'templates')).toEqual({ statusCode: 400, error: 'Bad Request', message: ['a', 'b'] });
+    expect(renderError(KernelErrors.INSUFFICIENT_SCOPE('lacks', { requiredScope: 'automations:write' }), 'templates')).toEqual({
+      statusCode: 403, error: 'Forbidden', code: 'INSUFFICIENT_SCOPE', message: 'lacks', requiredScope: 'automations:write',
+    });
   });
 });

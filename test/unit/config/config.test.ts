@@ -45,4 +45,13 @@ describe('loadConfig', () => {
       expect((e as ConfigError).problems).toHaveLength(4);
     }
   });
+
+  it('reads TRUST_PROXY: off unless set; true, a hop count or proxy addresses and ranges; anything else refused', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.1,::1,loopback' }).trustProxy).toEqual(['10.0.0.0/8', '192.168.1.1', '::1', 'loopback']);
+    for (const bad of ['0', 'everyone', '10.0.0.0/8,proxy.example.com']) expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
+  });
 });
