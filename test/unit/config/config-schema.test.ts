@@ -46,15 +46,15 @@ describe('configuration schema', () => {
   it('reads every variable at its declared default from an empty environment', () => {
     const c = loadConfig({}) as unknown as Record<string, unknown>;
     // Values made into more than their text: the Kafka group (undefined without brokers), the CA
-    // file's content, the decoded key, the sunset instant, and the groups that are all or none.
-    const derived = /^(kafka\.|extraCaCerts$|encryptionKey$|deprecatedScopesSunset$|modelProvider\.|voiceMedia\.)/;
+    // file's content, the decoded key, the sunset instant, the trusted proxies, and the groups that are all or none.
+    const derived = /^(kafka\.|extraCaCerts$|encryptionKey$|deprecatedScopesSunset$|trustProxy$|modelProvider\.|voiceMedia\.)/;
     const read = envVariables(configSchema).filter((v) => !derived.test(v.path));
     expect(read.length).toBeGreaterThan(60);
     for (const v of read) {
       const value = v.path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], c);
       expect(value, v.env).toEqual(v.default);
     }
-    expect(c).toMatchObject({ kafka: undefined, kafkaTopic: 'agent-logs', modelProvider: undefined, voiceMedia: undefined, deprecatedScopesSunset: new Date('2027-06-30T00:00:00Z') });
+    expect(c).toMatchObject({ kafka: undefined, kafkaTopic: 'agent-logs', modelProvider: undefined, voiceMedia: undefined, deprecatedScopesSunset: new Date('2027-06-30T00:00:00Z'), trustProxy: false });
     expect((c.drains as { typesEnabled: string[] }).typesEnabled).toEqual([...DRAIN_TYPES]);
     expect((c.workflows as { slots: number }).slots).toBe(8);
   });
