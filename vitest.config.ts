@@ -29,10 +29,11 @@ export default defineConfig({
       reportsDirectory: 'coverage',
       // The table is printed when a test fails too: what the failure cost in coverage is worth seeing.
       reportOnFailure: true,
-      // What the whole suite reaches, each total rounded down to a whole percent, so that a change which
-      // drops coverage below it fails `npm test`. After a full `npm test`, `node scripts/coverage-thresholds.mjs`
+      // What the whole suite reaches, each total rounded down to a whole percent less one (a run's
+      // timing-dependent paths move the totals by a fraction), so that a change which drops coverage
+      // below it fails `npm test`. After a full `npm test`, `node scripts/coverage-thresholds.mjs`
       // prints these from coverage/coverage-summary.json.
-      thresholds: { statements: 54, branches: 44, functions: 47, lines: 57 },
+      thresholds: { statements: 91, branches: 85, functions: 93, lines: 94 },
     },
     projects: [
       { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'] } },
