@@ -32,6 +32,7 @@ describe('template install service and its ports', () => {
         if (failPersona) throw new Error('persona store refused');
         return { applied: true, version: 1 };
       },
+      digest: async () => 'persona-digest',
     },
     workflows: {
       snapshot: async () => [],
