@@ -66,13 +66,14 @@ export function createInstallRepo(sql: Sql) {
     },
 
     /**
-     * The installs of the template that consented to creator updates and are not at `version`,
-     * held until the transaction ends, oldest first, each with its agent's version as the kernel records it.
+     * The installs of the template that consented to creator updates and are not at `version`
+     * (an archived organization's left out: its agents take no changes), held until the transaction ends, oldest first, each with its agent's version as the kernel records it.
      */
     async consenting(templateId: string, version: number): Promise<Array<InstallRecord & { agentVersion: string | null }>> {
       const rows = await sql.query<Row & { agent_version: string | null }>(
-        `select i.*, a.version as agent_version from template_installs i join agents a on a.id = i.agent_id
-         where i.template_id = $1 and i.allow_creator_updates and i.installed_version <> $2 order by i.installed_at, i.agent_id for update of i`,
+        `select i.*, a.version as agent_version from template_installs i join agents a on a.id = i.agent_id join orgs o on o.id = i.org_id
+         where i.template_id = $1 and i.allow_creator_updates and i.installed_version <> $2 and not o.archived
+         order by i.installed_at, i.agent_id for update of i`,
         [templateId, version],
       );
       return rows.map((r) => ({ ...recordOf(r), agentVersion: r.agent_version }));
