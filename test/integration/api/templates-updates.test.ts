@@ -17,7 +17,8 @@ describe('agent templates: creator updates and modified primitives', () => {
   let tpl: any;
 
   const install = (agentId: string, body: Record<string, unknown>) => call(app, 'POST', `${TEMPLATES}/${tpl.id}/install/${agentId}`, { token: 'lk_t_all', body });
-  const publish = (body: Record<string, unknown>) => publishVersion(app, 'lk_t_all', tpl.id, body);
+  // Every version declares the one trigger (declared triggers are not inherited from version to version).
+  const publish = (body: Record<string, unknown>) => publishVersion(app, 'lk_t_all', tpl.id, { declaredTriggers: [{ key: 'nightly' }], ...body });
   const listedOne = async (agentId: string) =>
     ((await call(app, 'GET', `/agents/${agentId}/templates`, { token: 'sess_ann' })).body as any[]).find((i) => i.templateId === tpl.id);
   const currentPersona = async (agentId: string) => {
@@ -31,7 +32,7 @@ describe('agent templates: creator updates and modified primitives', () => {
   beforeAll(async () => {
     app = await startApp({ SEED_FILE: SEED, TRUST_PROXY: 'true' });
     tpl = await createTemplate(app, 'lk_t_all', { creatorOrgId: 'org_acme', name: 'updater', displayName: 'Updater', visibility: 'private' });
-    await publish({ personaTemplate: 'You are v1.', declaredTriggers: [{ key: 'nightly' }] });
+    await publish({ personaTemplate: 'You are v1.' });
     // agt_plain consents through PATCH, agt_second in its install body; agt_base does not consent.
     expect((await install('agt_plain', { triggerOverrides: { nightly: { enabled: true } } })).status).toBe(201);
     const consent = await call(app, 'PATCH', `/agents/agt_plain/templates/${tpl.id}`, { token: 'lk_t_all', body: { allowCreatorUpdates: true } });
@@ -84,7 +85,7 @@ describe('agent templates: creator updates and modified primitives', () => {
   });
 
   it('refuses an apply over a persona the agent changed with 409 MODIFIED_SINCE_INSTALL; update-preview lists it as drifted', async () => {
-    const changed = await call(app, 'POST', '/developer/agents/agt_second/persona/version', { token: 'lk_t_all', body: { persona: 'My own words.' } });
+    const changed = await call(app, 'POST', '/developer/agents/agt_second/persona/version', { token: 'sess_ann', body: { persona: 'My own words.' } });
     expect(changed.status, JSON.stringify(changed.body)).toBe(201);
     await publish({ skipAutoApply: true, personaTemplate: 'You are v5.' });
 
