@@ -148,6 +148,12 @@ export interface PersonaApplyPort {
    * an agent that already serves a persona keeps it (`applied: false`).
    */
   apply(tx: UnitOfWork, a: PortActor & { agentId: string; persona: string | Record<string, unknown>; overwrite: boolean }): Promise<PersonaApplyOutcome>;
+  /**
+   * A digest of the agent's current persona (null: none): the same for the same persona content,
+   * whichever version serves it. An install records it after applying a persona, and compares it
+   * before the next apply to see whether the agent changed the persona since (MODIFIED_SINCE_INSTALL).
+   */
+  digest(sql: Sql, agentId: string): Promise<string | null>;
 }
 
 export type PersonaApplyOutcome = { applied: true; version: number } | { applied: false; reason: 'persona-exists' };

@@ -2,8 +2,20 @@
  * The persona family's part of a template install (platform-deps.ts PersonaApplyPort): the
  * template's persona made the agent's current persona as a new published version, in the
  * install's unit of work. An agent already serving a persona keeps it unless the install asks to
- * overwrite it (spec 03 part 2.5 `personaSkipped`).
+ * overwrite it (spec 03 part 2.5 `personaSkipped`). The digest lets an install tell whether the
+ * agent changed the persona it applied (a new version, a draft published, an earlier one activated).
  */
+
+/** JSON with object keys sorted: the same persona content serializes the same, however it was stored. */
+const canonical = (v: unknown): string => {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+};
+import { createHash } from 'node:crypto';
+import type { Sql } from '../../store/sql.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { PersonaApplyOutcome, PersonaApplyPort } from '../platform-deps.js';
 import { createPersonaRepo } from './repository.js';
@@ -22,6 +34,14 @@ export function createPersonaTemplatePort(): PersonaApplyPort {
         details: { version, via: 'template' },
       });
       return { applied: true, version };
+    },
+
+    async digest(sql: Sql, agentId: string): Promise<string | null> {
+      const r = createPersonaRepo(sql);
+      const { currentVersion } = await r.state(agentId);
+      if (currentVersion === null) return null;
+      const current = await r.get(agentId, currentVersion);
+      return current ? createHash('sha256').update(canonical(current.persona)).digest('hex') : null;
     },
   };
 }

@@ -23,7 +23,7 @@ export const TemplateErrors = defineErrors('templates', {
   TEMPLATE_NOT_DEPLOYABLE: { status: 409, fields: ['sourceAgentId'], when: 'templates: a deploy of a template whose source is not a base agent (`sourceBaseAgentId` absent); templates envelope' },
   TEMPLATE_VERSION_DEPRECATED: { status: 409, fields: ['reason'], when: 'templates: a new install or deploy of a deprecated version; templates envelope' },
   INSTALL_POLICY_SINGLE: { status: 409, when: 'templates: a second install of a template whose version says `installPolicy.perWorkspace: single` on another agent of the same organization; templates envelope' },
-  MODIFIED_SINCE_INSTALL: { status: 409, fields: ['primitives'], when: 'templates: an install over primitives changed on the agent since the template installed them, not named in `acceptModifiedPrimitives`; templates envelope' },
+  MODIFIED_SINCE_INSTALL: { status: 409, fields: ['primitives'], when: 'templates: an install or re-install that would write again a primitive the agent changed since the template applied it (the persona, `persona/<agentId>`), not named in `acceptModifiedPrimitives`; an auto-apply skips such an install with this code in `lastError`; templates envelope' },
   'agent-not-template-minted': { status: 409, when: 'templates: an uninstall with `removeAgent=true` of an agent the template did not create through deploy; templates envelope' },
   TEMPLATE_CATALOG_RATE_LIMITED: { status: 429, plain: true, when: 'templates: a client address past the catalog\'s budget (60 list reads, 20 detail, version and manifest reads a minute); plain body `{statusCode: 429, message}` with `Retry-After`' },
 });

@@ -28,8 +28,8 @@ export const templatesFamily = defineFamily<TemplatesDeps>({
   migrations: [...templatesMigrations, ...installMigrations, ...deployMigrations],
   register(app: FastifyInstance, deps: TemplatesDeps) {
     const templates = createTemplatesService({ store: deps.store });
-    registerTemplateRoutes(app, templates);
     const installs = createInstallService({ store: deps.store, templates, ports: deps.templatePorts });
+    registerTemplateRoutes(app, templates, (p, id, body) => installs.publish(p, id, body));
     registerInstallRoutes(app, installs, deps.store);
     registerDeploys(app, deps, templates, deployInstalls(deps.store, templates, installs));
   },

@@ -15,6 +15,12 @@ export interface Applied {
   model: string | null;
   envNames: string[];
   personaApplied: boolean;
+  /**
+   * The digest of the persona this template made the agent's current one (platform-deps.ts
+   * PersonaApplyPort.digest), kept until the template applies a persona again; absent when the
+   * template never applied one. A different current digest means the agent changed it since.
+   */
+  personaDigest?: string;
 }
 
 export interface InstallRecord {
@@ -57,6 +63,20 @@ export function createInstallRepo(sql: Sql) {
         [agentId],
       );
       return rows.map((r) => ({ ...recordOf(r), displayName: r.display_name, latestVersion: r.latest_version, latestApprovedVersion: r.latest_approved_version }));
+    },
+
+    /**
+     * The installs of the template that consented to creator updates and are not at `version`
+     * (an archived organization's left out: its agents take no changes), held until the transaction ends, oldest first, each with its agent's version as the kernel records it.
+     */
+    async consenting(templateId: string, version: number): Promise<Array<InstallRecord & { agentVersion: string | null }>> {
+      const rows = await sql.query<Row & { agent_version: string | null }>(
+        `select i.*, a.version as agent_version from template_installs i join agents a on a.id = i.agent_id join orgs o on o.id = i.org_id
+         where i.template_id = $1 and i.allow_creator_updates and i.installed_version <> $2 and not o.archived
+         order by i.installed_at, i.agent_id for update of i`,
+        [templateId, version],
+      );
+      return rows.map((r) => ({ ...recordOf(r), agentVersion: r.agent_version }));
     },
 
     /** Agents of `orgId` other than `agentId` that have the template installed. */

@@ -13,7 +13,20 @@
  *
  * The deploy path applies a template onto an agent it has just minted through `applyInstall`, on
  * its own unit of work (with `minted: true` and, when it fires the hook later, `deferOnInstall`).
+ *
+ * Creator updates (`publish`): a version published and approved is applied, in the publishing
+ * request's unit of work, to every install that consented (`allowCreatorUpdates`). One unit rather
+ * than a follow-up job keeps "no partial state" without a second durable object: either the version
+ * exists with every consenting install moved or held back with `lastError`, or (a store failure)
+ * none of it does. Each install's apply runs under a savepoint, so one that is refused is undone
+ * alone and recorded `apply_failed` while the others go on.
+ *
+ * Modified primitives: the persona is the one primitive an install applies that the agent can change
+ * afterwards (the persona routes). The install keeps the digest of the persona it applied; an apply
+ * that would write the persona again over a persona the agent changed since is refused
+ * `MODIFIED_SINCE_INSTALL` unless the request accepts each such primitive.
  */
+import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
@@ -27,6 +40,8 @@ import { createTemplatesRepo, type Template, type TemplateVersion } from './repo
 import { installTransition, isRefused, setupTransition, type InstallStatus, type SetupState } from './state.js';
 import { contentOf } from './views.js';
 import type { Json } from './seal.js';
+import type { Sql } from '../../store/sql.js';
+import type { PublishBody } from './schemas.js';
 
 /** The install body's fields the handler keeps (spec 03 part 4.4); anything else sent is stripped. */
 export interface InstallRequest {
@@ -80,7 +95,20 @@ export interface ApplyInput {
   minted?: boolean;
   /** The deploy fires `onInstall` itself once the agent is ready: the result says `onInstallDeferred`. */
   deferOnInstall?: boolean;
+  /** The creator-update fan-out this apply is part of (recorded in its audit entry). */
+  autoApplyRunId?: string;
 }
+
+/** A fan-out of a published version to the consenting installs: its id, how many it targeted, what each apply gave. */
+export interface AutoApplyRun {
+  runId: string;
+  targetCount: number;
+  applied: InstallResult[];
+  failed: Array<{ agentId: string; code: string }>;
+}
+
+/** The primitive string (`kind/key`) naming an agent's persona in `primitives`, `acceptModifiedPrimitives` and `driftedPrimitives`. */
+export const personaPrimitive = (agentId: string): string => `persona/${agentId}`;
 
 /** The hook sections' shape as this implementation reads them: `{workflow, input?}` names a workflow of the agent to start. */
 interface Hook { workflow: string; input?: Json }
@@ -129,6 +157,13 @@ export function createInstallService(deps: InstallServiceDeps) {
   const { store, templates, ports } = deps;
   const now = deps.now ?? (() => new Date());
   const repo = createInstallRepo(store.sql);
+
+  /** The primitives the template applied that the agent changed since: the persona, when its digest moved. */
+  async function driftOf(sql: Sql, previous: InstallRecord | undefined, agentId: string): Promise<string[]> {
+    const recorded = previous?.applied.personaDigest;
+    if (recorded === undefined) return [];
+    return (await ports.persona.digest(sql, agentId)) === recorded ? [] : [personaPrimitive(agentId)];
+  }
 
   const openEnv = (sealed: string | null): Record<string, string> => (sealed === null ? {} : (JSON.parse(store.secretBox.open(sealed)) as Record<string, string>));
 
@@ -195,6 +230,19 @@ export function createInstallService(deps: InstallServiceDeps) {
     }
     const at = now();
     const versionMoved = previous === undefined || previous.installedVersion !== v.version || previous.manifestSeal !== v.manifestSeal;
+    const wantPersona = persona !== undefined && (versionMoved || req.overwritePersona === true || req.editedPersona !== undefined);
+    if (wantPersona) {
+      const accepted = req.acceptModifiedPrimitives ?? [];
+      const modified = (await driftOf(tx.sql, previous, agent.id)).filter((k) => !accepted.includes(k));
+      if (modified.length > 0) {
+        throw TemplateErrors.MODIFIED_SINCE_INSTALL(
+          `Agent ${agent.id} changed ${modified.join(', ')} since template ${t.id} applied it; name it in acceptModifiedPrimitives to apply version ${v.version} over it`,
+          { primitives: modified },
+        );
+      }
+    }
+    // A persona this template applied (unchanged since, or its change accepted above) is the template's to replace.
+    const ownsPersona = previous?.applied.personaDigest !== undefined;
 
     // The other families' parts, on this unit of work.
     let skillsInstalled = 0;
@@ -203,10 +251,13 @@ export function createInstallService(deps: InstallServiceDeps) {
       if (done.outcome === 'refused') throw new ApplyFailed(done.code, s.skillId, `Marketplace skill ${s.skillId} could not be installed: ${done.message}`);
       if (done.outcome === 'installed') skillsInstalled++;
     }
-    const wantPersona = persona !== undefined && (versionMoved || req.overwritePersona === true || req.editedPersona !== undefined);
     const personaDone = wantPersona
-      ? await ports.persona.apply(tx, { orgId: agent.orgId, userId: principal.userId, agentId: agent.id, persona: req.editedPersona ?? persona!.persona, overwrite: req.overwritePersona === true || req.editedPersona !== undefined })
+      ? await ports.persona.apply(tx, {
+        orgId: agent.orgId, userId: principal.userId, agentId: agent.id, persona: req.editedPersona ?? persona!.persona,
+        overwrite: req.overwritePersona === true || req.editedPersona !== undefined || ownsPersona,
+      })
       : undefined;
+    const personaDigest = personaDone?.applied === true ? (await ports.persona.digest(tx.sql, agent.id)) ?? undefined : previous?.applied.personaDigest;
     const migration = req.migrateRuns
       ? await ports.workflows.migrateRuns(tx, {
         orgId: agent.orgId, userId: principal.userId, agentId: agent.id, strategy: req.migrateRuns.strategy, onIncompatible: req.migrateRuns.onIncompatible ?? 'leave',
@@ -220,7 +271,10 @@ export function createInstallService(deps: InstallServiceDeps) {
 
     const model = req.model === undefined ? previous?.model ?? null : req.model === '' ? null : req.model;
     const allowCreatorUpdates = req.allowCreatorUpdates ?? previous?.allowCreatorUpdates ?? false;
-    const applied: Applied = { version: v.version, seal: v.manifestSeal, model, envNames: Object.keys(env).sort(), personaApplied: personaDone?.applied === true };
+    const applied: Applied = {
+      version: v.version, seal: v.manifestSeal, model, envNames: Object.keys(env).sort(), personaApplied: personaDone?.applied === true,
+      ...(personaDigest !== undefined ? { personaDigest } : {}),
+    };
     const moved = migration !== undefined && (migration.counts.resumed + migration.counts.cancelled + migration.counts.reseeded) > 0;
     const changed = previous === undefined || versionMoved || !sameJson(previous.triggers, triggers) || previous.model !== model
       || previous.allowCreatorUpdates !== allowCreatorUpdates || applied.personaApplied || skillsInstalled > 0 || moved || !sameJson(previousEnv, env)
@@ -243,6 +297,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       details: {
         templateId: t.id, version: v.version, status, envValueNames: applied.envNames, armedTriggers: Object.keys(triggers).filter((k) => triggers[k]!.enabled),
         personaApplied: applied.personaApplied, skillsInstalled, ...(migration ? { migrationIds: migration.migrationIds } : {}), ...(input.minted ? { minted: true } : {}),
+        ...(input.autoApplyRunId !== undefined ? { autoApplyRunId: input.autoApplyRunId } : {}),
       },
     });
     return {
@@ -289,9 +344,66 @@ export function createInstallService(deps: InstallServiceDeps) {
     return { template, install };
   }
 
+  /**
+   * Applies `v` (just published on `tx`) to each install of `t` that consented to creator updates,
+   * each under a savepoint: a refusal (an env value the version now requires, a modified persona, a
+   * skill refused) undoes that apply alone and leaves the install at its version, `apply_failed`
+   * with `lastError`. A store failure propagates and undoes the publish with it. Undefined when no
+   * install consented (no fan-out happened).
+   */
+  async function autoApply(tx: UnitOfWork, principal: Principal, t: Template, v: TemplateVersion): Promise<AutoApplyRun | undefined> {
+    const r = createInstallRepo(tx.sql);
+    const targets = await r.consenting(t.id, v.version);
+    if (targets.length === 0) return undefined;
+    const run: AutoApplyRun = { runId: `tplar_${ulid()}`, targetCount: targets.length, applied: [], failed: [] };
+    for (const target of targets) {
+      await tx.sql.query('savepoint template_auto_apply');
+      try {
+        const result = await applyInstall(tx, {
+          principal, template: t, version: v, agent: { id: target.agentId, orgId: target.orgId, version: target.agentVersion }, request: {}, autoApplyRunId: run.runId,
+        });
+        await tx.sql.query('release savepoint template_auto_apply');
+        run.applied.push(result);
+      } catch (e) {
+        if (!(e instanceof AppError) && !(e instanceof ApplyFailed)) throw e;
+        await tx.sql.query('rollback to savepoint template_auto_apply');
+        const code = e instanceof AppError ? e.code : e.reason;
+        const status = installTransition(target.status, { type: 'apply_failed' });
+        if (status === null || isRefused(status)) throw e;
+        await r.setStatus(t.id, target.agentId, status, `${code}: ${e.message}`);
+        const fields = e instanceof AppError ? (e.details ?? {}) : { key: e.key };
+        await tx.audit({
+          orgId: target.orgId, action: 'templates.install.failed', actor: auditActorOf(principal), targetType: 'agent', targetId: target.agentId,
+          details: { templateId: t.id, version: v.version, reason: code, autoApplyRunId: run.runId, ...fields },
+        });
+        run.failed.push({ agentId: target.agentId, code });
+      }
+    }
+    await tx.audit({
+      orgId: t.creatorOrgId, action: 'templates.autoapply.completed', actor: auditActorOf(principal), targetType: 'template', targetId: t.id,
+      details: { autoApplyRunId: run.runId, version: v.version, targetCount: run.targetCount, appliedCount: run.applied.length, failed: run.failed },
+    });
+    return run;
+  }
+
   return {
     applyInstall,
     afterCommit,
+    autoApply,
+
+    /**
+     * POST /marketplace/templates/:templateId/versions: publishes, then (unless `skipAutoApply`, or
+     * the version awaits review) fans the version out to the consenting installs in the same unit of work.
+     */
+    async publish(p: Principal, templateId: string, body: PublishBody): Promise<{ version: TemplateVersion; autoApply?: AutoApplyRun }> {
+      let run: AutoApplyRun | undefined;
+      const version = await templates.publish(p, templateId, body, async (tx, t, v) => {
+        if (body.skipAutoApply === true || v.approvalStatus !== 'approved') return;
+        run = await autoApply(tx, p, t, v);
+      });
+      for (const result of run?.applied ?? []) afterCommit(result);
+      return { version, ...(run ? { autoApply: run } : {}) };
+    },
 
     /** POST /marketplace/templates/:templateId/install/:agentId */
     async install(p: Principal, templateId: string, agent: InstallTarget, req: InstallRequest): Promise<InstallResult> {
@@ -390,8 +502,10 @@ export function createInstallService(deps: InstallServiceDeps) {
         codeChanged: from.contentHash !== to.contentHash,
         scopeDelta: { added: toSkills.filter((s) => !fromSkills.includes(s)), removed: fromSkills.filter((s) => !toSkills.includes(s)) },
         armedTriggersSurviving: Object.entries(install.triggers).filter(([k, s]) => s.enabled && toKeys.includes(k)).map(([k]) => k),
-        // The embedded default keeps no record of primitives edited on the agent after an install.
-        driftedPrimitives: [] as string[],
+        // The primitives an install of `to` would be refused over (MODIFIED_SINCE_INSTALL): only an apply that writes the persona again looks.
+        driftedPrimitives: personaOf(to.sections.personaTemplate, {}) !== undefined && (to.version !== install.installedVersion || to.manifestSeal !== install.manifestSeal)
+          ? await driftOf(store.sql, install, agentId)
+          : [],
       };
     },
 

@@ -11,6 +11,8 @@ import { grantedOf, type Access, type Limit } from '../../api/kernel/access.js';
 import { NO_BODY } from '../../api/kernel/schema.js';
 import type { Bucket } from '../../api/kernel/rate-limit.js';
 import type { TemplatesService } from './service.js';
+import type { TemplateVersion } from './repository.js';
+import type { Principal } from '../../api/kernel/auth.js';
 import { TemplateErrors } from './errors.js';
 import { manifestOut, reviewOut, templateOut, versionOut } from './views.js';
 import {
@@ -33,7 +35,10 @@ const catalog = (bucket: Bucket) => ({ access: { resource: 'authenticated', limi
 /** The OpenAPI document's group for these routes. */
 const tags = ['templates'];
 
-export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesService): void {
+/** Publishing a version, with the creator-update fan-out it leads to (install-service.ts `publish`). */
+export type PublishVersion = (p: Principal, templateId: string, body: PublishBody) => Promise<{ version: TemplateVersion; autoApply?: { runId: string; targetCount: number } }>;
+
+export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesService, publish: PublishVersion): void {
   const principal = (req: FastifyRequest) => grantedOf(req).principal;
   const T = `${TEMPLATES_BASE}/:templateId`;
 
@@ -45,7 +50,11 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
   app.post<{ Params: TemplateParams; Body: PublishBody }>(`${T}/versions`, {
     schema: { tags, summary: 'Publish the next version (omitted authored sections inherit; null, [] or {} clear)', params: TemplateParams, body: PublishBody, response: { 201: Answers.version } },
     config: anyCredential,
-  }, async (req, reply) => reply.status(201).send(versionOut(await service.publish(principal(req), req.params.templateId, req.body))));
+  }, async (req, reply) => {
+    const { version, autoApply } = await publish(principal(req), req.params.templateId, req.body);
+    // Present only when a fan-out to consenting installs happened (spec 03 part 4.4).
+    return reply.status(201).send({ ...versionOut(version), ...(autoApply ? { autoApplyRunId: autoApply.runId, autoApplyTargetCount: autoApply.targetCount } : {}) });
+  });
 
   app.post<{ Params: TemplateParams; Body: DraftBody }>('/templates/:templateId/versions/draft', {
     schema: { tags, summary: 'Preview the next version and its difference from the latest; persists nothing', params: TemplateParams, body: DraftBody, response: { 201: Answers.draft } },

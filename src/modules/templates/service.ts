@@ -296,8 +296,12 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       return t;
     },
 
-    /** POST .../versions: the next number, its sections inherited or cleared, reviewed (approved at once by default). */
-    async publish(p: Principal, id: string, body: PublishBody): Promise<TemplateVersion> {
+    /**
+     * POST .../versions: the next number, its sections inherited or cleared, reviewed (approved at
+     * once by default). `after` runs on the same unit of work once the version is written (the
+     * install service fans it out to consenting installs there); what it throws undoes the publish.
+     */
+    async publish(p: Principal, id: string, body: PublishBody, after?: (tx: UnitOfWork, t: Template, v: TemplateVersion) => Promise<void>): Promise<TemplateVersion> {
       const at = now();
       // The template's row lock orders publishes of one template, so each takes the next number.
       return change(p, id, WRITE_SCOPE, async (tx, r, t) => {
@@ -317,6 +321,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
             version, approvalStatus: v.approvalStatus, contentHash: v.manifestSeal,
             sections: AUTHORED_SECTIONS.filter((s) => body[s] !== undefined),
           });
+          if (after) await after(tx, t, v);
           return v;
       });
     },

@@ -32,6 +32,7 @@ describe('template install service and its ports', () => {
         if (failPersona) throw new Error('persona store refused');
         return { applied: true, version: 1 };
       },
+      digest: async () => 'persona-digest',
     },
     workflows: {
       snapshot: async () => [],
@@ -116,5 +117,35 @@ describe('template install service and its ports', () => {
     expect(calls.some((c) => c.startsWith('workflows.start'))).toBe(false);
     const [row] = await store.sql.query<{ minted: boolean }>('select minted from template_installs where agent_id = $1', [minted.id]);
     expect(row!.minted).toBe(true);
+  });
+
+  it('a store failure during the creator-update fan-out undoes the publish with it; a later publish fans out to every consenting install', async () => {
+    const s = service();
+    const agents = (await store.sql.query<{ agent_id: string }>('select agent_id from template_installs where template_id = $1 order by agent_id', [templateId])).map((r) => r.agent_id);
+    expect(agents).toHaveLength(2);
+    for (const agentId of agents) await s.setConsent(ANN, templateId, agentId, true);
+    const marks = async () => (await store.sql.query('select what from port_marks')).length;
+    const before = await marks();
+
+    failPersona = true;
+    calls.length = 0;
+    await expect(s.publish(ANN, templateId, { personaTemplate: 'Be kinder.' })).rejects.toThrow('persona store refused');
+    expect(calls.filter((c) => c.startsWith('persona.apply'))).toHaveLength(1);
+    expect(await store.sql.query('select version from template_versions where template_id = $1', [templateId])).toEqual([{ version: 1 }]);
+    expect((await store.sql.query<{ installed_version: number }>('select installed_version from template_installs where template_id = $1', [templateId])).map((r) => r.installed_version)).toEqual([1, 1]);
+    expect(await marks()).toBe(before);
+    // Only the first version's publish (in beforeAll) is recorded.
+    expect(await store.sql.query(`select action from audit_log where action in ('templates.autoapply.completed', 'templates.version.published')`)).toEqual([
+      { action: 'templates.version.published' },
+    ]);
+
+    failPersona = false;
+    calls.length = 0;
+    const published = await s.publish(ANN, templateId, { personaTemplate: 'Be kinder.' });
+    expect(published.version.version).toBe(2);
+    expect(published.autoApply).toMatchObject({ runId: expect.stringMatching(/^tplar_/), targetCount: 2, failed: [] });
+    // Both personas were the template's (their digest unchanged): the new version's replaces them.
+    expect(calls.filter((c) => c.startsWith('persona.apply')).sort()).toEqual(agents.map((a) => `persona.apply ${a} "Be kinder." overwrite=true`).sort());
+    expect((await store.sql.query<{ installed_version: number }>('select installed_version from template_installs where template_id = $1', [templateId])).map((r) => r.installed_version)).toEqual([2, 2]);
   });
 });

@@ -73,6 +73,18 @@ describe.each(KINDS)('template ports on $name', (kind) => {
       const [state] = await store.sql.query<{ current_version: number }>('select current_version from persona_agents where agent_id = $1', ['agt_p1']);
       expect(state!.current_version).toBe(2);
     });
+
+    it('digests the current persona: null without one, the same for the same content in any key order, another after a change', async () => {
+      expect(await ports.persona.digest(store.sql, 'agt_p3')).toBeNull();
+      await store.unitOfWork((tx) => ports.persona.apply(tx, { ...ACTOR, agentId: 'agt_p3', persona: { base: 'B', voice: 'V' }, overwrite: false }));
+      const applied = await ports.persona.digest(store.sql, 'agt_p3');
+      expect(applied).toMatch(/^[0-9a-f]{64}$/);
+      // The same content as a later version, its keys in another order: the same digest.
+      await store.unitOfWork((tx) => ports.persona.apply(tx, { ...ACTOR, agentId: 'agt_p3', persona: { voice: 'V', base: 'B' }, overwrite: true }));
+      expect(await store.unitOfWork((tx) => ports.persona.digest(tx.sql, 'agt_p3'))).toBe(applied);
+      await store.unitOfWork((tx) => ports.persona.apply(tx, { ...ACTOR, agentId: 'agt_p3', persona: { base: 'B', voice: 'changed' }, overwrite: true }));
+      expect(await ports.persona.digest(store.sql, 'agt_p3')).not.toBe(applied);
+    });
   });
 
   describe('workflows', () => {
