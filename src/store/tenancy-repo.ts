@@ -86,6 +86,15 @@ export function createTenancyRepo(sql: Sql, onChange: () => void = noteTenancyCh
         [orgId],
       );
     },
+
+    /** The organizations a user is a member of. */
+    async membershipsOf(userId: string): Promise<string[]> {
+      return (await sql.query<{ org_id: string }>('select org_id from memberships where user_id = $1', [userId])).map((r) => r.org_id);
+    },
+
+    async orgExists(orgId: string): Promise<boolean> {
+      return (await sql.query('select 1 from orgs where id = $1', [orgId])).length > 0;
+    },
   };
 }
 

@@ -119,15 +119,6 @@ export function searchStatement(orgIds: readonly string[], f: SearchFilters, pag
 
 export function createSkillsRepo(sql: Sql) {
   return {
-    /** The organizations a user is a member of. */
-    async membershipsOf(userId: string): Promise<string[]> {
-      return (await sql.query<{ org_id: string }>('select org_id from memberships where user_id = $1', [userId])).map((r) => r.org_id);
-    },
-
-    async orgExists(orgId: string): Promise<boolean> {
-      return (await sql.query('select 1 from orgs where id = $1', [orgId])).length > 0;
-    },
-
     async source(id: string): Promise<SourceSkill | undefined> {
       const rows = await sql.query<{ id: string; org_id: string; name: string; description: string }>('select id, org_id, name, description from skills_sources where id = $1', [id]);
       const r = rows[0];

@@ -75,7 +75,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType, targetId, details });
 
   /** The organizations whose private skills the caller sees: a key's own; a person's memberships (a session). */
-  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : repo.membershipsOf(p.userId));
+  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : store.tenancy.membershipsOf(p.userId));
 
   const visible = async (p: Principal, id: string): Promise<{ skill: Skill; orgIds: string[] }> => {
     const orgIds = await orgsOf(p);
@@ -298,7 +298,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
       const at = now();
       const orgIds = await orgsOf(p);
       await change(p, id, TRANSFER_SCOPE, async (tx, r, skill) => {
-        if (!(await r.orgExists(newOrgId))) throw SkillErrors.SKILL_ORG_NOT_FOUND(`Organization ${newOrgId} not found`);
+        if (!(await tx.tenancy.orgExists(newOrgId))) throw SkillErrors.SKILL_ORG_NOT_FOUND(`Organization ${newOrgId} not found`);
         await r.update(id, { creator_org_id: newOrgId }, at);
         await audit(tx, p, skill.creatorOrgId!, 'skills.skill.transferred', 'skill', id, { fromOrgId: skill.creatorOrgId, toOrgId: newOrgId });
       });

@@ -107,15 +107,6 @@ export interface CatalogFilters { firstParty?: boolean | undefined }
 
 export function createTemplatesRepo(sql: Sql) {
   return {
-    /** The organizations a user is a member of. */
-    async membershipsOf(userId: string): Promise<string[]> {
-      return (await sql.query<{ org_id: string }>('select org_id from memberships where user_id = $1', [userId])).map((r) => r.org_id);
-    },
-
-    async orgExists(orgId: string): Promise<boolean> {
-      return (await sql.query('select 1 from orgs where id = $1', [orgId])).length > 0;
-    },
-
     /** An agent of the kernel's table (the source of a template). */
     async agent(id: string): Promise<SourceAgent | undefined> {
       const rows = await sql.query<{ id: string; org_id: string; name: string; version: string | null; base_agent: boolean }>(

@@ -107,7 +107,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType: 'template', targetId, details });
 
   /** The organizations whose private templates the caller sees: a key's own; a person's memberships (a session). */
-  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : repo.membershipsOf(p.userId));
+  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : store.tenancy.membershipsOf(p.userId));
 
   const visibleTemplate = async (p: Principal, id: string): Promise<{ template: Template; orgIds: string[] }> => {
     const orgIds = await orgsOf(p);
@@ -412,7 +412,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     async transfer(p: Principal, id: string, newOrgId: string): Promise<Template> {
       const at = now();
       return change(p, id, TRANSFER_SCOPE, async (tx, r, t) => {
-        if (!(await r.orgExists(newOrgId))) throw TemplateErrors.TEMPLATE_ORG_NOT_FOUND(`Organization ${newOrgId} not found`);
+        if (!(await tx.tenancy.orgExists(newOrgId))) throw TemplateErrors.TEMPLATE_ORG_NOT_FOUND(`Organization ${newOrgId} not found`);
         const updated = await r.update(id, { creatorOrgId: newOrgId }, at);
         await audit(tx, p, t.creatorOrgId, 'templates.template.transferred', id, { fromOrgId: t.creatorOrgId, toOrgId: newOrgId });
         return updated;
