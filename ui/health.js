@@ -11,7 +11,9 @@ const HOUR_MS = 3_600_000;
 const REPLAY_DONE = new Set(['completed', 'cancelled', 'canceled', 'failed']);
 const COLORS = { delivered: '#2e7d32', dropped: '#ef8c00', rejected: '#c62828', p50: '#1565c0', p99: '#6a1b9a' };
 /** Shades for dropped records by reason, when the health form gives reasons. */
-const REASON_COLORS = ['#ef8c00', '#f4b400', '#a0522d', '#ff7043', '#8d6e63', '#ffca28'];
+const REASON_COLORS = ['#ef8c00', '#f4b400', '#a0522d', '#ff7043', '#8d6e63', '#ffca28', '#b0bec5'];
+/** Reasons that are the drain's own choice (its selectors and sampling), not failures. */
+const INTENTIONAL = new Set(['sampling', 'selector']);
 
 const $ = (id) => document.getElementById(id);
 
@@ -198,7 +200,8 @@ function renderDetail(d) {
 // ---- the chart: 24 hourly points, stacked delivered / dropped (by reason when given) / rejected
 
 function seriesOf(hourly) {
-  const reasons = [...new Set(hourly.flatMap((p) => (p.droppedByReason ? Object.keys(p.droppedByReason) : [])))].sort();
+  // The reasons with a record in some hour: a reason at zero all day would only crowd the legend.
+  const reasons = [...new Set(hourly.flatMap((p) => (p.droppedByReason ? Object.keys(p.droppedByReason).filter((r) => p.droppedByReason[r] > 0) : [])))].sort();
   const series = [{ key: 'delivered', label: 'delivered', color: COLORS.delivered, value: (p) => p.delivered }];
   if (reasons.length > 0) {
     reasons.forEach((r, i) => series.push({ key: `dropped:${r}`, label: `dropped: ${r}`, color: REASON_COLORS[i % REASON_COLORS.length], value: (p) => p.droppedByReason?.[r] ?? 0 }));
@@ -276,9 +279,30 @@ function renderChart(health) {
   });
   $('legend').replaceChildren(...legend);
 
+  renderAccounting(health.last24h);
+
   const summary = [`delivered ${num(health.deliveredCount24h)}`, `dropped ${num(health.droppedCount24h)}`, `rejected ${num(health.rejectedCount24h)}`, `p50 latency ${ms(health.p50LatencyMs)}`];
   if (health.p99LatencyMs !== undefined) summary.push(`p99 latency ${ms(health.p99LatencyMs)}`);
   $('latency').textContent = `Last 24 hours: ${summary.join(' · ')}`;
+}
+
+/** The 24 hours' accounting, when the read form carries it: every reason, then what is still on its way. */
+function renderAccounting(last24h) {
+  if (!last24h) {
+    $('accounting-table').hidden = true;
+    return;
+  }
+  const row = (key, label, value, cls = '') => el('tr', { 'data-key': key, class: cls }, el('th', {}, label), el('td', { class: 'n' }, num(value)));
+  const by = last24h.droppedByReason ?? {};
+  const reasons = Object.keys(by).sort((a, b) => Number(INTENTIONAL.has(a)) - Number(INTENTIONAL.has(b)) || a.localeCompare(b));
+  $('accounting-rows').replaceChildren(
+    row('seen', 'seen', last24h.seen),
+    row('delivered', 'delivered', last24h.delivered),
+    ...reasons.map((r) => row(`dropped:${r}`, INTENTIONAL.has(r) ? `left out: ${r}` : `dropped: ${r}`, by[r], INTENTIONAL.has(r) ? 'intentional' : '')),
+    row('inFlight', 'in flight', last24h.inFlight),
+    row('parked', 'parked', last24h.parked),
+  );
+  $('accounting-table').hidden = false;
 }
 
 /** A line per latency percentile the hourly points carry (none: no chart). */

@@ -21,6 +21,7 @@ import type { DeliveryRecord } from '../model/delivery.js';
 import { noteDrainActivity } from '../store/change-epochs.js';
 import type { DeadLetter } from '../store/dead-letters-repo.js';
 import type { HourlyIncrement } from '../store/health-repo.js';
+import type { DropReason } from '../model/drop-reasons.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
 import type { Sql } from '../store/sql.js';
 import { createDeliveriesRepo } from '../store/deliveries-repo.js';
@@ -76,6 +77,17 @@ interface Waiting extends Required<AccountingEntry> {
 }
 
 const EMPTY_ROWS: Omit<Waiting, 'resolve' | 'logs'> = { deliveries: [], hourly: [], deadLetters: [], backlog: [], usage: [], unparked: [] };
+
+/** Adds `h`'s counts to `into` (the same drain and hour): a flush writes one row per drain and hour. */
+export function addHourly(into: HourlyIncrement, h: HourlyIncrement): void {
+  into.delivered += h.delivered;
+  into.dropped += h.dropped;
+  into.rejected += h.rejected;
+  if (h.seen) into.seen = (into.seen ?? 0) + h.seen;
+  if (!h.droppedBy) return;
+  const by = (into.droppedBy ??= {});
+  for (const [reason, n] of Object.entries(h.droppedBy) as [DropReason, number][]) by[reason] = (by[reason] ?? 0) + n;
+}
 
 export interface Accountant {
   record(entry: AccountingEntry): Promise<void>;
@@ -160,11 +172,8 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         for (const h of w.hourly) {
           const k = `${h.drainId}\u0000${h.h}`;
           const cur = hourly.get(k);
-          if (cur) {
-            cur.delivered += h.delivered;
-            cur.dropped += h.dropped;
-            cur.rejected += h.rejected;
-          } else hourly.set(k, { ...h });
+          if (cur) addHourly(cur, h);
+          else hourly.set(k, { ...h, droppedBy: { ...h.droppedBy } });
         }
       }
       const usage = new Map<string, UsageIncrement>();

@@ -8,6 +8,8 @@ import { DELIVERY_RETENTION_MS, type AttemptOutcome, type DeliveryRecord } from 
 import { newId } from '../model/ids.js';
 import { dayOf, hourOf } from '../model/time.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
+import type { HourlyIncrement } from '../store/health-repo.js';
+import { dropReasonOf } from '../model/drop-reasons.js';
 import type { AccountingEntry } from './accountant.js';
 
 /** One attempt as the deliverer answers it: its outcome and its delivery row. */
@@ -25,21 +27,30 @@ export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
   }));
 }
 
+/**
+ * Whether a batch's records are the drain's own (a test or a heartbeat): they reach the drain when
+ * they settle, so they count in its `seen` then; the organization's records counted theirs when routed.
+ */
+const ownRecords = (kind: ReadyBatch['kind']): boolean => kind !== 'batch';
+
 /** What a successful attempt accounts: its row, the hourly counts, the quota usage. */
 export function successEntry(batch: ReadyBatch, r: AttemptResult): AccountingEntry {
   const drainId = batch.plan.drain.id;
   const at = r.row.startedAt.getTime();
   const rejected = r.outcome.status === 'success' ? r.outcome.rejected : 0;
+  const delivered = batch.entries.length;
   return {
     deliveries: [r.row],
-    hourly: [{ drainId, h: hourOf(at), delivered: batch.entries.length, dropped: 0, rejected }],
-    usage: [{ drainId, day: dayOf(at), events: batch.entries.length, bytes: r.row.bytes ?? 0 }],
+    hourly: [{ drainId, h: hourOf(at), delivered, dropped: 0, rejected, seen: ownRecords(batch.kind) ? delivered : 0 }],
+    usage: [{ drainId, day: dayOf(at), events: delivered, bytes: r.row.bytes ?? 0 }],
   };
 }
 
 /**
  * A `dropped` delivery record and its hourly count: how deliberately dropped records are accounted.
- * It names every dropped record's id, so each record can be shown delivered or dropped with a reason.
+ * It names every dropped record's id, so each record can be shown delivered or dropped with a reason;
+ * the row keeps the reason as given (an error class, `quota`, `horizon`), the hourly counts its
+ * bounded reason (model/drop-reasons.ts). `own`: the drain's own records (a test batch), counted seen now.
  */
 export function droppedEntry(
   drain: { id: string; orgId: string },
@@ -47,6 +58,7 @@ export function droppedEntry(
   reason: string,
   attempt: number,
   now = new Date(),
+  own = false,
 ) {
   const count = recordIds.length;
   return {
@@ -56,6 +68,19 @@ export function droppedEntry(
       expiresAt: new Date(now.getTime() + DELIVERY_RETENTION_MS), firstRecordId: recordIds[0], lastRecordId: recordIds[count - 1],
       recordIds,
     }],
-    hourly: [{ drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: count, rejected: 0 }],
+    hourly: [{
+      drainId: drain.id, h: hourOf(now.getTime()), delivered: 0, dropped: count, rejected: 0,
+      seen: own ? count : 0, droppedBy: { [dropReasonOf(reason)]: count },
+    }] satisfies HourlyIncrement[],
   };
+}
+
+/**
+ * The hourly counts of records reaching a drain: `seen` each of them, and those that end here without
+ * a delivery record of their own by reason: the drain's selectors or sampling left them out, or they
+ * were dead letters naming its organization. Only the failures (oversize, dead_letter) count in `dropped`.
+ */
+export function reachedEntry(drainId: string, seen: number, by: Partial<Record<'selector' | 'sampling' | 'oversize' | 'dead_letter', number>>, nowMs = Date.now()): HourlyIncrement {
+  const dropped = (by.oversize ?? 0) + (by.dead_letter ?? 0);
+  return { drainId, h: hourOf(nowMs), delivered: 0, dropped, rejected: 0, seen, droppedBy: by };
 }

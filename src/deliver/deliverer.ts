@@ -91,7 +91,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
   }
 
   async function drop(batch: ReadyBatch, reason: string, attemptNo: number): Promise<void> {
-    await opts.accountant.record(droppedEntry(batch.plan.drain, batch.entries.map((e) => e.id), reason, attemptNo));
+    await opts.accountant.record(droppedEntry(batch.plan.drain, batch.entries.map((e) => e.id), reason, attemptNo, new Date(), batch.kind !== 'batch'));
     opts.events.recordsDropped(batch.plan.drain.type, reason, batch.entries.length);
     releaseAll(batch.tickets);
   }

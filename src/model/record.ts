@@ -197,6 +197,24 @@ export function validateRecord(value: unknown): DecodeResult {
   return { ok: true, record: r as unknown as AgentRecord, timeMs };
 }
 
+/**
+ * The organization a refused message names, when it is a JSON object with a usable `orgId` (the
+ * decoder refused it for another reason, or for its size: it is parsed here whatever its size, on
+ * this rare path only); undefined otherwise. Its dead letter is then counted by that organization's
+ * drains (docs/delivery.md, "Where every record went").
+ */
+export function orgIdOf(raw: Buffer | string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const orgId = (value as { orgId?: unknown }).orgId;
+  return typeof orgId === 'string' && orgId.length > 0 && !utf8Over(orgId, RECORD_LIMITS.orgId) ? orgId : undefined;
+}
+
 /** A bounded label for a dead letter's reason, the decoder's or `empty message` (the reason itself may quote field names). */
 export function deadLetterClass(reason: string): 'not_json' | 'too_large' | 'empty' | 'invalid' {
   if (reason === 'not valid JSON') return 'not_json';

@@ -7,7 +7,8 @@
  * JSON (shape-groups.ts); selection, sampling, the quota ladder, parking and
  * tickets stay per drain.
  */
-import { deadLetterClass, decodeRecord } from '../model/record.js';
+import { deadLetterClass, decodeRecord, orgIdOf } from '../model/record.js';
+import { deadLetterDropReason } from '../model/drop-reasons.js';
 import { copyRow, type LogCopy } from '../store/logs-repo.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
@@ -23,7 +24,8 @@ import type { Accountant } from '../account/accountant.js';
 import type { DrainPlan } from '../plan/drain-plans.js';
 import type { DrainRegistry } from '../plan/drain-registry.js';
 import { admits } from '../model/quota-ladder.js';
-import { droppedEntry } from '../account/entries.js';
+import { droppedEntry, reachedEntry } from '../account/entries.js';
+import type { HourlyIncrement } from '../store/health-repo.js';
 import type { ParkingSet } from '../backlog/parking.js';
 import { buildResource, resourceKey } from '../model/resource.js';
 import type { ParkedRecord } from '../store/backlog-repo.js';
@@ -67,6 +69,9 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
       const decoded = decodeRecord(raw);
       if (!decoded.ok) {
         letters.push({ source: opts.sourceName, reason: decoded.reason, payload: raw.toString() });
+        // A dead letter naming an organization reached that organization's drains: each counts it.
+        const orgId = orgIdOf(raw);
+        if (orgId !== undefined) routing.deadLettered(opts.registry.plansFor(orgId), deadLetterDropReason(deadLetterClass(decoded.reason)));
         continue;
       }
       const record = decoded.record;
@@ -147,8 +152,18 @@ async function routeOffloaded(
  * Routing of records to their drains, with what a chunk (or an offloaded record) accounts for
  * at its end: parked records, quota drops, tallies.
  */
+/** What reached one drain in a chunk without a delivery of its own yet: `seen` counts every record. */
+interface Reached {
+  seen: number;
+  selector: number;
+  sampling: number;
+  oversize: number;
+  dead_letter: number;
+}
+
 class Routing {
   private readonly parked: ParkedRecord[] = [];
+  private readonly reached = new Map<DrainPlan, Reached>();
   private readonly quotaDropped = new Map<DrainPlan, string[]>();
   private readonly resources = new Map<string, string>();
   private readonly tallies = new Map<string, RoutingTally>();
@@ -157,8 +172,26 @@ class Routing {
 
   private tallyOf(type: string): RoutingTally {
     let t = this.tallies.get(type);
-    if (!t) this.tallies.set(type, (t = { selected: 0, sampledOut: 0, scrubbed: 0, scrubHits: 0 }));
+    if (!t) this.tallies.set(type, (t = { selected: 0, sampledOut: 0, skipped: 0, deadLettered: 0, oversize: 0, scrubbed: 0, scrubHits: 0 }));
     return t;
+  }
+
+  private reachedOf(plan: DrainPlan): Reached {
+    let r = this.reached.get(plan);
+    if (!r) this.reached.set(plan, (r = { seen: 0, selector: 0, sampling: 0, oversize: 0, dead_letter: 0 }));
+    return r;
+  }
+
+  /** A dead letter naming the organization of `plans`: each of its drains saw it, and lost it. */
+  deadLettered(plans: readonly DrainPlan[], reason: 'oversize' | 'dead_letter'): void {
+    for (const plan of plans) {
+      const r = this.reachedOf(plan);
+      r.seen++;
+      r[reason]++;
+      const tally = this.tallyOf(plan.drain.type);
+      if (reason === 'oversize') tally.oversize++;
+      else tally.deadLettered++;
+    }
   }
 
   /** Routing is synchronous: the offloaded path has its shapes scrubbed before it routes. */
@@ -171,11 +204,19 @@ class Routing {
     for (let p = 0; p < plans.length; p++) {
       const plan = plans[p]!;
       const verdict = plan.select(record);
+      const reached = this.reachedOf(plan);
+      reached.seen++;
+      const tally = this.tallyOf(plan.drain.type);
       if (verdict !== SELECTED) {
-        if (verdict === SAMPLED_OUT) this.tallyOf(plan.drain.type).sampledOut++;
+        if (verdict === SAMPLED_OUT) {
+          reached.sampling++;
+          tally.sampledOut++;
+        } else {
+          reached.selector++;
+          tally.skipped++;
+        }
         continue;
       }
-      const tally = this.tallyOf(plan.drain.type);
       tally.selected++;
       if (plan.deliverable && !admits(opts.registry.degradationOf(plan.drain.id), record.severity)) {
         const q = this.quotaDropped.get(plan);
@@ -216,7 +257,15 @@ class Routing {
   account(ticket: Ticket, copies: LogCopy[]): void {
     const { opts, parked } = this;
     for (const [type, t] of this.tallies) opts.events.routed(type, t);
-    if (parked.length > 0 || copies.length > 0) {
+    // What reached each drain is counted with the chunk's parked records and copies, before any of
+    // its records can be delivered (they go through the same accountant, in order).
+    const nowMs = Date.now();
+    const hourly: HourlyIncrement[] = [];
+    for (const [plan, r] of this.reached) {
+      const { seen, ...by } = r;
+      hourly.push(reachedEntry(plan.drain.id, seen, by, nowMs));
+    }
+    if (parked.length > 0 || copies.length > 0 || hourly.length > 0) {
       // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
       // Each drain with parked records stays parked at least until they are written (parking.ts).
       const landed = [...new Set(parked.map((p) => p.drainId))].map((d) => opts.parking.parking(d));
@@ -225,7 +274,7 @@ class Routing {
       // consumer outruns Postgres and the accountant's buffer grows without bound.
       const holds = Math.max(1, parked.length);
       ticket.hold(holds);
-      void opts.accountant.record({ backlog: parked, logs: copies }).then(() => {
+      void opts.accountant.record({ backlog: parked, logs: copies, hourly }).then(() => {
         for (const done of landed) done();
         ticket.release(holds);
       });

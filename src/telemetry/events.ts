@@ -9,6 +9,11 @@ export interface RoutingTally {
   selected: number;
   /** Copies a drain's selectors wanted but its debug sampling left out. */
   sampledOut: number;
+  /** Records of the drain's organization its selectors did not want. */
+  skipped: number;
+  /** Dead letters naming the drain's organization: over the size limit, or malformed otherwise. */
+  oversize: number;
+  deadLettered: number;
   /** Selected copies with at least one scrub hit, and the hits. */
   scrubbed: number;
   scrubHits: number;

@@ -15,6 +15,7 @@ import type { PipelineEvents } from './events.js';
 import type { ErrorClass } from '../model/delivery.js';
 import type { deadLetterClass } from '../model/record.js';
 import { DRAIN_TYPES, type DrainGauge } from '../model/drain.js';
+import { DROP_REASONS as ALL_DROP_REASONS, dropReasonOf } from '../model/drop-reasons.js';
 import { buildInfo } from '../config/build-info.js';
 import type { FamilyMetrics } from '../modules/platform-deps.js';
 import { createFamilyMetrics } from './family-metrics.js';
@@ -45,6 +46,9 @@ const DEAD_LETTER_REASONS = ['not_json', 'too_large', 'empty', 'invalid'] as con
 /** Why records are dropped: the quota ladder, the buffer horizon, or the error class that ended a batch. */
 const DROP_REASONS = ['quota', 'horizon', 'http_3xx', 'http_4xx', 'http_5xx', 'timeout', 'connect', 'tls', 'dns', 'ssrf'] as const satisfies readonly ('quota' | 'horizon' | ErrorClass)[];
 
+/** The drain health's reasons (model/drop-reasons.ts): the error classes of `dropped` above count as `permanent`. */
+const NOT_DELIVERED_REASONS = ALL_DROP_REASONS;
+
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}): Metrics {
@@ -65,11 +69,13 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
   const delivered = new Counter({ name: 'logdrain_records_delivered_total', help: 'Records in successful delivery attempts', labelNames: ['drain_type'], registers });
   const bytes = new Counter({ name: 'logdrain_bytes_sent_total', help: 'Compressed bytes sent', labelNames: ['drain_type', 'outcome'], registers });
   const dropped = new Counter({ name: 'logdrain_records_dropped_total', help: 'Records deliberately dropped, by reason', labelNames: ['drain_type', 'reason'], registers });
+  const notDelivered = new Counter({ name: 'logdrain_records_not_delivered_total', help: 'Records of a drain\'s organization not delivered to it, by the reason its health counts them under', labelNames: ['drain_type', 'reason'], registers });
   // The rare-event counters the alerts watch with increase() exist at 0 from the start: Prometheus
   // sees no increase in a series whose first sample is already 1, so a first dead letter or horizon
   // drop would never alert.
   for (const reason of DEAD_LETTER_REASONS) dead.inc({ reason }, 0);
   for (const drainType of DRAIN_TYPES) for (const reason of DROP_REASONS) dropped.inc({ drain_type: drainType, reason }, 0);
+  for (const drainType of DRAIN_TYPES) for (const reason of NOT_DELIVERED_REASONS) notDelivered.inc({ drain_type: drainType, reason }, 0);
   const retries = new Counter({ name: 'logdrain_delivery_retries_total', help: 'Failed attempts that will be retried', labelNames: ['drain_type', 'error_class'], registers });
   const stored = new Counter({ name: 'logdrain_logs_stored_total', help: 'Records written to the platform copy (log read routes)', registers });
   const latency = new Histogram({ name: 'logdrain_delivery_latency_seconds', help: 'Delivery attempt latency', labelNames: ['drain_type', 'outcome'], buckets: LATENCY_BUCKETS, registers });
@@ -184,7 +190,13 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
       routed(drainType, t) {
         const labels = { drain_type: drainType };
         if (t.selected > 0) selected.inc(labels, t.selected);
-        if (t.sampledOut > 0) sampledOut.inc(labels, t.sampledOut);
+        if (t.sampledOut > 0) {
+          sampledOut.inc(labels, t.sampledOut);
+          notDelivered.inc({ drain_type: drainType, reason: 'sampling' }, t.sampledOut);
+        }
+        if (t.skipped > 0) notDelivered.inc({ drain_type: drainType, reason: 'selector' }, t.skipped);
+        if (t.oversize > 0) notDelivered.inc({ drain_type: drainType, reason: 'oversize' }, t.oversize);
+        if (t.deadLettered > 0) notDelivered.inc({ drain_type: drainType, reason: 'dead_letter' }, t.deadLettered);
         if (t.scrubbed > 0) scrubbed.inc(labels, t.scrubbed);
         if (t.scrubHits > 0) scrubHits.inc(labels, t.scrubHits);
       },
@@ -196,7 +208,10 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
         if (e.outcome === 'ok') s.delivered.inc(e.records);
         if (e.outcome === 'retry') s.retries.inc();
       },
-      recordsDropped: (drainType, reason, n) => dropped.inc({ drain_type: drainType, reason }, n),
+      recordsDropped(drainType, reason, n) {
+        dropped.inc({ drain_type: drainType, reason }, n);
+        notDelivered.inc({ drain_type: drainType, reason: dropReasonOf(reason) }, n);
+      },
       lag(partition, value) {
         lagPartitions.add(String(partition));
         lag.set({ partition: String(partition) }, value);

@@ -6,6 +6,7 @@ import { HOUR_MS, dayOf } from '../../model/time.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 import type { DrainRead } from './schemas.js';
 import { destinationOf } from '../../destinations/index.js';
+import { DROP_REASONS, noDrops } from '../../model/drop-reasons.js';
 
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -38,7 +39,12 @@ export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs 
 export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs = Date.now()): DrainRead {
   const { facts, backlog, used } = live;
   const destination = destinationOf(d.type);
-  const sum = (k: 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
+  const sum = (k: 'seen' | 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
+  const droppedByReason = noDrops();
+  for (const p of facts.hourly) for (const r of DROP_REASONS) droppedByReason[r] += p.droppedByReason[r];
+  const seen = sum('seen');
+  const delivered = sum('delivered');
+  const notDelivered = DROP_REASONS.reduce((n, r) => n + droppedByReason[r], 0);
   const dayStart = Math.floor(nowMs / (24 * HOUR_MS)) * 24;
   const health: DrainRead['health'] = {
     lastSuccessAt: iso(facts.lastSuccessAt),
@@ -46,13 +52,17 @@ export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs =
     lastStatusCode: facts.lastStatusCode,
     backlog: backlog.records,
     backlogBytes: backlog.bytes,
-    deliveredCount24h: sum('delivered'),
+    deliveredCount24h: delivered,
     droppedCount24h: sum('dropped'),
     rejectedCount24h: sum('rejected'),
     p50LatencyMs: facts.p50LatencyMs,
+    p99LatencyMs: facts.p99LatencyMs,
     scrubHits24h: facts.scrubHits24h,
     pauseReason: d.pauseReason,
     hourly: facts.hourly,
+    // In flight is what the counters do not place yet: read by a worker, not yet delivered, dropped or
+    // parked (docs/delivery.md, "Where every record went").
+    last24h: { seen, delivered, droppedByReason, inFlight: seen - delivered - notDelivered - backlog.records, parked: backlog.records },
   };
   const read: DrainRead = {
     id: d.id,

@@ -9,6 +9,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DRAIN_STATES, DRAIN_TYPES, ENVIRONMENTS, SEVERITIES } from '../../model/drain.js';
 import { DELIVERY_KINDS } from '../../model/delivery.js';
+import { DROP_REASONS, type DropReason } from '../../model/drop-reasons.js';
 import { RULE, type RuleText } from '../../api/kernel/schema.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 import { CursorParam, errorResponses, LimitParam, Nullable, optionals } from '../../api/kernel/schema-types.js';
@@ -158,6 +159,12 @@ const Verification = Type.Object(
   { additionalProperties: false },
 );
 
+/** Every reason, always present (model/drop-reasons.ts); sampling and selector are not failures and stay out of `dropped`. */
+const DroppedByReason = Type.Object(
+  Object.fromEntries(DROP_REASONS.map((r) => [r, Type.Integer()])) as Record<DropReason, ReturnType<typeof Type.Integer>>,
+  { additionalProperties: false, description: 'records not delivered, by reason: quota, horizon, permanent, oversize, dead_letter (failures), sampling, selector (the drain\'s own choice)' },
+);
+
 const Health = Type.Object(
   {
     lastSuccessAt: Nullable(Instant),
@@ -169,11 +176,34 @@ const Health = Type.Object(
     droppedCount24h: Type.Integer(),
     rejectedCount24h: Type.Integer(),
     p50LatencyMs: Nullable(Type.Number()),
+    p99LatencyMs: Nullable(Type.Number({ description: 'the 99th percentile of the last 24 hours\' batch and test attempts' })),
     scrubHits24h: Type.Integer(),
     pauseReason: Nullable(Type.String({ description: 'manual or quota while paused' })),
     hourly: Type.Array(
-      Type.Object({ h: Type.Integer({ description: 'hours since the epoch' }), delivered: Type.Integer(), dropped: Type.Integer(), rejected: Type.Integer() }, { additionalProperties: false }),
+      Type.Object(
+        {
+          h: Type.Integer({ description: 'hours since the epoch' }),
+          seen: Type.Integer({ description: 'records of the organization that reached the drain this hour (docs/delivery.md)' }),
+          delivered: Type.Integer(),
+          dropped: Type.Integer({ description: 'the failures\' total: quota, horizon, permanent, oversize, dead_letter' }),
+          rejected: Type.Integer(),
+          droppedByReason: DroppedByReason,
+          p50LatencyMs: Nullable(Type.Number({ description: 'null in an hour without a batch or test attempt' })),
+          p99LatencyMs: Nullable(Type.Number()),
+        },
+        { additionalProperties: false },
+      ),
       { description: 'the last 24 hours, oldest first' },
+    ),
+    last24h: Type.Object(
+      {
+        seen: Type.Integer({ description: 'records of the organization that reached the drain' }),
+        delivered: Type.Integer(),
+        droppedByReason: DroppedByReason,
+        inFlight: Type.Integer({ description: 'seen, less delivered, dropped and parked: records read and not yet settled (0 once the worker is idle)' }),
+        parked: Type.Integer({ description: 'records in the backlog now (health.backlog)' }),
+      },
+      { additionalProperties: false, description: 'where every record went: seen = delivered + every droppedByReason + inFlight + parked' },
     ),
   },
   { additionalProperties: false },
