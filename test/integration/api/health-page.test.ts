@@ -2,8 +2,8 @@
  * The drain health page (/ui/) in a real browser (the machine's Chromium through playwright-core)
  * against the app delivering to a loopback HTTPS receiver: a key pasted into the page, the drain
  * list, the hourly chart drawn from real deliveries (its points are the read form's), the
- * deliveries table, a pause seen in the list, and the replays panel shown only where the route
- * answers. HEALTH_PAGE_SCREENSHOTS=<dir> also saves the screenshots docs/delivery.md shows.
+ * deliveries table, a pause seen in the list, drops by reason of real deliveries on the chart and
+ * in the accounting table, and the replays panel shown only where the route answers. HEALTH_PAGE_SCREENSHOTS=<dir> also saves the screenshots docs/delivery.md shows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
@@ -117,7 +117,7 @@ describe('the drain health page in a browser', () => {
     const points = await page.locator('#hourly-chart g.hour').evaluateAll((gs) =>
       gs.map((g) => ({ h: Number(g.getAttribute('data-h')), delivered: Number(g.getAttribute('data-delivered')), dropped: Number(g.getAttribute('data-dropped')), rejected: Number(g.getAttribute('data-rejected')) })));
     const api = await read();
-    expect(points).toEqual(api.health.hourly);
+    expect(points).toEqual(api.health.hourly.map(({ h, delivered, dropped, rejected }: Record<string, number>) => ({ h, delivered, dropped, rejected })));
     expect(points.reduce((n, p) => n + p.delivered, 0)).toBe(40);
     const bars = await page.locator('#hourly-chart rect.bar.delivered').evaluateAll((rs) => rs.map((r) => ({ value: Number(r.getAttribute('data-value')), height: Number(r.getAttribute('height')) })));
     expect(bars.reduce((n, b) => n + b.value, 0)).toBe(40);
@@ -209,7 +209,8 @@ describe('the drain health page in a browser', () => {
   });
 
   it('shows the circuit, throttledUntil, dropped reasons and hourly latencies when the read form carries them', async () => {
-    // The read form does not carry these fields yet: the real answers are extended in the browser.
+    // The read form does not carry the circuit and throttledUntil yet, and the reasons and latencies
+    // are set to known values: the real answers are extended in the browser.
     const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
     const extend = (d: any) => ({
       ...d,
@@ -246,7 +247,51 @@ describe('the drain health page in a browser', () => {
     await page.click('#refresh');
     await expect.poll(() => page.locator('#drain-rows td.circuit').count()).toBe(0);
     await expect.poll(() => page.locator('#hourly-chart rect[data-series="dropped:quota"]').count()).toBe(0);
-    expect(await page.locator('#latency-chart').count()).toBe(0);
+    // The real read form's hourly latencies: a line where the drain had attempts today.
+    const real = (await ctx.app.request('GET', `${ctx.drains}/${drainId}`, { token: ctx.token })).body;
+    expect(await page.locator('#latency-chart').count()).toBe(real.health.hourly.some((p: { p50LatencyMs: number | null }) => p.p50LatencyMs !== null) ? 1 : 0);
+    expect(problems).toEqual([]);
+  });
+
+  it('charts and tables the drops by reason of real deliveries', async () => {
+    // Every batch to /refusing is refused for good (400): its records are dropped, reason permanent.
+    ctx.receiver.respondWith((r, res) => {
+      if (r.headers['x-svc-verify'] !== undefined || !r.path.startsWith('/refusing')) return false;
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request');
+      return true;
+    });
+    const drainId = await ctx.verifiedDrain({ name: 'refusing', endpoint: `${ctx.receiver.url}/refusing`, minSeverity: 'info' });
+    // Six info records refused by the destination; three debug records its selectors do not take.
+    await ingest(ctx.app, [...records(6, { severity: 'info' }), ...records(3, { severity: 'debug' })]);
+    const api = await waitFor(async () => {
+      const d = (await ctx.app.request('GET', `${ctx.drains}/${drainId}`, { token: ctx.token })).body;
+      const s = d.health.last24h;
+      return s.droppedByReason.permanent === 6 && s.droppedByReason.selector === 3 && s.inFlight === 0 ? d : undefined;
+    }, { what: 'the drops counted', timeoutMs: 30_000 });
+    expect(api.health.last24h).toMatchObject({ seen: 9, delivered: 0, parked: 0 });
+    expect(api.health.droppedCount24h).toBe(6);
+
+    await page.click('#refresh');
+    await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
+    await page.locator(`#detail[data-drain-id="${drainId}"]`).waitFor();
+    expect(await page.locator(`#drain-rows tr[data-drain-id="${drainId}"] td`).nth(5).textContent()).toBe('6');
+    // The chart: a bar per reason with records, of the read form's values.
+    const bars = async (series: string) => (await page.locator(`#hourly-chart rect[data-series="${series}"]`).evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('data-value'))))).reduce((n, v) => n + v, 0);
+    await expect.poll(() => bars('dropped:permanent')).toBe(6);
+    expect(await bars('dropped:selector')).toBe(3);
+    expect(await page.locator('#hourly-chart rect[data-series="dropped:quota"]').count()).toBe(0);
+    expect(await page.locator('#legend li').allTextContents()).toEqual(expect.arrayContaining([' dropped: permanent', ' dropped: selector']));
+    // The table: where the day's records went, every reason listed, the sum shown term by term.
+    const table = Object.fromEntries(await page.locator('#accounting-rows tr').evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute('data-key'), [tr.querySelector('th')?.textContent, tr.querySelector('td')?.textContent]])));
+    expect(table).toEqual({
+      seen: ['seen', '9'], delivered: ['delivered', '0'],
+      'dropped:dead_letter': ['dropped: dead_letter', '0'], 'dropped:horizon': ['dropped: horizon', '0'], 'dropped:oversize': ['dropped: oversize', '0'],
+      'dropped:permanent': ['dropped: permanent', '6'], 'dropped:quota': ['dropped: quota', '0'],
+      'dropped:sampling': ['left out: sampling', '0'], 'dropped:selector': ['left out: selector', '3'],
+      inFlight: ['in flight', '0'], parked: ['parked', '0'],
+    });
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'health-page-drops.png'), fullPage: true });
     expect(problems).toEqual([]);
   });
 

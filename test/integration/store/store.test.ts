@@ -177,9 +177,39 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     const facts = await store.health.facts('drn_h', now);
     expect(facts.hourly).toHaveLength(24);
     expect(facts.hourly[0]!.h).toBe(h - 23);
-    expect(facts.hourly[23]).toEqual({ h, delivered: 6, dropped: 1, rejected: 0 });
-    expect(facts.hourly[20]).toEqual({ h: h - 3, delivered: 2, dropped: 0, rejected: 4 });
+    expect(facts.hourly[23]).toMatchObject({ h, delivered: 6, dropped: 1, rejected: 0 });
+    expect(facts.hourly[20]).toMatchObject({ h: h - 3, delivered: 2, dropped: 0, rejected: 4 });
     expect(facts.hourly.filter((p) => p.delivered === 0).length).toBe(22);
+  });
+
+  it('adds up seen and the drops by reason per hour, and each hour\'s attempt latencies', async () => {
+    const now = Date.now();
+    const h = hourOf(now);
+    await store.health.addHourly([
+      { drainId: 'drn_r', h, delivered: 3, dropped: 2, rejected: 0, seen: 9, droppedBy: { quota: 1, dead_letter: 1, selector: 4 } },
+      { drainId: 'drn_r', h: h - 1, delivered: 0, dropped: 1, rejected: 0, seen: 2, droppedBy: { horizon: 1, sampling: 1 } },
+    ]);
+    await store.health.addHourly([{ drainId: 'drn_r', h, delivered: 0, dropped: 2, rejected: 0, seen: 2, droppedBy: { permanent: 1, oversize: 1 } }]);
+    const at = (ms: number, latencyMs: number, kind: 'batch' | 'verify' = 'batch') => ({
+      id: `lat_${ms}_${latencyMs}_${kind}`, orgId: 'org_acme', drainId: 'drn_r', batchId: 'b', kind, attempt: 1, ok: true, latencyMs,
+      startedAt: new Date(ms), expiresAt: new Date(now + 86_400_000),
+    });
+    const hourStart = h * 3_600_000;
+    await store.deliveries.insertMany([
+      ...Array.from({ length: 100 }, (_, i) => at(hourStart + i, i + 1)),
+      at(hourStart - 1000, 500),
+      at(hourStart + 200, 9999, 'verify'), // not a delivery's latency
+    ]);
+    const facts = await store.health.facts('drn_r', now);
+    const zero = { quota: 0, horizon: 0, permanent: 0, oversize: 0, dead_letter: 0, sampling: 0, selector: 0 };
+    expect(facts.hourly[23]).toEqual({
+      h, seen: 11, delivered: 3, dropped: 4, rejected: 0,
+      droppedByReason: { ...zero, quota: 1, dead_letter: 1, selector: 4, permanent: 1, oversize: 1 },
+      p50LatencyMs: 50, p99LatencyMs: 99,
+    });
+    expect(facts.hourly[22]).toEqual({ h: h - 1, seen: 2, delivered: 0, dropped: 1, rejected: 0, droppedByReason: { ...zero, horizon: 1, sampling: 1 }, p50LatencyMs: 500, p99LatencyMs: 500 });
+    expect(facts.hourly[0]).toEqual({ h: h - 23, seen: 0, delivered: 0, dropped: 0, rejected: 0, droppedByReason: zero, p50LatencyMs: null, p99LatencyMs: null });
+    expect(facts.p99LatencyMs).toBe(100);
   });
 
   it('reads a drain\'s backlog resource by resource, each in order, in keyset pages up to a round\'s last id', async () => {
