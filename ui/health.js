@@ -321,6 +321,11 @@ function latencyChart(hourly, { Wt, L, R, T, band }) {
       .map((p, i) => (typeof p[`${s.key}LatencyMs`] === 'number' ? `${L + i * band + band / 2},${T + H - (p[`${s.key}LatencyMs`] / top) * H}` : null))
       .filter((x) => x !== null);
     plot.append(svg('polyline', { points: points.join(' '), fill: 'none', stroke: s.color, 'stroke-width': 2, class: `line ${s.key}` }));
+    // A dot per hour too: an hour alone between quiet ones is a line of one point, which draws nothing.
+    for (const point of points) {
+      const [cx, cy] = point.split(',');
+      plot.append(svg('circle', { cx, cy, r: 2.5, fill: s.color, class: `point ${s.key}` }));
+    }
   }
   xLabels(plot, hourly, L, band, Ht - 10);
   return { node: plot, series };

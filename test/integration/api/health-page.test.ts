@@ -241,6 +241,7 @@ describe('the drain health page in a browser', () => {
     expect(await page.getAttribute('#hourly-chart rect[data-series="dropped:quota"]', 'data-value')).toBe('5');
     expect(await page.getAttribute('#hourly-chart rect[data-series="dropped:sampling"]', 'data-value')).toBe('2');
     expect(await page.locator('#latency-chart polyline').count()).toBe(2);
+    expect(await page.locator('#latency-chart circle.point').count()).toBe(48);
     expect(await page.locator('#legend li').allTextContents()).toEqual(expect.arrayContaining([' dropped: quota', ' dropped: sampling', ' p50 latency', ' p99 latency']));
     expect(await page.textContent('#latency')).toContain('p99 latency 250 ms');
     await page.unrouteAll();
