@@ -154,6 +154,8 @@ async function routeOffloaded(
  */
 /** What reached one drain in a chunk without a delivery of its own yet: `seen` counts every record. */
 interface Reached {
+  /** The tally of the drain's type, found once per drain and chunk rather than once per record. */
+  readonly tally: RoutingTally;
   seen: number;
   selector: number;
   sampling: number;
@@ -178,7 +180,7 @@ class Routing {
 
   private reachedOf(plan: DrainPlan): Reached {
     let r = this.reached.get(plan);
-    if (!r) this.reached.set(plan, (r = { seen: 0, selector: 0, sampling: 0, oversize: 0, dead_letter: 0 }));
+    if (!r) this.reached.set(plan, (r = { tally: this.tallyOf(plan.drain.type), seen: 0, selector: 0, sampling: 0, oversize: 0, dead_letter: 0 }));
     return r;
   }
 
@@ -188,9 +190,8 @@ class Routing {
       const r = this.reachedOf(plan);
       r.seen++;
       r[reason]++;
-      const tally = this.tallyOf(plan.drain.type);
-      if (reason === 'oversize') tally.oversize++;
-      else tally.deadLettered++;
+      if (reason === 'oversize') r.tally.oversize++;
+      else r.tally.deadLettered++;
     }
   }
 
@@ -206,7 +207,7 @@ class Routing {
       const verdict = plan.select(record);
       const reached = this.reachedOf(plan);
       reached.seen++;
-      const tally = this.tallyOf(plan.drain.type);
+      const tally = reached.tally;
       if (verdict !== SELECTED) {
         if (verdict === SAMPLED_OUT) {
           reached.sampling++;
@@ -262,8 +263,8 @@ class Routing {
     const nowMs = Date.now();
     const hourly: HourlyIncrement[] = [];
     for (const [plan, r] of this.reached) {
-      const { seen, ...by } = r;
-      hourly.push(reachedEntry(plan.drain.id, seen, by, nowMs));
+      const { seen, selector, sampling, oversize, dead_letter } = r;
+      hourly.push(reachedEntry(plan.drain.id, seen, { selector, sampling, oversize, dead_letter }, nowMs));
     }
     if (parked.length > 0 || copies.length > 0 || hourly.length > 0) {
       // The platform copy and the parked records are accounted like deliveries: the offset waits for them.
