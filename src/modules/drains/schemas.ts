@@ -171,8 +171,12 @@ const Health = Type.Object(
     p50LatencyMs: Nullable(Type.Number()),
     scrubHits24h: Type.Integer(),
     pauseReason: Nullable(Type.String({ description: 'manual or quota while paused' })),
+    circuitOpenings24h: Type.Integer({ description: 'times the drain\'s circuit opened (a failed probe included) over the 24 hours' }),
     hourly: Type.Array(
-      Type.Object({ h: Type.Integer({ description: 'hours since the epoch' }), delivered: Type.Integer(), dropped: Type.Integer(), rejected: Type.Integer() }, { additionalProperties: false }),
+      Type.Object({
+        h: Type.Integer({ description: 'hours since the epoch' }), delivered: Type.Integer(), dropped: Type.Integer(), rejected: Type.Integer(),
+        circuitOpenings: Type.Integer({ description: 'times the drain\'s circuit opened in the hour' }),
+      }, { additionalProperties: false }),
       { description: 'the last 24 hours, oldest first' },
     ),
   },
@@ -218,6 +222,8 @@ const readFields = {
   verifiedAt: Nullable(Instant),
   verification: Nullable(Verification),
   health: Health,
+  circuit: Type.String({ enum: ['closed', 'open', 'half_open'], description: 'the drain-wide brake: open holds live sends (records park) until throttledUntil; half_open: one probe batch is being sent' }),
+  throttledUntil: Nullable(Type.String({ format: 'date-time', description: 'while the circuit is open: when its probe may be sent; null otherwise' })),
   quota: Quota,
   version: Type.Integer(),
   createdBy: Type.Object({ type: Type.String(), id: Type.String() }, { additionalProperties: false }),
@@ -290,6 +296,7 @@ export type DrainParams = Static<typeof DrainParams>;
 export const AUDIT_ACTIONS = [
   'logs.drain.created', 'logs.drain.updated', 'logs.drain.deleted', 'logs.drain.paused', 'logs.drain.resumed',
   'logs.drain.verified', 'logs.drain.secret_rotated', 'logs.drain.test_sent', 'logs.drain.quota_paused',
+  'logs.drain.circuit_opened', 'logs.drain.circuit_closed',
 ] as const;
 
 export const RotateQuery = Type.Object({
