@@ -75,9 +75,14 @@ export function createDrainCircuits(opts: CircuitOptions): DrainCircuits {
   const opening = new Map<string, Promise<void>>();
   const streaks = new Map<string, number>();
 
+  /**
+   * How long an opening holds: a first opening for the Retry-After asked, if any, else a backoff;
+   * a reopening (failed probe) for a backoff whose ceiling doubles each time, or longer if asked.
+   * Never past `openMaxMs`.
+   */
   const openForMs = (reopenings: number, retryAfterMs: number | undefined): number => {
-    const backoff = backoffMs(reopenings + 1, { baseMs: opts.openBaseMs, maxMs: opts.openMaxMs, random: opts.random }, retryAfterMs);
-    return Math.min(opts.openMaxMs, backoff);
+    if (reopenings === 0 && retryAfterMs !== undefined) return Math.min(opts.openMaxMs, retryAfterMs);
+    return Math.min(opts.openMaxMs, backoffMs(reopenings + 1, { baseMs: opts.openBaseMs, maxMs: opts.openMaxMs, random: opts.random }, retryAfterMs));
   };
 
   const isBraked = (drainId: string) => known.has(drainId) || opening.has(drainId);
