@@ -107,7 +107,7 @@ export function createDrainCircuits(opts: CircuitOptions): DrainCircuits {
       const moved = await move(r);
       if (!moved) return undefined;
       await r.countOpening(drain.id, hourOf(Date.now()));
-      await auditDrain(tx, CIRCUIT_ACTOR, CIRCUIT_OPENED, drain, { ...details, openUntil: moved.openUntil?.toISOString() });
+      await auditDrain(tx, CIRCUIT_ACTOR, CIRCUIT_OPENED, drain, { ...details, openedAt: moved.openedAt?.toISOString(), openUntil: moved.openUntil?.toISOString() });
       return moved;
     });
     if (row) {
