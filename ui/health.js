@@ -83,7 +83,7 @@ const throttledUntilOf = (d) => d.throttledUntil ?? d.health?.throttledUntil;
 
 function circuitText(c) {
   if (c == null) return '-';
-  if (typeof c !== 'object') return String(c);
+  if (typeof c !== 'object') return String(c).replace('_', ' ');
   const parts = [c.state ?? c.status ?? 'unknown'];
   if (c.openedAt) parts.push(`opened ${when(c.openedAt)}`);
   if (c.retryAt ?? c.nextProbeAt) parts.push(`next try ${when(c.retryAt ?? c.nextProbeAt)}`);

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { createCircuitsRepo } from '../../../src/store/circuits-repo.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -209,7 +210,7 @@ describe('the drain health page in a browser', () => {
   });
 
   it('shows the circuit, throttledUntil, dropped reasons and hourly latencies when the read form carries them', async () => {
-    // The read form does not carry these fields yet: the real answers are extended in the browser.
+    // The real answers are extended in the browser: a circuit with more facts than the read form's word, and fields it does not carry yet.
     const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
     const extend = (d: any) => ({
       ...d,
@@ -244,9 +245,35 @@ describe('the drain health page in a browser', () => {
     expect(await page.textContent('#latency')).toContain('p99 latency 250 ms');
     await page.unrouteAll();
     await page.click('#refresh');
-    await expect.poll(() => page.locator('#drain-rows td.circuit').count()).toBe(0);
+    // The read form's own: a closed circuit, not throttled.
+    await expect.poll(() => page.textContent(`#drain-rows tr[data-drain-id="${drainId}"] td.circuit`)).toBe('closed');
+    expect(await page.textContent(`#drain-rows tr[data-drain-id="${drainId}"] td.throttled`)).toBe('-');
     await expect.poll(() => page.locator('#hourly-chart rect[data-series="dropped:quota"]').count()).toBe(0);
     expect(await page.locator('#latency-chart').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows an open circuit from the read form, and its closing', async () => {
+    const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
+    const row = `#drain-rows tr[data-drain-id="${drainId}"]`;
+    const until = new Date(Date.now() + 3_600_000);
+    // Opened as a worker opens it (store/circuits-repo.ts), for an hour: nothing is sent meanwhile.
+    expect(await createCircuitsRepo(ctx.app.store.sql).open(drainId, until.getTime() - Date.now())).toBeDefined();
+    const openUntil = (await createCircuitsRepo(ctx.app.store.sql).get(drainId))!.openUntil!.toISOString();
+    // The read form's live facts may be a second old: refresh until the page shows it.
+    await expect.poll(async () => {
+      await page.click('#refresh');
+      return page.textContent(`${row} td.circuit`);
+    }).toBe('open');
+    expect(await page.textContent(`${row} td.throttled`)).toBe(`${openUntil.slice(0, 10)} ${openUntil.slice(11, 19)} UTC`);
+    await page.click(`${row} button`);
+    await expect.poll(() => page.textContent('#detail')).toContain('circuit open');
+    await ctx.app.store.sql.query("update drain_circuits set state = 'closed', open_until = null where drain_id = $1", [drainId]);
+    await expect.poll(async () => {
+      await page.click('#refresh');
+      return page.textContent(`${row} td.circuit`);
+    }).toBe('closed');
+    expect(await page.textContent(`${row} td.throttled`)).toBe('-');
     expect(problems).toEqual([]);
   });
 
