@@ -31,6 +31,7 @@ import { createDrainHealth } from './drains/health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
 import { createProbeRunner } from './deliver/probes.js';
 import { createScrubPool } from './shape/scrub-pool.js';
+import { createDrainCircuits } from './deliver/circuit.js';
 
 export interface Worker {
   readonly source: RecordSource;
@@ -66,7 +67,15 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     );
   await maintainLogs();
   const parking = new ParkingSet();
+  const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  // The drain-wide brake: an open circuit holds the drain's records parked on every worker.
+  const circuits = createDrainCircuits({
+    store, logger, events, owner, ...config.circuit,
+    onBrake: (drainId, braked) => (braked ? parking.hold(drainId, 'circuit') : parking.release(drainId, 'circuit')),
+  });
+  await circuits.refresh();
   const deliverer = createDeliverer({
+    circuits,
     transport, accountant, events, logger, retry: config.retry, bufferHorizonMs: config.bufferHorizonMs,
     parkAfterAttempts: config.parkAfterAttempts,
     onParking: (drainId) => parking.parking(drainId),
@@ -107,9 +116,8 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     maxQueuedPerOrg: config.scrub.maxQueuedPerOrg,
     onWithheld: (recordId) => logger.warn({ event: 'scrub.withheld', recordId }, 'a record took too long to scrub: its text was withheld'),
   });
-  const owner = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const pump = createBacklogPump({
-    store, registry, deliverer, accountant, parking, events, logger, owner,
+    store, registry, deliverer, accountant, parking, events, logger, owner, circuits,
     pollMs: config.backlogPollMs, horizonMs: config.bufferHorizonMs, batch: config.batch, retry: config.retry, spill, scrubPool,
   });
   // Know which drains have parked records before the first record is routed, so order holds.
@@ -121,7 +129,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     listen: config.drainConfigListen, region: config.region,
   });
   await probes.start();
-  const heartbeat = createHeartbeat({ store, registry, probes, logger, owner, intervalMs: config.heartbeatIntervalMs });
+  const heartbeat = createHeartbeat({ store, registry, probes, logger, owner, intervalMs: config.heartbeatIntervalMs, braked: circuits.braked });
 
   // Every chunk waits for plans that hold each drain change answered before its records were
   // accepted (drain-registry.ts): one version read per fetch, shared by concurrent partitions.

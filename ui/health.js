@@ -85,7 +85,7 @@ const throttledUntilOf = (d) => d.throttledUntil ?? d.health?.throttledUntil;
 
 function circuitText(c) {
   if (c == null) return '-';
-  if (typeof c !== 'object') return String(c);
+  if (typeof c !== 'object') return String(c).replace('_', ' ');
   const parts = [c.state ?? c.status ?? 'unknown'];
   if (c.openedAt) parts.push(`opened ${when(c.openedAt)}`);
   if (c.retryAt ?? c.nextProbeAt) parts.push(`next try ${when(c.retryAt ?? c.nextProbeAt)}`);
@@ -252,8 +252,11 @@ function renderChart(health) {
   axes(plot, W, H, L, T, top, '');
   hourly.forEach((p, i) => {
     const g = svg('g', { class: 'hour', 'data-h': p.h, 'data-delivered': p.delivered, 'data-dropped': p.dropped, 'data-rejected': p.rejected });
+    // The circuit's openings in the hour (the read form's count), told in the hour's title.
+    const openings = p.circuitOpenings ?? 0;
+    g.setAttribute('data-circuit-openings', String(openings));
     const title = svg('title');
-    title.textContent = `${new Date(p.h * HOUR_MS).toISOString().slice(0, 16).replace('T', ' ')} UTC: ${series.map((s) => `${s.label} ${num(s.value(p))}`).join(', ')}`;
+    title.textContent = `${new Date(p.h * HOUR_MS).toISOString().slice(0, 16).replace('T', ' ')} UTC: ${series.map((s) => `${s.label} ${num(s.value(p))}`).join(', ')}${openings > 0 ? `, circuit opened ${num(openings)}x` : ''}`;
     g.append(title);
     let y = T + H;
     for (const s of series) {

@@ -31,6 +31,7 @@ import { retryPolicy } from '../deliver/retry-policy.js';
 import { SCRUB_DEFERRED, scrubParkedJson } from '../shape/deferred-scrub.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
 import type { BacklogRow } from '../store/backlog-repo.js';
+import type { DrainCircuits } from '../deliver/circuit.js';
 
 export interface BacklogPumpOptions {
   store: Store;
@@ -51,6 +52,8 @@ export interface BacklogPumpOptions {
   spill?: SpillPolicy;
   /** Where parked records not yet scrubbed are scrubbed when heavy (without it, on this thread). */
   scrubPool?: ScrubPool;
+  /** The drain circuits (deliver/circuit.ts): an open drain waits; a due one is probed with one batch. */
+  circuits?: DrainCircuits;
 }
 
 export interface BacklogPump {
@@ -107,11 +110,33 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
    * that writes their delivery or dropped record; the page resolves once all
    * of that is written, so the next read cannot see them again.
    */
-  async function deliverPage(plan: DrainPlan, queues: ResourceQueue[]): Promise<'done' | 'failing'> {
+  async function deliverPage(plan: DrainPlan, queues: ResourceQueue[], probe = false): Promise<'done' | 'failing'> {
     const drainId = plan.drain.id;
     const accounted: Promise<void>[] = [];
     let failing = false;
     let next = 0;
+    if (probe && queues[0]?.[0]) {
+      // The half-open probe: the page's first batch alone; the rest only once the circuit closed.
+      const { batch, rowIds } = queues[0][0];
+      const r = await opts.deliverer.attemptOnce(batch, 1);
+      const now = Date.now();
+      const decided = policy(1, r.outcome, now, batch.kind, now);
+      if (decided.action === 'done') {
+        failures.delete(drainId);
+        accounted.push(opts.accountant.record({ ...successEntry(batch, r), unparked: rowIds }));
+      }
+      else if (decided.action === 'drop') {
+        const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.id), decided.reason, 2);
+        accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly, unparked: rowIds }));
+        opts.events.recordsDropped(plan.drain.type, decided.reason, rowIds.length);
+      } else accounted.push(opts.accountant.record({ deliveries: [r.row] }));
+      await opts.circuits?.probed(plan.drain, r.outcome);
+      if (decided.action !== 'done' && decided.action !== 'drop') {
+        await Promise.all(accounted);
+        return 'failing';
+      }
+      queues = [queues[0].slice(1), ...queues.slice(1)];
+    }
     const lane = async (): Promise<void> => {
       while (!failing && !stopped && next < queues.length) {
         for (const { batch, rowIds } of queues[next++]!) {
@@ -172,7 +197,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
    * delivered, or null when it stopped early (a failing destination, a lost
    * lease, the pump stopping).
    */
-  async function deliverRound(plan: DrainPlan, upTo: number): Promise<SpillRound | null> {
+  async function deliverRound(plan: DrainPlan, upTo: number, probe = false): Promise<SpillRound | null> {
     const drainId = plan.drain.id;
     let records = 0;
     let resources = 0;
@@ -198,7 +223,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       }
       const scrubbed = await scrubDeferred(plan, deliver);
       if (scrubbed === null) return null;
-      if ((await deliverPage(plan, batchesByResource(plan, scrubbed, opts.batch))) === 'failing') return null;
+      if ((await deliverPage(plan, batchesByResource(plan, scrubbed, opts.batch), probe && page === 0)) === 'failing') return null;
       records += deliver.length;
     }
     return null;
@@ -212,8 +237,11 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       return;
     }
     if (!plan.deliverable) return;
+    // An open circuit: nothing is sent until its time is up, then one probe batch (deliverPage).
+    const phase = opts.circuits?.phase(drainId) ?? 'closed';
+    if (phase === 'wait') return;
     const f = failures.get(drainId);
-    if (f && Date.now() < f.nextAt) return;
+    if (phase === 'closed' && f && Date.now() < f.nextAt) return;
     // A drain batching across time waits for its round (spill.ts).
     const spill = opts.spill?.isSpilling(drainId) ? opts.spill : undefined;
     if (spill && !spill.roundDue(drainId)) return;
@@ -236,7 +264,10 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
           failures.delete(drainId);
           return;
         }
-        const delivered = await deliverRound(plan, upTo);
+        // The probe is claimed only with a record to send it with: until one is parked the circuit stays open.
+        const probe = round === 0 && phase === 'probe';
+        if (probe && !(await opts.circuits!.claimProbe(plan.drain))) return;
+        const delivered = await deliverRound(plan, upTo, probe);
         if (delivered === null) return;
         if (spill) {
           spill.roundDone(drainId, delivered);
@@ -249,6 +280,8 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   }
 
   async function runOnce(): Promise<void> {
+    // What other workers opened and closed: their openings hold this worker's live sends too.
+    await opts.circuits?.refresh().catch((e) => opts.logger.warn({ event: 'circuit.refresh_failed', err: (e as Error).message }, 'could not read drain circuits'));
     const mark = opts.parking.mark();
     const withBacklog = await opts.store.backlog.drainsWithBacklog();
     opts.parking.reset(withBacklog, mark);

@@ -11,17 +11,22 @@
  * empty backlog a moment before the rows land would let the next records
  * overtake them.
  *
- * A drain can also be held parked whatever its backlog shows (spill.ts: a
- * drain batching across time sends every record through the backlog).
+ * A drain can also be held parked whatever its backlog shows, for as long as
+ * any of its holds lasts: `spill` (spill.ts: a drain batching across time
+ * sends every record through the backlog) and `circuit` (deliver/circuit.ts:
+ * an open circuit sends nothing live).
  */
+/** Why a drain is held parked: it batches across time, or its circuit is open. */
+export type HoldReason = 'spill' | 'circuit';
+
 export class ParkingSet {
   private drains = new Set<string>();
   /** Parks being written, by drain. */
   private inFlight = new Map<string, number>();
   /** Sequence number of each drain's latest landed park. */
   private landedAt = new Map<string, number>();
-  /** Drains parked whatever the store shows, until released. */
-  private held = new Set<string>();
+  /** Drains parked whatever the store shows, with the holds keeping them, until released. */
+  private held = new Map<string, Set<HoldReason>>();
   /** When records of each drain were last handed to the backlog (spill.ts: has the inflow stopped?). */
   private lastParked = new Map<string, number>();
   private seq = 0;
@@ -37,14 +42,19 @@ export class ParkingSet {
     return this.drains.has(drainId) || this.held.has(drainId);
   }
 
-  /** Parks the drain until `release`: the pump's refreshes do not clear it. */
-  hold(drainId: string): void {
-    this.held.add(drainId);
+  /** Parks the drain until `release` of the same reason: the pump's refreshes do not clear it. */
+  hold(drainId: string, reason: HoldReason = 'spill'): void {
+    let reasons = this.held.get(drainId);
+    if (reasons === undefined) this.held.set(drainId, (reasons = new Set()));
+    reasons.add(reason);
   }
 
-  /** Ends a hold: the drain stays parked until its backlog is read empty, as any parked drain. */
-  release(drainId: string): void {
-    if (!this.held.delete(drainId)) return;
+  /** Ends a hold: once none is left the drain stays parked until its backlog is read empty, as any parked drain. */
+  release(drainId: string, reason: HoldReason = 'spill'): void {
+    const reasons = this.held.get(drainId);
+    if (!reasons?.delete(reason)) return;
+    if (reasons.size > 0) return;
+    this.held.delete(drainId);
     this.add(drainId);
   }
 
@@ -93,7 +103,7 @@ export class ParkingSet {
 
   get size(): number {
     let n = this.drains.size;
-    for (const d of this.held) if (!this.drains.has(d)) n++;
+    for (const d of this.held.keys()) if (!this.drains.has(d)) n++;
     return n;
   }
 }

@@ -3,6 +3,7 @@
  * `worker` (worker only, with its own /metrics listener), and the graceful
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
+import { createCircuitsRepo } from '../store/circuits-repo.js';
 import { buildInfo } from '../config/build-info.js';
 import type { Config } from '../config/config.js';
 import { createChannelNotifications, createWorkflowExecutor, familyMigrations, familySeeds, type WorkflowExecutor } from '../modules/index.js';
@@ -110,6 +111,7 @@ async function runOn(
       drainGauges: () => store.backlog.drainGauges(dayOf(Date.now())),
       quota: config.quota,
       bufferHorizonMs: config.bufferHorizonMs,
+      circuits: () => createCircuitsRepo(store.sql).countsByType(),
     });
     return w;
   };

@@ -66,6 +66,12 @@ export const configSchema = Type.Object({
     baseMs: int('RETRY_BASE_MS', 500, { min: 1, max: 3_600_000 }, 'the first retry backoff (doubling each time)'),
     maxMs: int('RETRY_MAX_MS', 60_000, { min: 1, max: 86_400_000 }, 'the longest retry backoff'),
   }),
+  /** The drain-wide brake (src/deliver/circuit.ts, docs/delivery.md "The circuit"). */
+  circuit: Type.Object({
+    openAfterFailures: int('CIRCUIT_OPEN_AFTER_FAILURES', 5, { min: 1, max: 1000 }, 'consecutive retryable failed attempts of a drain\'s batches that open its circuit (a 429 with `Retry-After` opens it at once)'),
+    openBaseMs: int('CIRCUIT_OPEN_BASE_MS', 5000, { min: 10, max: 3_600_000 }, 'how long an opened circuit first holds a drain\'s sends (at least half of it, jittered; doubling after each failed probe) when no `Retry-After` asks for longer'),
+    openMaxMs: int('CIRCUIT_OPEN_MAX_MS', 300_000, { min: 10, max: 86_400_000 }, 'the longest a circuit stays open before its probe, whatever `Retry-After` asks'),
+  }),
   deliveryTimeoutMs: int('DELIVERY_TIMEOUT_MS', 10_000, { min: 1, max: 600_000 }, 'one delivery attempt\'s time limit'),
   bufferHorizonMs: int('BUFFER_HORIZON_MS', 21_600_000, { min: 1000 }, 'how long records stay parked before they are dropped'),
   shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, { min: 0, max: 3_600_000 }, 'graceful stop limit'),
@@ -200,6 +206,7 @@ export function parseConfig(env: Env = process.env): ConfigResult {
   }
 
   if (raw.retry.maxMs < raw.retry.baseMs) problem('RETRY_MAX_MS', 'relation', 'RETRY_MAX_MS must be at least RETRY_BASE_MS');
+  if (raw.circuit.openMaxMs < raw.circuit.openBaseMs) problem('CIRCUIT_OPEN_MAX_MS', 'relation', 'CIRCUIT_OPEN_MAX_MS must be at least CIRCUIT_OPEN_BASE_MS');
   if (raw.spill.belowRecords > raw.batch.maxRecords) problem('BATCH_SPILL_BELOW_RECORDS', 'relation', 'BATCH_SPILL_BELOW_RECORDS must be at most BATCH_MAX_RECORDS');
   // Spilled records wait a linger, then a round: well inside the horizon that drops parked records.
   if (raw.spill.belowRecords > 0 && raw.spill.lingerMs * 2 > raw.bufferHorizonMs) {

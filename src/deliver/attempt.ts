@@ -9,6 +9,7 @@ import { DELIVERY_RETENTION_MS, type DeliveryRecord } from '../model/delivery.js
 import { newId } from '../model/ids.js';
 import { scrubExcerpt } from '../shape/builtin-scrub.js';
 import type { AttemptObserver } from '../drains/health.js';
+import type { DrainCircuits } from './circuit.js';
 import type { AttemptResult } from '../account/entries.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -25,6 +26,8 @@ export interface AttemptDeps {
   /** Gzip level of batch bodies. */
   level: number;
   observer?: AttemptObserver | undefined;
+  /** The drain circuits (circuit.ts), told of every batch attempt's outcome. */
+  circuits?: Pick<DrainCircuits, 'observe'> | undefined;
 }
 
 /** Attempt `n` of a batch; throws only on a programming error (the transport answers failures as values). */
@@ -68,6 +71,8 @@ export async function attemptBatch(deps: AttemptDeps, batch: ReadyBatch, n: numb
   if (outcome.status !== 'success' || outcome.errorClass) row.errorClass = outcome.errorClass;
   // A test batch is the customer's own check of the destination: it does not move the drain's state.
   if (batch.kind !== 'test') deps.observer?.attempted(drain, outcome.status === 'success');
+  // The circuit judges the destination by the drain's records only (a heartbeat has its own lease and interval).
+  if (batch.kind === 'batch') deps.circuits?.observe(drain, outcome, row.statusCode);
   if (deps.logger.isLevelEnabled('debug')) deps.logger.debug({ event: 'deliver.attempt', drainId: drain.id, batchId, kind: batch.kind, attempt: n, records: batch.entries.length, status: outcome.status, errorClass: row.errorClass, latencyMs: result.latencyMs }, 'delivery attempt');
   deps.events.batchSent({
     drainType: drain.type,

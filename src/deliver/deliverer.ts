@@ -12,6 +12,7 @@ import { releaseAll } from '../model/ticket.js';
 import { attemptBatch, type AttemptDeps } from './attempt.js';
 import { retryPolicy, retryWaits } from './retry-policy.js';
 import { createLanes } from './lanes.js';
+import type { DrainCircuits } from './circuit.js';
 
 /** `transport`, `events`, `logger`, `observer`: what each attempt uses (attempt.ts). */
 export interface DelivererOptions extends Omit<AttemptDeps, 'level'> {
@@ -22,6 +23,8 @@ export interface DelivererOptions extends Omit<AttemptDeps, 'level'> {
   gzipLevel?: number;
   /** Failed attempts of a live batch before its records are parked. */
   parkAfterAttempts?: number;
+  /** The drain circuits (circuit.ts): told of every batch attempt; a braked drain's live batches are parked, not sent. */
+  circuits?: Pick<DrainCircuits, 'observe' | 'braked'> | undefined;
   /** Called as a failing batch's records start going to the backlog; the answer is called once they are written. */
   onParking?: (drainId: string) => () => void;
 }
@@ -60,6 +63,8 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
     const firstAt = Date.now();
     const drainId = batch.plan.drain.id;
     for (let n = 1; ; n++) {
+      // The drain's circuit is open: nothing is sent live, the batch waits in the backlog.
+      if (batch.kind === 'batch' && opts.circuits?.braked(drainId)) return park(batch, [], 'circuit');
       let r: AttemptResult;
       try {
         r = await attempt(batch, n);
@@ -74,13 +79,9 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
         await opts.accountant.record({ deliveries: [r.row] });
         return drop(batch, next.reason, n + 1);
       }
-      if (next.action === 'park') {
-        const landed = opts.onParking?.(drainId);
-        await opts.accountant.record({ deliveries: [r.row], backlog: parkedRecords(batch) });
-        landed?.();
-        opts.logger.info({ event: 'deliver.parked', drainId, records: batch.entries.length, errorClass: r.row.errorClass }, 'parked a failing batch');
-        return releaseAll(batch.tickets);
-      }
+      if (next.action === 'park') return park(batch, [r.row], 'attempts');
+      // This failure opened the drain's circuit (or another's did meanwhile): no retry, park now.
+      if (batch.kind === 'batch' && opts.circuits?.braked(drainId)) return park(batch, [r.row], 'circuit');
       // The attempt row is written now, without waiting: it documents, it does not account.
       void opts.accountant.record({ deliveries: [r.row] });
       opts.logger.debug({ event: 'deliver.retry', drainId, attempt: n, errorClass: r.row.errorClass, waitMs: next.afterMs }, 'retrying batch');
@@ -88,6 +89,16 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
       if (abandoned) return;
       if (batch.stillCurrent && !(await batch.stillCurrent().catch(() => true))) return drop(batch, 'superseded', n + 1);
     }
+  }
+
+  /** Parks the batch's records in the backlog with the attempt rows that led there; tickets released once written. */
+  async function park(batch: ReadyBatch, rows: AttemptResult['row'][], why: 'attempts' | 'circuit'): Promise<void> {
+    const drainId = batch.plan.drain.id;
+    const landed = opts.onParking?.(drainId);
+    await opts.accountant.record({ deliveries: rows, backlog: parkedRecords(batch) });
+    landed?.();
+    opts.logger.info({ event: 'deliver.parked', drainId, records: batch.entries.length, errorClass: rows[0]?.errorClass, why }, 'parked a batch');
+    releaseAll(batch.tickets);
   }
 
   async function drop(batch: ReadyBatch, reason: string, attemptNo: number): Promise<void> {

@@ -19,6 +19,8 @@ export function createHeartbeat(opts: {
   logger: Logger;
   intervalMs: number;
   owner: string;
+  /** Drains whose circuit is open: their destination is left alone until its probe (circuit.ts). */
+  braked?: (drainId: string) => boolean;
 }): { stop(): void } {
   if (opts.intervalMs <= 0) return { stop() {} };
   const checkEveryMs = Math.max(1000, Math.min(60_000, opts.intervalMs / 5));
@@ -32,7 +34,7 @@ export function createHeartbeat(opts: {
 
   async function beat(): Promise<void> {
     for (const plan of opts.registry.allPlans()) {
-      if (!plan.deliverable) continue;
+      if (!plan.deliverable || opts.braked?.(plan.drain.id)) continue;
       try {
         const last = await opts.store.deliveries.lastAttemptAt(plan.drain.id);
         if (last && Date.now() - last.getTime() < opts.intervalMs) continue;

@@ -40,6 +40,8 @@ export interface PipelineEvents {
   partitionsAssigned(partitions: readonly number[]): void;
   /** Rows written to the platform copy (log read routes). */
   logsStored(count: number): void;
+  /** A drain's circuit opened (or a failed probe opened it again), counted by the worker whose store update won. */
+  circuitOpened?(drainType: string): void;
 }
 
 export const noEvents: PipelineEvents = {

@@ -28,6 +28,8 @@ export interface MetricSources {
   drainGauges?: () => Promise<DrainGauge[]>;
   quota?: { eventsPerDay: number; bytesPerDay: number };
   bufferHorizonMs?: number;
+  /** Drains whose circuit is not closed, by type and state (the shared store's view). */
+  circuits?: () => Promise<{ drainType: string; state: string; count: number }[]>;
 }
 
 export interface Metrics {
@@ -77,6 +79,7 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
   for (const drainType of DRAIN_TYPES) for (const reason of DROP_REASONS) dropped.inc({ drain_type: drainType, reason }, 0);
   for (const drainType of DRAIN_TYPES) for (const reason of NOT_DELIVERED_REASONS) notDelivered.inc({ drain_type: drainType, reason }, 0);
   const retries = new Counter({ name: 'logdrain_delivery_retries_total', help: 'Failed attempts that will be retried', labelNames: ['drain_type', 'error_class'], registers });
+  const circuitOpenings = new Counter({ name: 'logdrain_drain_circuit_openings_total', help: 'Drain circuits opened (a failed probe opening one again included), counted by the worker that opened it', labelNames: ['drain_type'], registers });
   const stored = new Counter({ name: 'logdrain_logs_stored_total', help: 'Records written to the platform copy (log read routes)', registers });
   const latency = new Histogram({ name: 'logdrain_delivery_latency_seconds', help: 'Delivery attempt latency', labelNames: ['drain_type', 'outcome'], buckets: LATENCY_BUCKETS, registers });
   const lag = new Gauge({ name: 'logdrain_consumer_lag', help: 'Messages behind the high watermark, per partition this worker reads', labelNames: ['partition'], registers });
@@ -168,6 +171,17 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
     },
   });
 
+  new Gauge({
+    name: 'logdrain_drain_circuits_open', help: 'Drains whose circuit is open or half open (shared store: every worker reports the same; use max)', labelNames: ['drain_type', 'state'], registers,
+    async collect() {
+      if (!sources.circuits) return;
+      const rows = await sources.circuits().catch(() => undefined);
+      if (rows === undefined) return;
+      this.reset();
+      for (const r of rows) this.set({ drain_type: r.drainType, state: r.state }, r.count);
+    },
+  });
+
   const families = createFamilyMetrics(registry);
 
   return {
@@ -225,6 +239,7 @@ export function createMetrics(role: string, opts: { drainLabels?: boolean } = {}
         }
       },
       logsStored: (n) => stored.inc(n),
+      circuitOpened: (drainType) => circuitOpenings.inc({ drain_type: drainType }),
     },
   };
 }

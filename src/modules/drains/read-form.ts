@@ -2,7 +2,8 @@
 import type { Drain } from '../../model/drain.js';
 import type { Store } from '../../store/store.js';
 import type { DrainHealthFacts } from '../../store/health-repo.js';
-import { HOUR_MS, dayOf } from '../../model/time.js';
+import { HOUR_MS, dayOf, hourOf } from '../../model/time.js';
+import { createCircuitsRepo, type CircuitRow } from '../../store/circuits-repo.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 import type { DrainRead } from './schemas.js';
 import { destinationOf } from '../../destinations/index.js';
@@ -14,21 +15,27 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 /** `last4` of a header value: its last four characters, or '' when shorter than 8. */
 export const last4 = (value: string): string => (value.length < 8 ? '' : value.slice(-4));
 
-/** What a read form reports live: the drain's health facts, its backlog and today's usage. */
+/** What a read form reports live: the drain's health facts, its backlog, today's usage and its circuit. */
 export interface DrainLive {
   facts: DrainHealthFacts;
   backlog: { records: number; bytes: number };
   used: { events: number; bytes: number };
+  /** The drain's circuit (undefined: never opened) and its openings by hour over the 24 hours. */
+  circuit: { row: CircuitRow | undefined; openings: Map<number, number> };
 }
 
-/** Reads a drain's live facts (three health statements, the backlog's size, today's usage). */
+/** Reads a drain's live facts (three health statements, the backlog's size, today's usage, its circuit). */
 export async function readDrainLive(store: Store, drainId: string, nowMs = Date.now()): Promise<DrainLive> {
-  const [facts, backlog, used] = await Promise.all([
+  const circuits = createCircuitsRepo(store.sql);
+  const newest = hourOf(nowMs);
+  const [facts, backlog, used, row, openings] = await Promise.all([
     store.health.facts(drainId, nowMs),
     store.backlog.sizeOf(drainId),
     store.backlog.usageOf(drainId, dayOf(nowMs)),
+    circuits.get(drainId),
+    circuits.openingsByHour(drainId, newest - 23, newest),
   ]);
-  return { facts, backlog, used };
+  return { facts, backlog, used, circuit: { row, openings } };
 }
 
 export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<DrainRead> {
@@ -37,7 +44,8 @@ export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs 
 
 /** The read form of `d` with `live` facts. */
 export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs = Date.now()): DrainRead {
-  const { facts, backlog, used } = live;
+  const { facts, backlog, used, circuit } = live;
+  const circuitState = circuit.row?.state ?? 'closed';
   const destination = destinationOf(d.type);
   const sum = (k: 'seen' | 'delivered' | 'dropped' | 'rejected') => facts.hourly.reduce((n, p) => n + p[k], 0);
   const droppedByReason = noDrops();
@@ -59,7 +67,8 @@ export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs =
     p99LatencyMs: facts.p99LatencyMs,
     scrubHits24h: facts.scrubHits24h,
     pauseReason: d.pauseReason,
-    hourly: facts.hourly,
+    circuitOpenings24h: [...circuit.openings.values()].reduce((a, b) => a + b, 0),
+    hourly: facts.hourly.map((p) => ({ ...p, circuitOpenings: circuit.openings.get(p.h) ?? 0 })),
     // In flight is what the counters do not place yet: read by a worker, not yet delivered, dropped or
     // parked (docs/delivery.md, "Where every record went").
     last24h: { seen, delivered, droppedByReason, inFlight: seen - delivered - notDelivered - backlog.records, parked: backlog.records },
@@ -88,6 +97,8 @@ export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs =
     verifiedAt: iso(d.verifiedAt),
     verification: d.verification,
     health,
+    circuit: circuitState,
+    throttledUntil: circuitState === 'open' ? iso(circuit.row?.openUntil ?? null) : null,
     quota: {
       ...quota,
       usedEvents: used.events,

@@ -179,6 +179,7 @@ const Health = Type.Object(
     p99LatencyMs: Nullable(Type.Number({ description: 'the 99th percentile of the last 24 hours\' batch and test attempts' })),
     scrubHits24h: Type.Integer(),
     pauseReason: Nullable(Type.String({ description: 'manual or quota while paused' })),
+    circuitOpenings24h: Type.Integer({ description: 'times the drain\'s circuit opened (a failed probe included) over the 24 hours' }),
     hourly: Type.Array(
       Type.Object(
         {
@@ -190,6 +191,7 @@ const Health = Type.Object(
           droppedByReason: DroppedByReason,
           p50LatencyMs: Nullable(Type.Number({ description: 'null in an hour without a batch or test attempt' })),
           p99LatencyMs: Nullable(Type.Number()),
+          circuitOpenings: Type.Integer({ description: 'times the drain\'s circuit opened in the hour' }),
         },
         { additionalProperties: false },
       ),
@@ -248,6 +250,8 @@ const readFields = {
   verifiedAt: Nullable(Instant),
   verification: Nullable(Verification),
   health: Health,
+  circuit: Type.String({ enum: ['closed', 'open', 'half_open'], description: 'the drain-wide brake: open holds live sends (records park) until throttledUntil; half_open: one probe batch is being sent' }),
+  throttledUntil: Nullable(Type.String({ format: 'date-time', description: 'while the circuit is open: when its probe may be sent; null otherwise' })),
   quota: Quota,
   version: Type.Integer(),
   createdBy: Type.Object({ type: Type.String(), id: Type.String() }, { additionalProperties: false }),
@@ -320,6 +324,7 @@ export type DrainParams = Static<typeof DrainParams>;
 export const AUDIT_ACTIONS = [
   'logs.drain.created', 'logs.drain.updated', 'logs.drain.deleted', 'logs.drain.paused', 'logs.drain.resumed',
   'logs.drain.verified', 'logs.drain.secret_rotated', 'logs.drain.test_sent', 'logs.drain.quota_paused',
+  'logs.drain.circuit_opened', 'logs.drain.circuit_closed',
 ] as const;
 
 export const RotateQuery = Type.Object({

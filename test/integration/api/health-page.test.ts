@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { createCircuitsRepo } from '../../../src/store/circuits-repo.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,9 +116,12 @@ describe('the drain health page in a browser', () => {
 
     // The chart: 24 points, each the read form's hourly point, and bars drawn for the delivered records.
     const points = await page.locator('#hourly-chart g.hour').evaluateAll((gs) =>
-      gs.map((g) => ({ h: Number(g.getAttribute('data-h')), delivered: Number(g.getAttribute('data-delivered')), dropped: Number(g.getAttribute('data-dropped')), rejected: Number(g.getAttribute('data-rejected')) })));
+      gs.map((g) => ({
+        h: Number(g.getAttribute('data-h')), delivered: Number(g.getAttribute('data-delivered')), dropped: Number(g.getAttribute('data-dropped')), rejected: Number(g.getAttribute('data-rejected')),
+        circuitOpenings: Number(g.getAttribute('data-circuit-openings')),
+      })));
     const api = await read();
-    expect(points).toEqual(api.health.hourly.map(({ h, delivered, dropped, rejected }: Record<string, number>) => ({ h, delivered, dropped, rejected })));
+    expect(points).toEqual(api.health.hourly.map(({ h, delivered, dropped, rejected, circuitOpenings }: Record<string, number>) => ({ h, delivered, dropped, rejected, circuitOpenings })));
     expect(points.reduce((n, p) => n + p.delivered, 0)).toBe(40);
     const bars = await page.locator('#hourly-chart rect.bar.delivered').evaluateAll((rs) => rs.map((r) => ({ value: Number(r.getAttribute('data-value')), height: Number(r.getAttribute('height')) })));
     expect(bars.reduce((n, b) => n + b.value, 0)).toBe(40);
@@ -209,8 +213,7 @@ describe('the drain health page in a browser', () => {
   });
 
   it('shows the circuit, throttledUntil, dropped reasons and hourly latencies when the read form carries them', async () => {
-    // The read form does not carry the circuit and throttledUntil yet, and the reasons and latencies
-    // are set to known values: the real answers are extended in the browser.
+    // The real answers are extended in the browser: a circuit with more facts than the read form's word, and fields it does not carry yet.
     const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
     const extend = (d: any) => ({
       ...d,
@@ -246,7 +249,9 @@ describe('the drain health page in a browser', () => {
     expect(await page.textContent('#latency')).toContain('p99 latency 250 ms');
     await page.unrouteAll();
     await page.click('#refresh');
-    await expect.poll(() => page.locator('#drain-rows td.circuit').count()).toBe(0);
+    // The read form's own: a closed circuit; no drain throttled, so no throttled column.
+    await expect.poll(() => page.textContent(`#drain-rows tr[data-drain-id="${drainId}"] td.circuit`)).toBe('closed');
+    expect(await page.locator('#drain-rows td.throttled').count()).toBe(0);
     await expect.poll(() => page.locator('#hourly-chart rect[data-series="dropped:quota"]').count()).toBe(0);
     // The real read form's hourly latencies: a line where the drain had attempts today.
     const real = (await ctx.app.request('GET', `${ctx.drains}/${drainId}`, { token: ctx.token })).body;
@@ -293,6 +298,30 @@ describe('the drain health page in a browser', () => {
       inFlight: ['in flight', '0'], parked: ['parked', '0'],
     });
     if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'health-page-drops.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('shows an open circuit from the read form, and its closing', async () => {
+    const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
+    const row = `#drain-rows tr[data-drain-id="${drainId}"]`;
+    const until = new Date(Date.now() + 3_600_000);
+    // Opened as a worker opens it (store/circuits-repo.ts), for an hour: nothing is sent meanwhile.
+    expect(await createCircuitsRepo(ctx.app.store.sql).open(drainId, until.getTime() - Date.now())).toBeDefined();
+    const openUntil = (await createCircuitsRepo(ctx.app.store.sql).get(drainId))!.openUntil!.toISOString();
+    // The read form's live facts may be a second old: refresh until the page shows it.
+    await expect.poll(async () => {
+      await page.click('#refresh');
+      return page.textContent(`${row} td.circuit`);
+    }).toBe('open');
+    expect(await page.textContent(`${row} td.throttled`)).toBe(`${openUntil.slice(0, 10)} ${openUntil.slice(11, 19)} UTC`);
+    await page.click(`${row} button`);
+    await expect.poll(() => page.textContent('#detail')).toContain('circuit open');
+    await ctx.app.store.sql.query("update drain_circuits set state = 'closed', open_until = null where drain_id = $1", [drainId]);
+    await expect.poll(async () => {
+      await page.click('#refresh');
+      return page.textContent(`${row} td.circuit`);
+    }).toBe('closed');
+    expect(await page.locator('#drain-rows td.throttled').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 
