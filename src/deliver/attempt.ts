@@ -15,6 +15,7 @@ import type { PipelineEvents } from '../telemetry/events.js';
 import type { Logger } from '../telemetry/logger.js';
 import { outcomeOf } from './outcome.js';
 import { batchRequest, encodeBatch, gzipBatch } from './request.js';
+import { bodyBudget } from '../encode/body-budget.js';
 import type { Transport } from './transport.js';
 
 export const EXCERPT_MAX_BYTES = 1024;
@@ -39,8 +40,17 @@ export async function attemptBatch(deps: AttemptDeps, batch: ReadyBatch, n: numb
     throw new Error(`tenancy violation: batch of ${batch.resource['svc.org.id']} for a drain of another organization`);
   }
   const batchId = n === 1 && batch.batchId ? batch.batchId : newId();
-  const body = encodeBatch(batch, batchId);
-  const request = batchRequest(batch, batchId, body, await gzipBatch(body, deps.level));
+  // The body exists from its encoding to its gzip: encoding waits for room in the process's budget (body-budget.ts).
+  const budgeted = batch.bytes;
+  const turn = bodyBudget.take(budgeted);
+  if (turn) await turn;
+  let request;
+  try {
+    const body = encodeBatch(batch, batchId);
+    request = batchRequest(batch, batchId, body, await gzipBatch(body, deps.level));
+  } finally {
+    bodyBudget.give(budgeted);
+  }
   const startedAt = new Date();
   const result = await deps.transport.post(request);
   const outcome = outcomeOf(result, plan.encoder);
