@@ -24,7 +24,7 @@ import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules } from '../errors.js';
 import { msisdnOf } from '../numbers/e164.js';
 import { errors } from '../schemas.js';
-import { voiceRepo, type VoiceRow } from './repo.js';
+import { voiceRepo, type VoiceRow } from './repository.js';
 import { dispatchLedger } from './dispatch-ledger.js';
 import { auditActorOf } from '../../../api/kernel/auth.js';
 
