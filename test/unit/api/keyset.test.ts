@@ -67,7 +67,7 @@ describe('keyset paging in a statement', () => {
     for (const [at, id] of [['2026-01-01T00:00:00.000Z', 'a'], [same, 'b'], [same, 'c'], [same, 'd'], ['2026-01-03T00:00:00.000Z', 'e']]) {
       await sql.query('insert into rows (at, id) values ($1::timestamptz, $2)', [at, id]);
     }
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => sql?.close());
 
   const cursor = keysetCursor(['instant', 'text']);
