@@ -73,15 +73,17 @@ describe('keyset paging in a statement', () => {
   const cursor = keysetCursor(['instant', 'text']);
   const cols: KeysetColumn[] = [{ expr: 'at', cast: 'timestamptz' }, { expr: 'id' }];
 
+  interface Row { at: Date; id: string }
+
   /** Every page of `limit` rows in `direction`, following the cursors. */
   async function walk(direction: SortDirection, limit: number): Promise<string[][]> {
     const pages: string[][] = [];
     let next: string | null = null;
     do {
       const params: unknown[] = [keysetFetch(limit)];
-      const after = next === null ? '' : `where ${keysetAfter(cols, cursor.decode(next), direction, (v) => `$${params.push(v)}`)}`;
-      const rows = await sql.query<{ at: Date; id: string }>(`select at, id from rows ${after} order by ${keysetOrder(cols, direction)} limit $1`, params);
-      const page = keysetPage(rows, limit, (last) => cursor.encode([last.at, last.id]));
+      const after: string = next === null ? '' : `where ${keysetAfter(cols, cursor.decode(next), direction, (v) => `$${params.push(v)}`)}`;
+      const rows: Row[] = await sql.query<Row>(`select at, id from rows ${after} order by ${keysetOrder(cols, direction)} limit $1`, params);
+      const page: { items: Row[]; nextCursor: string | null } = keysetPage(rows, limit, (last: Row) => cursor.encode([last.at, last.id]));
       pages.push(page.items.map((r) => r.id));
       next = page.nextCursor;
     } while (next !== null);
