@@ -1,32 +1,137 @@
 /**
- * Pagination for every family. Opaque keyset cursors: base64url of the JSON pair [ISO time, id] of the
- * last row of a page (ids may hold any character), and the query helpers
- * the paginated routes share.
+ * Pagination for every family. Keyset paging: an opaque cursor holds the sort key of a page's last
+ * row (N typed parts: keysetCursor), the statement asks for the rows after it (keysetAfter,
+ * keysetOrder) and one more than the page holds, and the page is cut from those rows with the next
+ * cursor when there are more (keysetPage). Also the query helpers the paginated routes share.
  */
+import type { AppError } from '../../errors.js';
 import { KernelErrors } from './error-registry.js';
-
-export function encodeCursor(at: Date, id: string): string {
-  return Buffer.from(JSON.stringify([at.toISOString(), id]), 'utf8').toString('base64url');
-}
+import { withinInstantBounds } from './instant.js';
+import { unstorableTextIn } from './storable-text.js';
 
 const badRequest = (field: string, message: string) => KernelErrors.VALIDATION_FAILED(message, { field, message: [message] });
 
-export function decodeCursor(raw: string): { at: Date; id: string } {
-  const bad = () => badRequest('cursor', 'cursor is not a cursor this route returned');
-  if (raw.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw bad();
-  let pair: unknown;
-  try {
-    pair = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
+/**
+ * How a cursor part is written and checked when read back:
+ * - `instant`: a Date, written as its canonical ISO text with a four-digit year (JavaScript reaches
+ *   years Postgres cannot store);
+ * - `epochMs`: a Date, written as Unix milliseconds, within the instants the store holds;
+ * - `integer`: a safe integer;
+ * - `text`: a non-empty string the store can hold (no NUL, no half surrogate pair): an id.
+ * Anything else would fail in the statement, as a 500, rather than as a bad cursor.
+ */
+export type CursorPart = 'instant' | 'epochMs' | 'integer' | 'text';
+type PartValue<K extends CursorPart> = K extends 'instant' | 'epochMs' ? Date : K extends 'integer' ? number : string;
+export type CursorValues<K extends readonly CursorPart[]> = { -readonly [I in keyof K]: PartValue<K[I]> };
+
+export interface KeysetCursor<K extends readonly CursorPart[]> {
+  encode(values: CursorValues<K>): string;
+  /** The values `encode` wrote; anything else throws the cursor's bad-cursor error. */
+  decode(raw: string): CursorValues<K>;
+}
+
+const MAX_CURSOR = 1024;
+
+function writePart(kind: CursorPart, v: unknown): unknown {
+  if (kind === 'instant') return (v as Date).toISOString();
+  if (kind === 'epochMs') return (v as Date).getTime();
+  return v;
+}
+
+/** The part read back, or undefined when it is not one `writePart` writes for `kind`. */
+function readPart(kind: CursorPart, v: unknown): unknown {
+  switch (kind) {
+    case 'instant': {
+      if (typeof v !== 'string' || !/^[1-9]\d{3}-/.test(v)) return undefined;
+      const at = new Date(v);
+      return !Number.isNaN(at.getTime()) && at.toISOString() === v ? at : undefined;
+    }
+    case 'epochMs':
+      return typeof v === 'number' && Number.isSafeInteger(v) && withinInstantBounds(v) ? new Date(v) : undefined;
+    case 'integer':
+      return typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined;
+    case 'text':
+      return typeof v === 'string' && v.length > 0 ? v : undefined;
   }
-  if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string' || pair[1].length === 0) throw bad();
-  // Only what encodeCursor writes: a canonical ISO time with a four-digit year (JavaScript reaches
-  // years Postgres cannot store), and an id Postgres text can hold (no NUL). Anything else would
-  // fail in the query, as a 500, rather than here.
-  const at = new Date(pair[0]);
-  if (Number.isNaN(at.getTime()) || at.toISOString() !== pair[0] || !/^[1-9]\d{3}-/.test(pair[0]) || pair[1].includes('\u0000')) throw bad();
-  return { at, id: pair[1] };
+}
+
+/**
+ * A cursor of `parts`: base64url of the JSON array of the parts (after `tag`, when given: a value
+ * the cursor must carry, such as the sort it was written for). `bad` is the error a cursor this
+ * codec did not write answers (default: VALIDATION_FAILED naming `cursor`).
+ */
+export function keysetCursor<const K extends readonly CursorPart[]>(parts: K, opts: { tag?: string; bad?: () => AppError } = {}): KeysetCursor<K> {
+  const bad = opts.bad ?? (() => badRequest('cursor', 'cursor is not a cursor this route returned'));
+  const lead = opts.tag === undefined ? [] : [opts.tag];
+  return {
+    encode(values) {
+      const written = (values as readonly unknown[]).map((v, i) => writePart(parts[i]!, v));
+      return Buffer.from(JSON.stringify([...lead, ...written]), 'utf8').toString('base64url');
+    },
+    decode(raw) {
+      if (raw.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(raw)) throw bad();
+      let read: unknown;
+      try {
+        read = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+      } catch {
+        throw bad();
+      }
+      // A cursor is text too: one holding what the store cannot (NUL, half a surrogate pair) is none of ours.
+      if (!Array.isArray(read) || read.length !== lead.length + parts.length || unstorableTextIn(read) !== undefined) throw bad();
+      if (opts.tag !== undefined && read[0] !== opts.tag) throw bad();
+      const values = parts.map((kind, i) => readPart(kind, read[lead.length + i]));
+      if (values.some((v) => v === undefined)) throw bad();
+      return values as CursorValues<K>;
+    },
+  };
+}
+
+/** One column of a keyset sort: its SQL expression, and the cast its cursor value takes as a parameter. */
+export interface KeysetColumn {
+  expr: string;
+  cast?: string;
+}
+
+export type SortDirection = 'asc' | 'desc';
+
+/**
+ * The condition for the rows after the cursor's in `direction` (a row comparison, so ties on the
+ * first columns are ordered by the next): `(a, b) < ($n::cast, $m)` descending, `>` ascending.
+ * `param` adds a parameter and answers its placeholder; a Date goes in as its ISO text.
+ */
+export function keysetAfter(columns: readonly KeysetColumn[], values: readonly unknown[], direction: SortDirection, param: (v: unknown) => string): string {
+  const placeholders = columns.map((c, i) => {
+    const v = values[i];
+    return `${param(v instanceof Date ? v.toISOString() : v)}${c.cast ? `::${c.cast}` : ''}`;
+  });
+  return `(${columns.map((c) => c.expr).join(', ')}) ${direction === 'desc' ? '<' : '>'} (${placeholders.join(', ')})`;
+}
+
+/** The ORDER BY list of a keyset sort: every column in `direction`. */
+export function keysetOrder(columns: readonly KeysetColumn[], direction: SortDirection): string {
+  return columns.map((c) => `${c.expr} ${direction}`).join(', ');
+}
+
+/** The rows a keyset statement asks for: one more than the page, to tell whether another follows. */
+export const keysetFetch = (limit: number): number => limit + 1;
+
+/** The page cut from the `keysetFetch(limit)` rows read, and the cursor of its last row when more follow. */
+export function keysetPage<R>(rows: readonly R[], limit: number, cursorOf: (last: R) => string): { items: R[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
+}
+
+/** The kernel's cursor of a row's time and id (the drain, delivery, audit and log listings). */
+const AT_ID = keysetCursor(['instant', 'text']);
+
+export function encodeCursor(at: Date, id: string): string {
+  return AT_ID.encode([at, id]);
+}
+
+export function decodeCursor(raw: string): { at: Date; id: string } {
+  const [at, id] = AT_ID.decode(raw);
+  return { at, id };
 }
 
 /** A query parameter given at most once. */

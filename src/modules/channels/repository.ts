@@ -145,6 +145,16 @@ export function createChannelsRepo(sql: Sql) {
       return rows.map((r) => ({ delivery: deliveryOf(r), pending: json(r.pending) }));
     },
 
+    /** The seed's inbound message written: inserted, or (by agent, channel and message id) given the seed's user, address, conversation and time. */
+    async upsertSeededInbound(m: { agentId: string; userId: string; channel: string; address: string; conversationId: string | null; messageId: string; receivedAt: string }): Promise<void> {
+      await sql.query(
+        `insert into channel_inbound_messages (agent_id, user_id, channel, address, conversation_id, message_id, received_at) values ($1,$2,$3,$4,$5,$6,$7)
+         on conflict (agent_id, channel, message_id) do update set user_id = excluded.user_id, address = excluded.address,
+           conversation_id = excluded.conversation_id, received_at = excluded.received_at`,
+        [m.agentId, m.userId, m.channel, m.address, m.conversationId, m.messageId, m.receivedAt],
+      );
+    },
+
     async insertInbound(m: InboundMessage): Promise<boolean> {
       const rows = await sql.query(
         `insert into channel_inbound_messages (agent_id, user_id, channel, address, conversation_id, message_id, received_at)

@@ -4,6 +4,7 @@
  * recipient warm. Applied idempotently by (agent, channel, messageId).
  */
 import type { SeedSection } from '../../seed/seed-file.js';
+import { createChannelsRepo } from './repository.js';
 
 interface SeedInbound {
   agentId: string;
@@ -41,12 +42,7 @@ export const inboundMessagesSeed: SeedSection = {
   async apply(tx, items) {
     for (const raw of items as Partial<SeedInbound>[]) {
       const m = { ...raw, channel: raw.channel ?? 'chatapp', conversationId: raw.conversationId ?? null } as SeedInbound;
-      await tx.query(
-        `insert into channel_inbound_messages (agent_id, user_id, channel, address, conversation_id, message_id, received_at) values ($1,$2,$3,$4,$5,$6,$7)
-         on conflict (agent_id, channel, message_id) do update set user_id = excluded.user_id, address = excluded.address,
-           conversation_id = excluded.conversation_id, received_at = excluded.received_at`,
-        [m.agentId, m.userId, m.channel, m.address, m.conversationId, m.messageId, m.receivedAt],
-      );
+      await createChannelsRepo(tx).upsertSeededInbound(m);
     }
   },
 };

@@ -77,8 +77,14 @@ const installOf = (r: InstallRow): Install => ({ skillId: r.skill_id, agentId: r
 export const containsPattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Postgres' unique_violation on the named constraint or index. */
-export const isUniqueViolation = (e: unknown, name: string): boolean =>
+const isUniqueViolation = (e: unknown, name: string): boolean =>
   typeof e === 'object' && e !== null && (e as { code?: string }).code === '23505' && String((e as { message?: string }).message ?? '').includes(name);
+
+/** `e` is the refusal of a second listing of one source skill (insert). */
+export const isSourceListed = (e: unknown): boolean => isUniqueViolation(e, 'skills_source_skill_id_key');
+
+/** `e` is the refusal of a version string the skill has already (insertVersion). */
+export const isVersionTaken = (e: unknown): boolean => isUniqueViolation(e, 'skills_versions_skill_id_version_key');
 
 /** The visibility condition on `s`: public, or of one of the organizations at parameter `$n`. */
 const visibleAt = (n: number): string => `(s.visibility = 'public' or s.creator_org_id = any($${n}::text[]))`;
@@ -187,6 +193,12 @@ export function createSkillsRepo(sql: Sql) {
       return (await sql.query<VersionRow>(`select ${VERSION_COLUMNS} from skills_versions where skill_id = any($1::text[])`, [skillIds])).map(versionOf);
     },
 
+    /** The listing of the source skill, if it is listed. */
+    async listingOf(sourceSkillId: string): Promise<string | undefined> {
+      return (await sql.query<{ id: string }>('select id from skills where source_skill_id = $1', [sourceSkillId]))[0]?.id;
+    },
+
+    /** Throws the unique violation (isVersionTaken) when the skill has the version string already. */
     async insertVersion(v: SkillVersion): Promise<void> {
       await sql.query(
         `insert into skills_versions (${VERSION_COLUMNS}) values ($1,$2,$3,$4,$5,$6::jsonb,$7,$8,$9,$10,$11)`,

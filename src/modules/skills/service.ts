@@ -23,7 +23,7 @@ import { auditActorOf, authorizeOrgScopes, type Principal } from '../../api/kern
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
-import { createSkillsRepo, isUniqueViolation, type Install, type SearchFilters, type Skill, type SkillsRepo, type SkillVersion } from './repository.js';
+import { createSkillsRepo, isSourceListed, isVersionTaken, type Install, type SearchFilters, type Skill, type SkillsRepo, type SkillVersion } from './repository.js';
 import { envValueRequired, notInstalled, notPublished, SkillErrors, skillNotFound, sourceSkillNotFound, versionNotFound } from './errors.js';
 import type { InstallBody, ListBody, PatchBody, PublishBody } from './schemas.js';
 
@@ -210,9 +210,9 @@ export function createSkillsService(deps: SkillsServiceDeps) {
           await audit(tx, p, source.orgId, 'skills.skill.listed', 'skill', id, { sourceSkillId: source.id, name: source.name, visibility: body.visibility ?? 'public' });
         });
       } catch (e) {
-        if (isUniqueViolation(e, 'skills_source_skill_id_key')) {
-          const listed = (await store.sql.query<{ id: string }>('select id from skills where source_skill_id = $1', [source.id]))[0];
-          throw SkillErrors.SKILL_ALREADY_LISTED(`Skill ${source.id} is listed already`, { skillId: listed?.id ?? null });
+        if (isSourceListed(e)) {
+          const listed = await repo.listingOf(source.id);
+          throw SkillErrors.SKILL_ALREADY_LISTED(`Skill ${source.id} is listed already`, { skillId: listed ?? null });
         }
         throw e;
       }
@@ -238,7 +238,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
           return v;
         });
       } catch (e) {
-        if (isUniqueViolation(e, 'skills_versions_skill_id_version_key')) throw duplicate();
+        if (isVersionTaken(e)) throw duplicate();
         throw e;
       }
     },

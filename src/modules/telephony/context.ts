@@ -15,6 +15,7 @@ import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { FamilyMetrics } from '../platform-deps.js';
+import { userEmail } from './repository.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -81,6 +82,5 @@ export function agentActorOf(req: FastifyRequest): AgentActor {
 
 /** The email of a user, when the store knows it. */
 export async function emailOf(store: Store, userId: string): Promise<string | undefined> {
-  const rows = await store.sql.query<{ email: string }>('select email from users where id = $1', [userId]);
-  return rows[0]?.email;
+  return userEmail(store.sql, userId);
 }

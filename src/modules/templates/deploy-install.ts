@@ -8,6 +8,7 @@ import type { DeployInstallSide } from './deploy-module.js';
 import { knownInstallFields, type InstallService } from './install-service.js';
 import type { TemplatesService } from './service.js';
 import { createTemplatesRepo } from './repository.js';
+import { createInstallRepo } from './install-repository.js';
 import { templateNotFound } from './errors.js';
 
 /**
@@ -21,8 +22,7 @@ const deployer = (userId: string, deployId: string): Principal => ({
 export function deployInstalls(store: Store, templates: TemplatesService, installs: InstallService): DeployInstallSide {
   return {
     async installedAgents(templateId, orgId) {
-      const rows = await store.sql.query<{ agent_id: string }>('select agent_id from template_installs where template_id = $1 and org_id = $2', [templateId, orgId]);
-      return new Set(rows.map((r) => r.agent_id));
+      return createInstallRepo(store.sql).agentsInstalledIn(templateId, orgId);
     },
     async install(tx, r, body) {
       // Seen from the target organization (public, or its own): a template made private since the
@@ -30,7 +30,7 @@ export function deployInstalls(store: Store, templates: TemplatesService, instal
       const template = await createTemplatesRepo(tx.sql).visible(r.templateId, [r.orgId]);
       if (!template) throw templateNotFound(r.templateId);
       const version = await templates.readVersion(r.templateId, r.version, tx.sql);
-      const [agent] = await tx.sql.query<{ id: string; org_id: string; version: string | null }>('select id, org_id, version from agents where id = $1', [r.agentId]);
+      const agent = await createInstallRepo(tx.sql).targetAgent(r.agentId);
       if (!agent) throw new Error(`the minted agent ${r.agentId} of deploy ${r.deployId} is gone`);
       const result = await installs.applyInstall(tx, {
         principal: deployer(r.requestedBy, r.deployId), template, version, agent: { id: agent.id, orgId: agent.org_id, version: agent.version },

@@ -155,6 +155,32 @@ export function createDeployRepo(sql: Sql) {
       );
     },
 
+    /** The organization a person acts on by default: the first (by id) where it is admin, else its first. */
+    async defaultOrgOf(userId: string): Promise<string | undefined> {
+      const [m] = await sql.query<{ org_id: string }>(
+        `select org_id from memberships where user_id = $1 order by (role <> 'admin'), org_id limit 1`, [userId],
+      );
+      return m?.org_id;
+    },
+
+    /** The organization's agents, oldest first. */
+    async agentsOf(orgId: string): Promise<{ id: string; name: string; visibility: string }[]> {
+      return sql.query<{ id: string; name: string; visibility: string }>('select id, name, visibility from agents where org_id = $1 order by created_at, id', [orgId]);
+    },
+
+    /** The person's role in the organization, if a member. */
+    async roleIn(userId: string, orgId: string): Promise<string | undefined> {
+      const roles = await sql.query<{ role: string }>('select role from memberships where user_id = $1 and org_id = $2', [userId, orgId]);
+      return roles[0]?.role;
+    },
+
+    /** The agents of the organization a deploy of the template is applying to or rolling back from. */
+    async agentsDeploying(orgId: string, templateId: string): Promise<{ agent_id: string }[]> {
+      return sql.query<{ agent_id: string }>(
+        `select agent_id from template_deploys where org_id = $1 and template_id = $2 and status in ('running', 'rollback_pending')`, [orgId, templateId],
+      );
+    },
+
     async session(userId: string, templateId: string, version: number): Promise<DeploySession> {
       const [r] = await sql.query<{ answers: Record<string, unknown>; connect_state: Record<string, unknown>; idempotency_key: string | null; updated_at: Date }>(
         'select answers, connect_state, idempotency_key, updated_at from template_deploy_sessions where user_id = $1 and template_id = $2 and version = $3',

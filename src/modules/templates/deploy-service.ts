@@ -120,10 +120,7 @@ export function createDeployService(o: DeployServiceOptions) {
    */
   async function defaultOrg(p: Principal): Promise<string | undefined> {
     if (p.keyOrgId !== undefined) return p.keyOrgId;
-    const [m] = await store.sql.query<{ org_id: string }>(
-      `select org_id from memberships where user_id = $1 order by (role <> 'admin'), org_id limit 1`, [p.userId],
-    );
-    return m?.org_id;
+    return repo.defaultOrgOf(p.userId);
   }
 
   /** The template and the version a session is about: the one asked for, else the one a deploy would take (deprecated or not). */
@@ -290,15 +287,13 @@ export function createDeployService(o: DeployServiceOptions) {
         return [];
       }
       await authorizeOrgScopes(store, p, orgId, { required: READ_SCOPE });
-      const [agents, roles, installed, busy] = await Promise.all([
-        store.sql.query<{ id: string; name: string; visibility: string }>('select id, name, visibility from agents where org_id = $1 order by created_at, id', [orgId]),
-        store.sql.query<{ role: string }>('select role from memberships where user_id = $1 and org_id = $2', [p.userId, orgId]),
+      const [agents, role, installed, busy] = await Promise.all([
+        repo.agentsOf(orgId),
+        repo.roleIn(p.userId, orgId),
         o.installs.installedAgents(templateId, orgId),
-        store.sql.query<{ agent_id: string }>(
-          `select agent_id from template_deploys where org_id = $1 and template_id = $2 and status in ('running', 'rollback_pending')`, [orgId, templateId],
-        ),
+        repo.agentsDeploying(orgId, templateId),
       ]);
-      const member = isPerson(p) && roles[0]?.role === 'member';
+      const member = isPerson(p) && role === 'member';
       const applying = new Set(busy.map((b) => b.agent_id));
       return agents
         .filter((a) => (p.scopes === null ? true : a.visibility === 'org' || p.agentGrants.includes(a.id)))

@@ -112,6 +112,38 @@ export function createInstallRepo(sql: Sql) {
       await sql.query('update template_installs set setup = $3::jsonb where template_id = $1 and agent_id = $2', [templateId, agentId, json(setup)]);
     },
 
+    /**
+     * The savepoint one install's automatic apply runs under (in the publish's transaction), so
+     * that a refused apply undoes that apply alone: set, released, or rolled back to.
+     */
+    async autoApplySavepoint(): Promise<void> {
+      await sql.query('savepoint template_auto_apply');
+    },
+    async releaseAutoApplySavepoint(): Promise<void> {
+      await sql.query('release savepoint template_auto_apply');
+    },
+    async rollbackToAutoApplySavepoint(): Promise<void> {
+      await sql.query('rollback to savepoint template_auto_apply');
+    },
+
+    /** The agents of the organization the template is installed on. */
+    async agentsInstalledIn(templateId: string, orgId: string): Promise<Set<string>> {
+      const rows = await sql.query<{ agent_id: string }>('select agent_id from template_installs where template_id = $1 and org_id = $2', [templateId, orgId]);
+      return new Set(rows.map((r) => r.agent_id));
+    },
+
+    /** The agent an install applies to: its organization and version. */
+    async targetAgent(agentId: string): Promise<{ id: string; org_id: string; version: string | null } | undefined> {
+      const [agent] = await sql.query<{ id: string; org_id: string; version: string | null }>('select id, org_id, version from agents where id = $1', [agentId]);
+      return agent;
+    },
+
+    /** The template's row held until the transaction ends (installs of one template then decide one at a time); false when there is none. */
+    async lockTemplate(templateId: string): Promise<boolean> {
+      const [locked] = await sql.query<{ id: string }>('select id from templates where id = $1 for update', [templateId]);
+      return locked !== undefined;
+    },
+
     async remove(templateId: string, agentId: string): Promise<boolean> {
       const rows = await sql.query('delete from template_installs where template_id = $1 and agent_id = $2 returning agent_id', [templateId, agentId]);
       return rows.length > 0;

@@ -357,16 +357,16 @@ export function createInstallService(deps: InstallServiceDeps) {
     if (targets.length === 0) return undefined;
     const run: AutoApplyRun = { runId: `tplar_${ulid()}`, targetCount: targets.length, applied: [], failed: [] };
     for (const target of targets) {
-      await tx.sql.query('savepoint template_auto_apply');
+      await r.autoApplySavepoint();
       try {
         const result = await applyInstall(tx, {
           principal, template: t, version: v, agent: { id: target.agentId, orgId: target.orgId, version: target.agentVersion }, request: {}, autoApplyRunId: run.runId,
         });
-        await tx.sql.query('release savepoint template_auto_apply');
+        await r.releaseAutoApplySavepoint();
         run.applied.push(result);
       } catch (e) {
         if (!(e instanceof AppError) && !(e instanceof ApplyFailed)) throw e;
-        await tx.sql.query('rollback to savepoint template_auto_apply');
+        await r.rollbackToAutoApplySavepoint();
         const code = e instanceof AppError ? e.code : e.reason;
         const status = installTransition(target.status, { type: 'apply_failed' });
         if (status === null || isRefused(status)) throw e;
@@ -412,8 +412,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       try {
         result = await store.unitOfWork(async (tx) => {
           // The template's row held: installs of one template decide the install policy one at a time.
-          const [locked] = await tx.sql.query<{ id: string }>('select id from templates where id = $1 for update', [templateId]);
-          if (!locked) throw TemplateErrors.TEMPLATE_NOT_FOUND(`Template ${templateId} not found`);
+          if (!(await createInstallRepo(tx.sql).lockTemplate(templateId))) throw TemplateErrors.TEMPLATE_NOT_FOUND(`Template ${templateId} not found`);
           const t = (await createTemplatesRepo(tx.sql).visible(templateId, [visible.creatorOrgId])) ?? visible;
           const v = await versionFor(tx, t, agent.id, req.version);
           return applyInstall(tx, { principal: p, template: t, version: v, agent, request: req });

@@ -29,6 +29,8 @@ import { WAKE_CHANNEL } from './wake.js';
 import type { FamilyMetrics } from '../platform-deps.js';
 import { createNap } from './nap.js';
 import { fillSlots } from './slots.js';
+import { executionStatements, handBackRuns } from './sql/execution.js';
+import { lockOrgAdmissions, lockRunStatus } from './sql/runs.js';
 
 export interface ExecutorOptions {
   store: Store;
@@ -50,27 +52,12 @@ class Halted extends Error {}
 
 type Outcome = { kind: 'ok'; output?: unknown } | { kind: 'failed'; code: string; message: string } | { kind: 'lost' } | { kind: 'deadline' };
 
-/** A run this executor may take the next step of: its own, running, not cancelled, not past its deadline ($1 run, $2 executor). */
-const GOES_ON = "id = $1 and lease_owner = $2 and status = 'running' and cancel is null and (deadline_at is null or deadline_at > now())";
-
-/**
- * The CTE closing the attempt of step `idx` (a parameter) that a dead executor left open, once the
- * statement's `held` CTE holds the run. The statement's step update reads it (`select count(*) from
- * lost`) so that it runs first: the run's event log tells the lost attempt before the new one.
- */
-const closeLost = (idx: string) => `lost as (
-         update workflow_step_attempts set ended_at = now(), outcome = 'lost'
-          where run_id = $1 and idx = ${idx} and ended_at is null and exists (select 1 from held)
-          returning attempt)`;
-
 /** Step kinds that take no time: each is recorded and done in one statement (runInstantStep). */
 const INSTANT = new Set<Step['kind']>(['noop', 'output', 'costly']);
 
 /** The budget's spending once `step` is done: a step more, and a `costly` step's credits. */
 const spentAfter = (budget: Budget, step: Step): Budget['spent'] =>
   ({ credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 });
-
-const NON_TERMINAL = (['queued', 'gated', 'running', 'suspended'] as RunStatus[]);
 
 export function createExecutor(o: ExecutorOptions) {
   const id = `exe_${ulid()}`;
@@ -103,10 +90,7 @@ export function createExecutor(o: ExecutorOptions) {
     },
   });
 
-  const lease = `now() + ${Math.round(o.leaseMs)} * interval '1 millisecond'`;
-  // The hot statements are prepared once per connection; their text holds the lease, so their
-  // names do too (executors with other leases may share a pool, as in tests). Not the claim: its
-  // `returning *` would break a prepared statement when a later migration adds a column.
+  const statements = executionStatements(sql, id, o.leaseMs);
 
   /**
    * Claims the next run. A run taken from `queued` reports how long it waited there (since its last
@@ -114,17 +98,7 @@ export function createExecutor(o: ExecutorOptions) {
    * executor does not.
    */
   async function claim(): Promise<RunRow | undefined> {
-    const [r] = await sql.query<RunRow & { claimed_from: RunStatus; waited_seconds: number }>(
-      `with next as (
-         select q.id, q.status as was, q.updated_at as since from workflow_runs q
-          where (q.status = 'queued' and not exists (select 1 from orgs o where o.id = q.org_id and o.archived))
-             or (q.status = 'running' and q.lease_until < now())
-          order by q.created_at, q.id limit 1 for update of q skip locked)
-       update workflow_runs w set status = 'running', gate = null, lease_owner = $1, lease_until = ${lease}, updated_at = now()
-         from next where w.id = next.id and w.status = any($2::text[])
-       returning w.*, next.was as claimed_from, extract(epoch from (clock_timestamp() - next.since))::float8 as waited_seconds`,
-      [id, sourcesOf({ type: 'claim' })],
-    );
+    const r = await statements.claimNextRun(sourcesOf({ type: 'claim' }));
     if (r === undefined) return undefined;
     const { claimed_from: from, waited_seconds: waited, ...run } = r;
     if (from === 'queued') o.metrics?.workflowRunClaimed(Number(waited));
@@ -138,29 +112,13 @@ export function createExecutor(o: ExecutorOptions) {
    * step runs. `undefined`: the run is not to go on here (`stop` says why).
    */
   async function beginAttempt(runId: string, idx: number): Promise<{ attempt: number; retryBudget: number | null } | undefined> {
-    const [s] = await sql.query<{ attempt: number; retry_budget: number | null }>(
-      `with held as (
-         update workflow_runs set lease_until = ${lease}, updated_at = now()
-          where ${GOES_ON}
-          returning id),
-       ${closeLost('$3')},
-       step as (
-         update workflow_run_steps set status = 'running', attempt = attempt + 1, started_at = now(), ended_at = null
-          where run_id = $1 and idx = $3 and exists (select 1 from held) and (select count(*) from lost) >= 0
-          returning attempt, retry_budget),
-       recorded as (
-         insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at) select $1, $3, attempt, $2, now() from step)
-       select attempt, retry_budget from step`,
-      [runId, id, idx], { prepare: `wf-begin-attempt-${o.leaseMs}` },
-    );
+    const s = await statements.beginAttempt(runId, idx);
     return s ? { attempt: s.attempt, retryBudget: s.retry_budget } : undefined;
   }
 
   /** Why a run this executor claimed is not to go on: ended here on a cancel or the deadline, else left alone. */
   async function stop(run: RunRow): Promise<void> {
-    const [now] = await sql.query<{ status: RunStatus; lease_owner: string | null; cancel: unknown; deadline_at: Date | null }>(
-      'select status, lease_owner, cancel, deadline_at from workflow_runs where id = $1', [run.id],
-    );
+    const now = await statements.runStanding(run.id);
     if (!now || now.lease_owner !== id || now.status !== 'running') return;
     if (now.cancel !== null) return void (await finish(run, 'cancel'));
     if (now.deadline_at !== null && now.deadline_at.getTime() <= Date.now()) await finish(run, 'deadline');
@@ -168,9 +126,7 @@ export function createExecutor(o: ExecutorOptions) {
 
   /** Renews the lease; false when the run is no longer this executor's running run. */
   async function renew(runId: string): Promise<{ held: boolean; deadlineAt: Date | null }> {
-    const [r] = await sql.query<{ deadline_at: Date | null }>(
-      `update workflow_runs set lease_until = ${lease} where id = $1 and lease_owner = $2 and status = 'running' returning deadline_at`, [runId, id],
-    );
+    const r = await statements.renewLease(runId);
     return r ? { held: true, deadlineAt: r.deadline_at } : { held: false, deadlineAt: null };
   }
 
@@ -209,61 +165,23 @@ export function createExecutor(o: ExecutorOptions) {
    */
   async function runInstantStep(run: RunRow, idx: number, budget: Budget, output: unknown, hasOutput: boolean): Promise<boolean> {
     const kept = hasOutput ? JSON.stringify(output ?? null) : null;
-    const [r] = await sql.query<{ n: number }>(
-      `with held as (
-         update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
-           lease_until = ${lease}, updated_at = now()
-          where ${GOES_ON}
-          returning id),
-       ${closeLost('$7')},
-       step as (
-         update workflow_run_steps set status = 'completed', attempt = attempt + 1, started_at = now(), ended_at = now(), output = $6::jsonb, error = null
-          where run_id = $1 and idx = $7 and exists (select 1 from held) and (select count(*) from lost) >= 0
-          returning attempt),
-       recorded as (
-         insert into workflow_step_attempts (run_id, idx, attempt, executor, started_at, ended_at, outcome)
-         select $1, $7, attempt, $2, now(), now(), 'completed' from step)
-       select count(*)::int as n from step`,
-      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx], { prepare: `wf-instant-step-${o.leaseMs}` },
-    );
-    return r!.n === 1;
+    return statements.runInstantStep(run.id, { idx, budget, hasOutput, kept });
   }
 
   /** Records a completed step and moves the run past it in one statement, if this executor still holds it. */
   async function completeStep(run: RunRow, idx: number, attempt: number, budget: Budget, output: unknown, hasOutput: boolean): Promise<boolean> {
     const kept = hasOutput ? JSON.stringify(output ?? null) : null;
-    const [r] = await sql.query<{ n: number }>(
-      `with moved as (
-         update workflow_runs set next_step = $3, budget = $4::jsonb, output = case when $5 then $6::jsonb else output end, has_output = has_output or $5,
-           lease_until = ${lease}, updated_at = now()
-          where id = $1 and lease_owner = $2 and status = 'running' returning id),
-       step as (
-         update workflow_run_steps set status = 'completed', ended_at = now(), output = $6::jsonb, error = null
-          where run_id = $1 and idx = $7 and exists (select 1 from moved)),
-       attempted as (
-         update workflow_step_attempts set ended_at = now(), outcome = 'completed'
-          where run_id = $1 and idx = $7 and attempt = $8 and exists (select 1 from moved))
-       select count(*)::int as n from moved`,
-      [run.id, id, idx + 1, JSON.stringify(budget), hasOutput, kept, idx, attempt], { prepare: `wf-complete-step-${o.leaseMs}` },
-    );
-    return r!.n === 1;
+    return statements.completeStep(run.id, { idx, budget, hasOutput, kept }, attempt);
   }
 
   async function failAttempt(run: RunRow, idx: number, attempt: number, error: { code: string; message: string }, park: boolean, stepId: string): Promise<boolean> {
     return sql.transaction(async (tx) => {
-      const [held] = await tx.query<{ status: RunStatus }>(`select status from workflow_runs where id = $1 and lease_owner = $2 and status = 'running' for update`, [run.id, id]);
+      const held = await statements.lockHeldRun(tx, run.id);
       if (!held) return false;
-      await tx.query("update workflow_step_attempts set ended_at = now(), outcome = 'failed' where run_id = $1 and idx = $2 and attempt = $3", [run.id, idx, attempt]);
-      await tx.query(
-        `update workflow_run_steps set status = $3, ended_at = now(), error = $4::jsonb,
-           park_seq = park_seq + case when $5 then 1 else 0 end, recovery = case when $5 then null else recovery end where run_id = $1 and idx = $2`,
-        [run.id, idx, park ? 'suspended' : 'pending', JSON.stringify(error), park]);
+      await statements.recordFailedAttempt(tx, run.id, idx, attempt, error, park);
       if (park) {
         const next = mustTransition(held.status, { type: 'park_exception', at: Date.now(), stepId, attempt, code: error.code });
-        await tx.query(
-          'update workflow_runs set status = $2, gate = $3::jsonb, lease_owner = null, lease_until = null, updated_at = now() where id = $1',
-          [run.id, next.status, JSON.stringify(next.gate)],
-        );
+        await statements.parkRun(tx, run.id, next.status, next.gate);
       }
       return true;
     });
@@ -272,12 +190,7 @@ export function createExecutor(o: ExecutorOptions) {
   /** Parks the run on its budget at a step boundary; false when it is not to go on here (a cancel or the deadline comes first). */
   async function parkOnBudget(run: RunRow, step: Step, budget: Budget): Promise<boolean> {
     const next = mustTransition('running', { type: 'park_budget', at: Date.now(), stepId: step.id, spent: budget.spent.credits, cap: budget.maxCredits! });
-    const parked = await sql.query(
-      `update workflow_runs set status = $3, gate = $4::jsonb, lease_owner = null, lease_until = null, updated_at = now()
-       where ${GOES_ON} returning id`,
-      [run.id, id, next.status, JSON.stringify(next.gate)],
-    );
-    return parked.length > 0;
+    return statements.parkOnBudget(run.id, next.status, next.gate);
   }
 
   /** Ends the run this executor holds; false when it no longer holds it. */
@@ -339,14 +252,12 @@ export function createExecutor(o: ExecutorOptions) {
 
   /** Times runs out past their deadline (the partial index workflow_runs_deadline finds them). */
   async function timeOut(): Promise<void> {
-    const late = await sql.query<{ id: string; status: RunStatus }>(
-      `select id, status from workflow_runs where status in (${NON_TERMINAL.map((x) => `'${x}'`).join(', ')}) and deadline_at < now() order by deadline_at limit 100`,
-    );
+    const late = await statements.lateRuns();
     for (const r of late) {
       const next = mustTransition(r.status, { type: 'deadline' });
       const ended = await sql.transaction(async (tx) => {
-        const [locked] = await tx.query<{ status: RunStatus }>('select status from workflow_runs where id = $1 for update', [r.id]);
-        return locked !== undefined && !TERMINAL_STATUSES.includes(locked.status) && (await finishRun(tx, { id: r.id, status: locked.status }, next.status));
+        const locked = await lockRunStatus(tx, r.id);
+        return locked !== undefined && !TERMINAL_STATUSES.includes(locked) && (await finishRun(tx, { id: r.id, status: locked }, next.status));
       });
       if (ended) o.onRunEnded?.();
     }
@@ -357,31 +268,18 @@ export function createExecutor(o: ExecutorOptions) {
    * while the organization holds fewer suspended runs than its cap; none of an archived organization.
    */
   async function release(): Promise<boolean> {
-    const orgs = await sql.query<{ org_id: string }>(
-      `select distinct r.org_id from workflow_runs r where r.status = 'gated' and r.gate->>'kind' = 'quota'
-         and not exists (select 1 from orgs o where o.id = r.org_id and o.archived)`,
-    );
+    const orgs = await statements.orgsGatedOnQuota();
     gatedSeen = orgs.length > 0;
     let released = 0;
-    for (const { org_id: orgId } of orgs) {
+    for (const orgId of orgs) {
       const policy = await repo.policy(orgId);
       released += await sql.transaction(async (tx) => {
-        await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
-        const [{ active, suspended }] = (await tx.query<{ active: number; suspended: number }>(
-          `select (count(*) filter (where status in ('queued', 'running')))::int as active, (count(*) filter (where status = 'suspended'))::int as suspended
-           from workflow_runs where org_id = $1 and status in ('queued', 'running', 'suspended')`, [orgId],
-        )) as [{ active: number; suspended: number }];
+        await lockOrgAdmissions(tx, orgId);
+        const { active, suspended } = await statements.activeAndSuspended(tx, orgId);
         const free = suspended >= policy.maxSuspendedRuns ? 0 : policy.maxConcurrentRuns - active;
         if (free <= 0) return 0;
         const next = mustTransition('gated', { type: 'release' });
-        const rows = await tx.query(
-          `update workflow_runs r set status = $3, gate = null, started_at = now(), updated_at = now(),
-             deadline_at = now() + (r.budget->>'maxDurationSeconds')::int * interval '1 second'
-           where r.id in (select id from workflow_runs where org_id = $1 and status = 'gated' and gate->>'kind' = 'quota' order by created_at, id limit $2)
-           returning r.id`,
-          [orgId, free, next.status],
-        );
-        return rows.length;
+        return statements.releaseGated(tx, orgId, free, next.status);
       });
     }
     return released > 0;
@@ -393,18 +291,9 @@ export function createExecutor(o: ExecutorOptions) {
    */
   async function gateArchived(): Promise<void> {
     const gated = mustTransition('queued', { type: 'archive', at: Date.now() });
-    await sql.query(
-      `update workflow_runs r set status = $2, gate = $3::jsonb, updated_at = now()
-       where r.org_id in (select o.id from orgs o where o.archived) and r.status = any($1::text[])`,
-      [sourcesOf({ type: 'archive', at: 0 }), gated.status, JSON.stringify(gated.gate)],
-    );
+    await statements.gateArchivedOrgsRuns(sourcesOf({ type: 'archive', at: 0 }), gated.status, gated.gate);
     const queued = mustTransition('gated', { type: 'unarchive' });
-    await sql.query(
-      `update workflow_runs r set status = $2, gate = null, updated_at = now()
-       where r.status = any($1::text[]) and r.gate->>'kind' = 'org_archived'
-         and not exists (select 1 from orgs o where o.id = r.org_id and o.archived)`,
-      [sourcesOf({ type: 'unarchive' }), queued.status],
-    );
+    await statements.ungateUnarchivedOrgsRuns(sourcesOf({ type: 'unarchive' }), queued.status);
   }
 
   function wake(): void {
@@ -480,8 +369,7 @@ export function createExecutor(o: ExecutorOptions) {
       await Promise.allSettled([...inflight]);
       await unlisten.then((f) => f?.()).catch(() => {});
       if (!dead) {
-        const handedBack = await o.store.sql.query("update workflow_runs set lease_until = now() where lease_owner = $1 and status = 'running' returning id", [id]).catch(() => []);
-        if (handedBack.length > 0) await o.store.sql.query(`select pg_notify('${WAKE_CHANNEL}', '')`).catch(() => {});
+        await handBackRuns(o.store.sql, id);
       }
     },
     /** Dies on the spot, as a killed process would: no statement more, leases left to run out. */

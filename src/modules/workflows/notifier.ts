@@ -24,6 +24,7 @@ import { runEndSummary } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
 import { createNap } from './nap.js';
 import { fillSlots } from './slots.js';
+import { notificationStatements, releaseClaims, type NotificationRow } from './sql/notifications.js';
 
 export interface NotifierOptions {
   store: Store;
@@ -44,21 +45,7 @@ export interface NotifierOptions {
   slots?: number;
 }
 
-export interface NotificationRow {
-  id: string;
-  run_id: string;
-  kind: 'email' | 'app' | 'target' | 'callback';
-  channel: string | null;
-  thread: string | null;
-  recipient: string | null;
-  status: 'pending' | 'sent' | 'failed' | 'skipped';
-  delivery_id: string | null;
-  error: { code: string; message: string } | null;
-  attempts: number;
-  next_attempt_at: Date;
-  claimed_by: string | null;
-  claimed_until: Date | null;
-}
+export type { NotificationRow } from './sql/notifications.js';
 
 type Problem = { code: string; message: string };
 /** How one send ended: `retry` leaves the notification pending until its next attempt. */
@@ -95,19 +82,10 @@ export function createNotifier(o: NotifierOptions) {
     },
   });
   const repo = createWorkflowsRepo(sql);
-  const lease = `now() + ${Math.round(o.leaseMs)} * interval '1 millisecond'`;
-  const free = '(claimed_until is null or claimed_until < now())';
+  const statements = notificationStatements(sql, id, o.leaseMs);
 
   async function claim(): Promise<NotificationRow | undefined> {
-    const [n] = await sql.query<NotificationRow>(
-      `update workflow_run_notifications set claimed_by = $1, claimed_until = ${lease}, updated_at = now()
-       where id = (select id from workflow_run_notifications where status = 'pending' and next_attempt_at <= now() and ${free}
-                   order by next_attempt_at, id limit 1 for update skip locked)
-         and status = 'pending' and ${free}
-       returning *`,
-      [id],
-    );
-    return n;
+    return statements.claimDue();
   }
 
   /** Writes the outcome if the claim is still this sender's; false when it is not (nothing written). */
@@ -117,24 +95,19 @@ export function createNotifier(o: NotifierOptions) {
     const retry = out.status === 'retry' && attempts < o.maxAttempts;
     const status = out.status === 'retry' ? (retry ? 'pending' : 'failed') : out.status;
     const delay = Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (attempts - 1));
-    const rows = await sql.query(
-      `update workflow_run_notifications set status = $3, attempts = $4, recipient = coalesce($5, recipient), channel = coalesce($6, channel),
-         delivery_id = $7, error = $8::jsonb, next_attempt_at = now() + $9 * interval '1 millisecond', claimed_by = null, claimed_until = null, updated_at = now()
-       where id = $1 and claimed_by = $2 and status = 'pending' returning id`,
-      [n.id, id, status, attempts, out.recipient ?? null, out.channel ?? null,
-        // A retried channel send gets a delivery of its own: the failed one stays on record.
-        out.status === 'retry' ? null : 'deliveryId' in out ? (out.deliveryId ?? null) : n.delivery_id,
-        out.error ? JSON.stringify(out.error) : null, retry ? delay : 0],
-    );
-    return rows.length > 0;
+    return statements.settle(n.id, {
+      status, attempts, recipient: out.recipient ?? null, channel: out.channel ?? null,
+      // A retried channel send gets a delivery of its own: the failed one stays on record.
+      deliveryId: out.status === 'retry' ? null : 'deliveryId' in out ? (out.deliveryId ?? null) : n.delivery_id,
+      error: out.error ? JSON.stringify(out.error) : null, delayMs: retry ? delay : 0,
+    });
   }
 
   /** The delivery id a channel send goes under: kept on the notification before the send. */
   async function deliveryIdOf(n: NotificationRow): Promise<string | undefined> {
     if (n.delivery_id !== null) return n.delivery_id;
     const chosen = `dlv_${ulid()}`;
-    const rows = await sql.query('update workflow_run_notifications set delivery_id = $3 where id = $1 and claimed_by = $2 and status = \'pending\' returning id', [n.id, id, chosen]);
-    return rows.length > 0 ? chosen : undefined;
+    return (await statements.keepDeliveryId(n.id, chosen)) ? chosen : undefined;
   }
 
   async function send(n: NotificationRow): Promise<Outcome | undefined> {
@@ -142,16 +115,15 @@ export function createNotifier(o: NotifierOptions) {
     // Erased meanwhile: the notification went with it.
     if (!run) return undefined;
     const steps = (await repo.steps([run.id])).get(run.id) ?? [];
-    const [agent] = await sql.query<{ name: string }>('select name from agents where id = $1', [run.agent_id]);
-    const summary = runEndSummary(run, steps, agent?.name ?? run.agent_id);
+    const summary = runEndSummary(run, steps, (await statements.agentName(run.agent_id)) ?? run.agent_id);
     if (n.kind === 'email') {
       if (run.principal?.kind === 'customer') return { status: 'skipped', error: NO_RECIPIENT };
-      const [user] = await sql.query<{ email: string }>('select email from users where id = $1', [run.created_by]);
-      if (!user) return { status: 'skipped', error: { code: 'no_recipient', message: `the run's creator ${run.created_by} has no email address` } };
-      const sent = await o.mail.send({ to: user.email, cc: [], bcc: [], subject: summary.subject, text: summary.text, attachments: [], references: [] });
-      if (sent.ok) return { status: 'sent', recipient: user.email };
+      const email = await statements.userEmail(run.created_by);
+      if (email === undefined) return { status: 'skipped', error: { code: 'no_recipient', message: `the run's creator ${run.created_by} has no email address` } };
+      const sent = await o.mail.send({ to: email, cc: [], bcc: [], subject: summary.subject, text: summary.text, attachments: [], references: [] });
+      if (sent.ok) return { status: 'sent', recipient: email };
       const error = { code: sent.failure.code ?? sent.failure.category, message: sent.failure.title };
-      return sent.failure.retryable ? { status: 'retry', recipient: user.email, error } : { status: 'failed', recipient: user.email, error };
+      return sent.failure.retryable ? { status: 'retry', recipient: email, error } : { status: 'failed', recipient: email, error };
     }
     if (n.kind === 'app') return { status: 'sent' };
     const deliveryId = await deliveryIdOf(n);
@@ -225,7 +197,7 @@ export function createNotifier(o: NotifierOptions) {
       wake();
       await loopDone;
       await Promise.allSettled([...inflight]);
-      await o.store.sql.query("update workflow_run_notifications set claimed_by = null, claimed_until = null where claimed_by = $1 and status = 'pending'", [id]).catch(() => {});
+      await releaseClaims(o.store.sql, id).catch(() => {});
     },
     /** Dies on the spot, as a killed process would: no statement more, its claims left to run out. */
     async die(): Promise<void> {

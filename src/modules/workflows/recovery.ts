@@ -17,6 +17,7 @@ import type { Budget, Recovery, RunRow, StepRow } from './model.js';
 import { finishRun, FIELD_MAX_BYTES, validationFailed } from './service.js';
 import { isTerminal, mustTransition, type Gate } from './state.js';
 import type { PolicyLimits } from './seed.js';
+import { deleteRun, endParkedStep, failParkedStep, raiseRunBudget, resumePastStep, retryParkedStep, runById, stepById, ungateRun } from './sql/runs.js';
 
 export const MAX_ATTEMPTS = 20;
 
@@ -36,13 +37,13 @@ export function createRecovery(o: RecoveryOptions) {
 
   /** The run under this agent (held for the transaction when `lock`), or 404. */
   async function lockRun(tx: Sql, agentId: string, runId: string, lock = true): Promise<RunRow> {
-    const [r] = await tx.query<RunRow>(`select * from workflow_runs where id = $1${lock ? ' for update' : ''}`, [runId]);
+    const r = await runById(tx, runId, lock);
     if (!r || r.agent_id !== agentId) throw WorkflowErrors.RUN_NOT_FOUND(`No run ${runId} for agent ${agentId}`, { runId });
     return r;
   }
 
   async function stepOf(tx: Sql, r: RunRow, stepId: string): Promise<{ row: StepRow; step: Step }> {
-    const [row] = await tx.query<StepRow>('select * from workflow_run_steps where run_id = $1 and step_id = $2', [r.id, stepId]);
+    const row = await stepById(tx, r.id, stepId);
     const step = r.graph.steps.find((s) => s.id === stepId);
     if (!row || !step) throw RecoveryErrors.STEP_NOT_FOUND(`No step ${stepId} in run ${r.id}`, { runId: r.id, stepId });
     return { row, step };
@@ -85,11 +86,8 @@ export function createRecovery(o: RecoveryOptions) {
         }
         const next = mustTransition(r.status, { type: 'recover' });
         const recovery: Recovery = { seq: row.park_seq, kind: 'retried', at: Date.now(), by: a.principal.userId, outcome: 'retried' };
-        await tx.sql.query(
-          `update workflow_run_steps set status = 'pending', retry_budget = $3, recovery = $4::jsonb where run_id = $1 and idx = $2`,
-          [r.id, row.idx, body.resetRetries === true ? null : 0, JSON.stringify(recovery)],
-        );
-        await tx.sql.query('update workflow_runs set status = $2, gate = null, updated_at = now() where id = $1', [r.id, next.status]);
+        await retryParkedStep(tx.sql, r.id, row.idx, body.resetRetries === true ? null : 0, JSON.stringify(recovery));
+        await ungateRun(tx.sql, r.id, next.status);
         await audit(tx, r, a.principal.userId, 'workflows.step.retried', { stepId, toAttempt, resetRetries: body.resetRetries === true, ...(body.note !== undefined ? { note: body.note } : {}) });
         return { retried: true, attempt: toAttempt, runStatus: next.status, remainingParks: 0 };
       });
@@ -124,7 +122,7 @@ export function createRecovery(o: RecoveryOptions) {
         const details = { stepId, outcome, ...(body.note !== undefined ? { note: body.note } : {}) };
         if (outcome === 'fail') {
           const next = mustTransition(r.status, { type: 'fail' });
-          await tx.sql.query("update workflow_run_steps set status = 'failed', ended_at = now(), recovery = $3::jsonb where run_id = $1 and idx = $2", [r.id, row.idx, JSON.stringify(recovery)]);
+          await failParkedStep(tx.sql, r.id, row.idx, JSON.stringify(recovery));
           const code = row.error?.code ?? step.code ?? 'STEP_FAILED';
           await finishRun(tx.sql, r, next.status, { error: { code, message: row.error?.message ?? `step ${stepId} failed`, stepId } });
           await audit(tx, r, a.principal.userId, 'workflows.step.resolved', details);
@@ -132,15 +130,8 @@ export function createRecovery(o: RecoveryOptions) {
         }
         const next = mustTransition(r.status, { type: 'recover' });
         const asOutput = outcome === 'complete' && step.kind === 'output';
-        await tx.sql.query(
-          `update workflow_run_steps set status = $3, ended_at = now(), output = $4::jsonb, error = null, recovery = $5::jsonb where run_id = $1 and idx = $2`,
-          [r.id, row.idx, outcome === 'skip' ? 'skipped' : 'completed', outcome === 'complete' ? JSON.stringify(body.output) : null, JSON.stringify(recovery)],
-        );
-        await tx.sql.query(
-          `update workflow_runs set status = $2, gate = null, next_step = $3, updated_at = now(),
-             output = case when $4 then $5::jsonb else output end, has_output = has_output or $4 where id = $1`,
-          [r.id, next.status, row.idx + 1, asOutput, asOutput ? JSON.stringify(body.output) : null],
-        );
+        await endParkedStep(tx.sql, r.id, row.idx, outcome === 'skip' ? 'skipped' : 'completed', outcome === 'complete' ? JSON.stringify(body.output) : null, JSON.stringify(recovery));
+        await resumePastStep(tx.sql, r.id, next.status, row.idx + 1, asOutput, asOutput ? JSON.stringify(body.output) : null);
         await audit(tx, r, a.principal.userId, 'workflows.step.resolved', details);
         return { resolved: true, outcome, runStatus: next.status, remainingParks: 0 };
       });
@@ -181,12 +172,7 @@ export function createRecovery(o: RecoveryOptions) {
           : mustTransition(r.status, { type: 'repark_budget', since: gate.since, stepId: gate.stepId, spent: raised.spent.credits, cap: raised.maxCredits! });
         const status = next.status;
         const raises = [...r.budget_raises, { at: Date.now(), by: a.principal.userId, caps: asked, ...(body.note !== undefined ? { note: body.note } : {}) }];
-        await tx.sql.query(
-          `update workflow_runs set budget = $2::jsonb, budget_raises = $3::jsonb, status = $4, gate = $5::jsonb,
-             deadline_at = case when started_at is null then deadline_at else started_at + ($6::int * interval '1 second') end,
-             updated_at = now() where id = $1`,
-          [r.id, JSON.stringify(raised), JSON.stringify(raises), status, next.gate === null ? null : JSON.stringify(next.gate), raised.maxDurationSeconds],
-        );
+        await raiseRunBudget(tx.sql, r.id, JSON.stringify(raised), JSON.stringify(raises), status, next.gate === null ? null : JSON.stringify(next.gate), raised.maxDurationSeconds);
         await audit(tx, r, a.principal.userId, 'workflows.budget.raised', { caps: asked, resumed });
         return { raised: true, budget: raised, runStatus: status, resumed };
       });
@@ -202,7 +188,7 @@ export function createRecovery(o: RecoveryOptions) {
         const r = await lockRun(tx.sql, a.agentId, runId);
         if (!isTerminal(r.status)) throw RecoveryErrors.RUN_NOT_TERMINAL(`Run ${r.id} is ${r.status}; cancel it first`, { runId: r.id, status: r.status, nextAction: 'cancel' });
         // The run's steps and step attempts go with it (on delete cascade).
-        await tx.sql.query('delete from workflow_runs where id = $1', [r.id]);
+        await deleteRun(tx.sql, r.id);
         // So does the free text its users wrote into its audit entries (retry and resolve notes, a
         // cancel's reason); the entries stay (contract W8).
         await createAuditRepo(tx.sql).eraseDetails(r.org_id, 'workflow_run', r.id, ['note', 'reason']);

@@ -1,5 +1,6 @@
 /** The workflow family's statements. Every status write names the statuses it moves from (state.ts). */
 import type { Sql } from '../../store/sql.js';
+import { keysetAfter, keysetOrder, type KeysetColumn } from '../../api/kernel/pagination.js';
 import type { DefinitionRow, EventRow, NotificationListRow, RunRow, StepRow } from './model.js';
 import { DEFAULT_POLICY, type PolicyLimits } from './seed.js';
 import type { RunStatus } from './state.js';
@@ -36,6 +37,13 @@ export interface RunFilter {
 export const sortValueOf = (r: RunRow, sort: RunSort): number =>
   sort.endsWith('createdAt') ? r.created_at.getTime() : r.duration_ms === null ? -1 : Number(r.duration_ms);
 
+/** The definitions' keyset sort: last updated first, ties by id. */
+const DEFINITION_SORT: readonly KeysetColumn[] = [{ expr: 'd.updated_at', cast: 'timestamptz' }, { expr: 'd.id' }];
+
+/** The runs' keyset sort for `sort`: creation time or duration (unfinished runs as -1) in Unix ms, ties by id. */
+const runSortOf = (sort: RunSort): readonly KeysetColumn[] =>
+  [{ expr: sort.endsWith('createdAt') ? '(extract(epoch from created_at) * 1000)::bigint' : 'coalesce(duration_ms, -1)', cast: 'bigint' }, { expr: 'id' }];
+
 export function createWorkflowsRepo(sql: Sql) {
   return {
     async listDefinitions(agentId: string, q: { form?: string | undefined; includeComposed: boolean; after?: { at: Date; id: string } | undefined; limit: number }): Promise<DefinitionRow[]> {
@@ -43,10 +51,10 @@ export function createWorkflowsRepo(sql: Sql) {
       let where = 'd.agent_id = $1';
       if (q.form) where += ` and d.form = $${params.push(q.form)}`;
       if (!q.includeComposed) where += ' and not d.dynamic';
-      if (q.after) where += ` and (d.updated_at, d.id) < ($${params.push(q.after.at.toISOString())}::timestamptz, $${params.push(q.after.id)})`;
+      if (q.after) where += ` and ${keysetAfter(DEFINITION_SORT, [q.after.at, q.after.id], 'desc', (v) => `$${params.push(v)}`)}`;
       return sql.query<DefinitionRow>(
         `select d.*, v.input_schema from workflow_definitions d left join workflow_versions v on v.id = d.active_version_id
-         where ${where} order by d.updated_at desc, d.id desc limit $2`,
+         where ${where} order by ${keysetOrder(DEFINITION_SORT, 'desc')} limit $2`,
         params,
       );
     },
@@ -118,11 +126,11 @@ export function createWorkflowsRepo(sql: Sql) {
       if (f.minDurationMs !== undefined) where.push(`duration_ms >= ${p(f.minDurationMs)}`);
       if (f.maxDurationMs !== undefined) where.push(`duration_ms <= ${p(f.maxDurationMs)}`);
       if (f.minDurationMs !== undefined || f.maxDurationMs !== undefined) where.push("status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned')");
-      const key = f.sort.endsWith('createdAt') ? '(extract(epoch from created_at) * 1000)::bigint' : 'coalesce(duration_ms, -1)';
-      const desc = f.sort.startsWith('-');
-      if (f.after) where.push(`(${key}, id) ${desc ? '<' : '>'} (${p(f.after.value)}::bigint, ${p(f.after.id)})`);
+      const columns = runSortOf(f.sort);
+      const direction = f.sort.startsWith('-') ? 'desc' : 'asc';
+      if (f.after) where.push(keysetAfter(columns, [f.after.value, f.after.id], direction, p));
       return sql.query<RunRow>(
-        `select * from workflow_runs where ${where.join(' and ')} order by ${key} ${desc ? 'desc' : 'asc'}, id ${desc ? 'desc' : 'asc'} limit $2`,
+        `select * from workflow_runs where ${where.join(' and ')} order by ${keysetOrder(columns, direction)} limit $2`,
         params,
       );
     },

@@ -8,6 +8,7 @@ import { validationFailed } from './service.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
 import { isCalendarDay } from '../../model/record.js';
 import { DAY_MS } from '../../model/time.js';
+import { runsByDay, stepFailuresByDay } from './sql/rollup.js';
 
 export const ROLLUP_MAX_DAYS = 90;
 const CACHE_MS = 60_000;
@@ -48,28 +49,9 @@ export function createRollups(sql: Sql) {
   const cache = new Map<string, { atMs: number; answer: Record<string, unknown> }>();
 
   async function compute(workflowId: string, from: number, to: number): Promise<RollupRow[]> {
-    const params = [workflowId, new Date(from).toISOString(), new Date(to).toISOString()];
-    const days = await sql.query<{ date: string; runs: number; completed: number; failed: number; cancelled: number; suspended: number; p50: number | null; p95: number | null; credits: number }>(
-      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
-         count(*)::int as runs,
-         (count(*) filter (where status = 'completed'))::int as completed,
-         (count(*) filter (where status in ('failed', 'timed_out', 'abandoned')))::int as failed,
-         (count(*) filter (where status = 'cancelled'))::int as cancelled,
-         (count(*) filter (where status in ('suspended', 'gated', 'waiting')))::int as suspended,
-         percentile_cont(0.5) within group (order by duration_ms) filter (where status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned')) as p50,
-         percentile_cont(0.95) within group (order by duration_ms) filter (where status in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned')) as p95,
-         coalesce(sum((budget->'spent'->>'credits')::float8), 0) as credits
-       from workflow_runs where workflow_id = $1 and created_at >= $2::timestamptz and created_at <= $3::timestamptz
-       group by 1 order by 1`,
-      params,
-    );
-    const failures = await sql.query<{ date: string; n: number }>(
-      `select to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as date, count(*)::int as n
-       from workflow_step_attempts a join workflow_runs r on r.id = a.run_id
-       where r.workflow_id = $1 and r.created_at >= $2::timestamptz and r.created_at <= $3::timestamptz and a.outcome = 'failed'
-       group by 1`,
-      params,
-    );
+    const [fromAt, toAt] = [new Date(from).toISOString(), new Date(to).toISOString()];
+    const days = await runsByDay(sql, workflowId, fromAt, toAt);
+    const failures = await stepFailuresByDay(sql, workflowId, fromAt, toAt);
     const failed = new Map(failures.map((f) => [f.date, f.n]));
     const round = (v: number | null) => (v === null ? null : Math.round(Number(v)));
     return days.map((d) => ({

@@ -12,7 +12,7 @@ import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { SchemaIssue } from '../../api/kernel/schema.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
 import { hasHeader, keyedInBody, type BlindRetry } from '../../api/kernel/store-outage.js';
-import { unstorableTextIn } from '../../api/kernel/storable-text.js';
+import { keysetCursor, keysetFetch, keysetPage } from '../../api/kernel/pagination.js';
 import type { Store } from '../../store/store.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
 import { controlUnavailable, StartErrors, WorkflowErrors } from './errors.js';
@@ -37,21 +37,11 @@ const CORRELATION_KEY = /^[A-Za-z0-9:_./-]{1,128}$/;
 const queryInvalid = (issues: readonly Issue[]) =>
   validationFailed(issues, { issues: issues.map(({ path, constraint, message }) => ({ path, constraint, message })) });
 
-const encode = (parts: unknown[]): string => Buffer.from(JSON.stringify(parts), 'utf8').toString('base64url');
 const badCursor = () => WorkflowErrors.BAD_CURSOR('cursor is not a cursor this route returned for this sort');
-
-function decode(raw: string, check: (parts: unknown[]) => boolean): unknown[] {
-  if (raw.length > 1024 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw badCursor();
-  let parts: unknown;
-  try {
-    parts = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-  } catch {
-    throw badCursor();
-  }
-  // A cursor is text too: one holding what the store cannot (NUL, half a surrogate pair) is none of ours.
-  if (!Array.isArray(parts) || unstorableTextIn(parts) !== undefined || !check(parts)) throw badCursor();
-  return parts;
-}
+/** A definition's last update (Unix ms) and id. */
+const DEFINITIONS_CURSOR = keysetCursor(['epochMs', 'text'], { bad: badCursor });
+/** The sort it was written for, then a run's sort value (Unix ms or duration ms) and id. */
+const runsCursor = (sort: RunSort) => keysetCursor(['integer', 'text'], { tag: sort, bad: badCursor });
 
 /** A start's schema failure: `ORIGIN_THREAD_INVALID` when the origin thread is at fault, else VALIDATION_FAILED. */
 function startInvalid(issues: readonly SchemaIssue[]) {
@@ -98,14 +88,13 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     const { agentId } = grantedOf(req);
     const q = req.query;
     const limit = Number(q.limit ?? 50);
-    const after = q.cursor === undefined ? undefined : decode(q.cursor, (p) => p.length === 2 && typeof p[0] === 'number' && Number.isSafeInteger(p[0]) && withinInstantBounds(p[0]) && typeof p[1] === 'string');
+    const after = q.cursor === undefined ? undefined : DEFINITIONS_CURSOR.decode(q.cursor);
     const rows = await service.repo.listDefinitions(agentId!, {
-      form: q.form, includeComposed: q.includeComposed === 'true', limit: limit + 1,
-      after: after ? { at: new Date(after[0] as number), id: after[1] as string } : undefined,
+      form: q.form, includeComposed: q.includeComposed === 'true', limit: keysetFetch(limit),
+      after: after ? { at: after[0], id: after[1] } : undefined,
     });
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return { items: page.map(definitionItem), nextCursor: rows.length > limit && last ? encode([last.updated_at.getTime(), last.id]) : null };
+    const page = keysetPage(rows, limit, (last) => DEFINITIONS_CURSOR.encode([last.updated_at, last.id]));
+    return { items: page.items.map(definitionItem), nextCursor: page.nextCursor };
   });
 
   app.get<{ Params: { agentId: string; workflowId: string }; Querystring: RollupQueryT }>(`${WORKFLOWS_BASE}/definitions/:workflowId/rollup`, {
@@ -182,15 +171,15 @@ export function registerWorkflowRoutes(app: FastifyInstance, deps: WorkflowRoute
     if (min !== undefined && max !== undefined && min > max) throw queryInvalid([{ path: 'maxDurationMs', constraint: 'minimum', message: 'maxDurationMs must be at least minDurationMs' }]);
     const sort = (q.sort ?? '-createdAt') as RunSort;
     const limit = Number(q.limit ?? 50);
-    const after = q.cursor === undefined ? undefined : decode(q.cursor, (p) => p.length === 3 && p[0] === sort && typeof p[1] === 'number' && Number.isSafeInteger(p[1]) && typeof p[2] === 'string' && p[2].length > 0);
+    const cursor = runsCursor(sort);
+    const after = q.cursor === undefined ? undefined : cursor.decode(q.cursor);
     const rows = await service.repo.listRuns(agentId!, {
       statuses, workflowId: q.workflowId, trigger: q.trigger, updatedSince,
-      batchId: q.batchId, correlationKey: q.correlationKey, tags: q.tag, minDurationMs: min, maxDurationMs: max, sort, limit: limit + 1,
-      after: after ? { value: after[1] as number, id: after[2] as string } : undefined,
+      batchId: q.batchId, correlationKey: q.correlationKey, tags: q.tag, minDurationMs: min, maxDurationMs: max, sort, limit: keysetFetch(limit),
+      after: after ? { value: after[0], id: after[1] } : undefined,
     });
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return { items: await service.summaries(page), nextCursor: rows.length > limit && last ? encode([sort, sortValueOf(last, sort), last.id]) : null };
+    const page = keysetPage(rows, limit, (last) => cursor.encode([sortValueOf(last, sort), last.id]));
+    return { items: await service.summaries(page.items), nextCursor: page.nextCursor };
   });
 
   app.get<{ Params: { agentId: string; runId: string }; Querystring: DetailQueryT }>(`${WORKFLOWS_BASE}/runs/:runId`, {

@@ -5,6 +5,7 @@
  */
 import type { SeedSection } from '../../seed/seed-file.js';
 import { checkGraph, checkSchema } from './graph.js';
+import { agentOrgId, upsertDefinition, upsertPolicy, upsertVersion } from './sql/definitions.js';
 
 export interface PolicyLimits {
   maxConcurrentRuns: number;
@@ -65,21 +66,14 @@ export const workflowsSeed: SeedSection = {
   },
   async apply(tx, items) {
     for (const w of items as SeedWorkflow[]) {
-      const [agent] = await tx.query<{ org_id: string }>('select org_id from agents where id = $1', [w.agentId]);
-      if (!agent) throw new Error(`workflows: agent ${w.agentId} of ${w.id} is not in the seed`);
-      await tx.query(
-        `insert into workflow_definitions (id, agent_id, org_id, name, description, form, dynamic, active_version_id, updated_at) values ($1,$2,$3,$4,$5,$6,$7,$8, date_trunc('milliseconds', now()))
-         on conflict (id) do update set agent_id = excluded.agent_id, org_id = excluded.org_id, name = excluded.name, description = excluded.description,
-           form = excluded.form, dynamic = excluded.dynamic, active_version_id = excluded.active_version_id, updated_at = excluded.updated_at`,
-        [w.id, w.agentId, agent.org_id, w.name, w.description ?? null, w.form, w.dynamic ?? false, w.activeVersionId ?? null],
-      );
+      const orgId = await agentOrgId(tx, w.agentId);
+      if (orgId === undefined) throw new Error(`workflows: agent ${w.agentId} of ${w.id} is not in the seed`);
+      await upsertDefinition(tx, { id: w.id, agentId: w.agentId, orgId, name: w.name, description: w.description ?? null, form: w.form, dynamic: w.dynamic ?? false, activeVersionId: w.activeVersionId ?? null });
       for (const [position, v] of w.versions.entries()) {
-        await tx.query(
-          `insert into workflow_versions (id, workflow_id, position, input_schema, graph, script) values ($1,$2,$3,$4::jsonb,$5::jsonb,$6)
-           on conflict (id) do update set workflow_id = excluded.workflow_id, position = excluded.position, input_schema = excluded.input_schema,
-             graph = excluded.graph, script = excluded.script`,
-          [v.id, w.id, position, v.inputSchema === undefined ? null : JSON.stringify(v.inputSchema), v.graph === undefined ? null : JSON.stringify(v.graph), v.script ?? null],
-        );
+        await upsertVersion(tx, {
+          id: v.id, workflowId: w.id, position, inputSchema: v.inputSchema === undefined ? null : JSON.stringify(v.inputSchema),
+          graph: v.graph === undefined ? null : JSON.stringify(v.graph), script: v.script ?? null,
+        });
       }
     }
   },
@@ -108,13 +102,7 @@ export const workflowPoliciesSeed: SeedSection = {
   async apply(tx, items) {
     for (const p of items as (Partial<PolicyLimits> & { orgId: string })[]) {
       const v = { ...DEFAULT_POLICY, ...p };
-      await tx.query(
-        `insert into workflow_policies (org_id, max_concurrent_runs, max_credits, max_steps, max_duration_seconds, max_job_seconds, max_suspended_runs) values ($1,$2,$3,$4,$5,$6,$7)
-         on conflict (org_id) do update set max_concurrent_runs = excluded.max_concurrent_runs, max_credits = excluded.max_credits,
-           max_steps = excluded.max_steps, max_duration_seconds = excluded.max_duration_seconds, max_job_seconds = excluded.max_job_seconds,
-           max_suspended_runs = excluded.max_suspended_runs`,
-        [p.orgId, v.maxConcurrentRuns, v.maxCredits, v.maxSteps, v.maxDurationSeconds, v.maxJobSeconds, v.maxSuspendedRuns],
-      );
+      await upsertPolicy(tx, p.orgId, v);
     }
   },
 };

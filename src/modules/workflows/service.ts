@@ -13,6 +13,7 @@ import { BatchErrors, StartErrors, WorkflowErrors } from './errors.js';
 import { checkGraph, stepsOf, validateValue, type Graph, type Issue } from './graph.js';
 import { runDetail, runSummary, type Budget, type CancelState, type RunRow } from './model.js';
 import { createWorkflowsRepo } from './repository.js';
+import { closeOpenStep, countAdmissions, endRun, hasRunInFlight, insertRunWithSteps, lockOrgAdmissions, recordCancelRequest, runById } from './sql/runs.js';
 import { isTerminal, mustTransition, type QuotaCode, type RunState, type RunStatus } from './state.js';
 import type { PolicyLimits } from './seed.js';
 import type { JsonSchema } from './graph.js';
@@ -327,8 +328,7 @@ export function createWorkflowService(o: ServiceOptions) {
       const answer = await store.unitOfWork(async (tx) => {
         const counts = await admissionCounts(tx.sql, caller.orgId, { lock: true });
         if (b.inFlight === 'forbid') {
-          const [busy] = await tx.sql.query("select id from workflow_runs where workflow_id = $1 and status not in ('completed', 'failed', 'cancelled', 'timed_out', 'abandoned') limit 1", [target.workflowId]);
-          if (busy) throw BatchErrors.RUNS_IN_FLIGHT(`Workflow ${target.workflowId!} has runs in flight; inFlight is forbid`, { workflowId: target.workflowId });
+          if (await hasRunInFlight(tx.sql, target.workflowId)) throw BatchErrors.RUNS_IN_FLIGHT(`Workflow ${target.workflowId!} has runs in flight; inFlight is forbid`, { workflowId: target.workflowId });
         }
         const items: Record<string, unknown>[] = [];
         let accepted = 0;
@@ -397,7 +397,7 @@ export function createWorkflowService(o: ServiceOptions) {
     /** Cancel (contract W6): at once with no step running; while one runs, a request then, after forceAvailableAt, abandoned. */
     async cancel(agentId: string, runId: string, mode: 'request' | 'force', reason: string | undefined, actor: { userId: string; orgId: string }) {
       const answer = await store.unitOfWork(async (tx) => {
-        const [r] = await tx.sql.query<RunRow>('select * from workflow_runs where id = $1 for update', [runId]);
+        const r = await runById(tx.sql, runId, true);
         if (!r || r.agent_id !== agentId) throw WorkflowErrors.RUN_NOT_FOUND(`No run ${runId} for agent ${agentId}`, { runId });
         const nowMs = Date.now();
         const already = r.cancel;
@@ -423,7 +423,7 @@ export function createWorkflowService(o: ServiceOptions) {
           return { cancelRequested: true, state: 'terminal', status: next.status, transitioned: true, forced: true, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'none' };
         }
         if (already === null) {
-          await tx.sql.query('update workflow_runs set cancel = $2::jsonb, updated_at = now() where id = $1', [runId, JSON.stringify(cancel)]);
+          await recordCancelRequest(tx.sql, runId, JSON.stringify(cancel));
           await audit('cancel_requested');
         }
         return { cancelRequested: true, state: 'cancel_requested', status: r.status, transitioned: false, requestedAt: cancel.requestedAt, forceAvailableAt: cancel.forceAvailableAt, nextAction: 'cancel_again' };
@@ -445,19 +445,11 @@ export function createWorkflowService(o: ServiceOptions) {
 export async function finishRun(
   sql: Sql, r: Pick<RunRow, 'id' | 'status'>, to: RunStatus, extra: { cancel?: CancelState; error?: unknown; leaseOwner?: string } = {},
 ): Promise<boolean> {
-  const rows = await sql.query(
-    `update workflow_runs set status = $2, gate = null, lease_owner = null, lease_until = null, completed_at = now(), updated_at = now(),
-       cancel = coalesce($4::jsonb, cancel), error = coalesce($5::jsonb, error),
-       duration_ms = (extract(epoch from (now() - coalesce(started_at, created_at))) * 1000)::bigint
-     where id = $1 and status = any($3::text[]) and ($6::text is null or lease_owner = $6) returning id`,
-    [r.id, to, [r.status], extra.cancel ? JSON.stringify(extra.cancel) : null, extra.error ? JSON.stringify(extra.error) : null, extra.leaseOwner ?? null],
-    { prepare: 'wf-finish-run' },
-  );
-  if (rows.length === 0) return false;
-  if (to !== 'completed') {
-    await sql.query("update workflow_run_steps set status = 'cancelled', ended_at = now() where run_id = $1 and status = 'running'", [r.id]);
-    await sql.query('update workflow_step_attempts set ended_at = now(), outcome = $2 where run_id = $1 and ended_at is null', [r.id, to]);
-  }
+  const ended = await endRun(sql, r.id, r.status, to, {
+    cancel: extra.cancel ? JSON.stringify(extra.cancel) : null, error: extra.error ? JSON.stringify(extra.error) : null, leaseOwner: extra.leaseOwner ?? null,
+  });
+  if (!ended) return false;
+  if (to !== 'completed') await closeOpenStep(sql, r.id, to);
   return true;
 }
 
@@ -481,24 +473,16 @@ export async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target:
   const id = `wfr_${ulid()}`;
   const started = state.status === 'queued' ? now : null;
   const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
-  await tx.query(
-    `insert into workflow_runs (id, org_id, agent_id, workflow_id, workflow_name, workflow_version_id, form, origin, trigger, status, gate, created_by,
-       correlation_key, tags, input, graph, budget, created_at, started_at, updated_at, deadline_at, batch_id,
-       origin_thread_id, callback, notify_mode, notify_target, principal, workspace, state_seed)
-     values ($1,$2,$3,$4,$5,$6,$7,$8,$28,$9,$10::jsonb,$11,$12,$13::jsonb,$14::jsonb,$15::jsonb,$16::jsonb,$17,$18,$17,$19,$20,
-       $21,$22,$23,$24::jsonb,$25::jsonb,$26::jsonb,$27::jsonb)`,
-    [id, caller.orgId, caller.agentId, target.workflowId, target.workflowName, target.versionId, target.form, target.origin, state.status,
-      state.gate === null ? null : JSON.stringify(state.gate), caller.userId, b.correlationKey ?? null, JSON.stringify(b.tags ?? []),
-      b.input === undefined ? null : JSON.stringify(b.input), JSON.stringify(target.graph), JSON.stringify(budget), now, started,
-      started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId,
-      extras?.originThreadId ?? null, extras?.callback ?? false, extras?.notify.mode ?? null, json(extras?.notify.target), json(extras?.principal),
-      json(extras?.workspace), extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed), trigger], { prepare: 'wf-insert-run-2' },
-  );
-  await tx.query(
-    `insert into workflow_run_steps (run_id, idx, step_id, kind, status) select $1, i - 1, s->>'id', s->>'kind', 'pending'
-     from jsonb_array_elements($2::jsonb) with ordinality as t(s, i)`,
-    [id, JSON.stringify(target.graph.steps)], { prepare: 'wf-insert-steps' },
-  );
+  await insertRunWithSteps(tx, {
+    id, orgId: caller.orgId, agentId: caller.agentId, workflowId: target.workflowId, workflowName: target.workflowName, versionId: target.versionId,
+    form: target.form, origin: target.origin, status: state.status, gate: state.gate === null ? null : JSON.stringify(state.gate), createdBy: caller.userId,
+    correlationKey: b.correlationKey ?? null, tags: JSON.stringify(b.tags ?? []), input: b.input === undefined ? null : JSON.stringify(b.input),
+    graph: JSON.stringify(target.graph), budget: JSON.stringify(budget), createdAt: now, startedAt: started,
+    deadlineAt: started === null ? null : new Date(started.getTime() + budget.maxDurationSeconds * 1000), batchId,
+    originThreadId: extras?.originThreadId ?? null, callback: extras?.callback ?? false, notifyMode: extras?.notify.mode ?? null,
+    notifyTarget: json(extras?.notify.target), principal: json(extras?.principal), workspace: json(extras?.workspace),
+    stateSeed: extras === null || extras.stateSeed === undefined ? null : JSON.stringify(extras.stateSeed), trigger,
+  }, JSON.stringify(target.graph.steps));
   return { runId: id, status: state.status, workflowId: target.workflowId, workflowName: target.workflowName, startedAt: started?.getTime() ?? null, watchHint: watchHint(caller.agentId, id) };
 }
 
@@ -508,15 +492,8 @@ export async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target:
  * organization's lock, held until `tx` ends (admissions of one organization then decide one at a time).
  */
 export async function admissionCounts(tx: Sql, orgId: string, o: { lock: boolean; self?: string }): Promise<AdmissionCounts> {
-  if (o.lock) await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`workflows:${orgId}`]);
-  const [c] = await tx.query<AdmissionCounts>(
-    `select (count(*) filter (where status in ('queued', 'running')))::int as active,
-            (count(*) filter (where status = 'gated' and gate->>'kind' = 'quota'))::int as gated,
-            (count(*) filter (where status = 'suspended'))::int as suspended
-     from workflow_runs where org_id = $1 and status in ('queued', 'running', 'gated', 'suspended') and id is distinct from $2`,
-    [orgId, o.self ?? null], { prepare: 'wf-admission-count-2' },
-  );
-  return c!;
+  if (o.lock) await lockOrgAdmissions(tx, orgId);
+  return countAdmissions(tx, orgId, o.self ?? null);
 }
 
 

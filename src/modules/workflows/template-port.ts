@@ -12,17 +12,9 @@ import { stepsOf, validateValue, type Graph, type Step } from './graph.js';
 import { createWorkflowsRepo } from './repository.js';
 import { admissionCounts, budgetOf, finishRun, insertRunTx, quotaHolding } from './service.js';
 import { mustTransition } from './state.js';
+import { activeDefinitions } from './sql/definitions.js';
+import { lockOutdatedRuns, moveRunToVersion } from './sql/runs.js';
 import type { RunRow } from './model.js';
-
-interface SnapshotRow {
-  id: string;
-  name: string;
-  description: string | null;
-  form: 'graph' | 'script';
-  active_version_id: string;
-  input_schema: unknown;
-  graph: Graph | null;
-}
 
 /** The statuses a run can be moved from: not started, or parked (`include: suspended` takes only parked ones). */
 const IN_FLIGHT = { all: ['queued', 'gated', 'suspended'], suspended: ['suspended', 'gated'] } as const;
@@ -33,12 +25,7 @@ const shapeOf = (steps: readonly Step[]): string => JSON.stringify(steps.map((s)
 export function createWorkflowTemplatePort(o: { wake: () => void }): WorkflowTemplatePort {
   return {
     async snapshot(sql: Sql, agentId: string): Promise<WorkflowSnapshot[]> {
-      const rows = await sql.query<SnapshotRow>(
-        `select d.id, d.name, d.description, d.form, d.active_version_id, v.input_schema, v.graph
-         from workflow_definitions d join workflow_versions v on v.id = d.active_version_id
-         where d.agent_id = $1 and not d.dynamic order by d.name`,
-        [agentId],
-      );
+      const rows = await activeDefinitions(sql, agentId);
       return rows.map((r) => {
         const steps = stepsOf(r.form, r.graph);
         return {
@@ -77,14 +64,7 @@ export function createWorkflowTemplatePort(o: { wake: () => void }): WorkflowTem
 
     async migrateRuns(tx: UnitOfWork, m): Promise<RunMigration> {
       const names = m.workflowNames ?? null;
-      const runs = await tx.sql.query<RunRow & { active_version_id: string; active_graph: Graph | null; active_form: 'graph' | 'script' }>(
-        `select r.*, d.active_version_id, v.graph as active_graph, d.form as active_form
-         from workflow_runs r join workflow_definitions d on d.id = r.workflow_id join workflow_versions v on v.id = d.active_version_id
-         where r.agent_id = $1 and r.org_id = $2 and r.status = any($3::text[]) and r.workflow_version_id is distinct from d.active_version_id
-           and ($4::text[] is null or d.name = any($4::text[]))
-         order by r.created_at, r.id for update of r`,
-        [m.agentId, m.orgId, [...IN_FLIGHT[m.include]], names],
-      );
+      const runs = await lockOutdatedRuns(tx.sql, m.agentId, m.orgId, [...IN_FLIGHT[m.include]], names);
       const counts = { resumed: 0, cancelled: 0, reseeded: 0, left: 0 };
       const skipped: string[] = [];
       const reseeded: string[] = [];
@@ -108,8 +88,7 @@ export function createWorkflowTemplatePort(o: { wake: () => void }): WorkflowTem
           continue;
         }
         if (shapeOf(r.graph.steps) === shapeOf(activeSteps)) {
-          await tx.sql.query('update workflow_runs set workflow_version_id = $2, graph = $3::jsonb, updated_at = now() where id = $1',
-            [r.id, r.active_version_id, JSON.stringify({ steps: activeSteps })]);
+          await moveRunToVersion(tx.sql, r.id, r.active_version_id, JSON.stringify({ steps: activeSteps }));
           counts.resumed++;
         } else if (m.onIncompatible === 'cancel') {
           if (await cancel()) counts.cancelled++;

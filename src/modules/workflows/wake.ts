@@ -10,9 +10,9 @@
  */
 import type { Sql } from '../../store/sql.js';
 import type { Logger } from '../../telemetry/logger.js';
+import { notifyRunsWaiting } from './sql/runs.js';
 
-/** The channel executors listen on (executor.ts). */
-export const WAKE_CHANNEL = 'logdrain_workflow_runs';
+export { WAKE_CHANNEL } from './sql/runs.js';
 
 export function createRunWaker(sql: Sql, logger: Logger, local: () => void): () => void {
   let sending = false;
@@ -23,7 +23,7 @@ export function createRunWaker(sql: Sql, logger: Logger, local: () => void): () 
       return;
     }
     sending = true;
-    sql.query(`select pg_notify('${WAKE_CHANNEL}', '')`)
+    notifyRunsWaiting(sql)
       .catch((e: unknown) => logger.warn({ event: 'workflows.wake_failed', err: { message: (e as Error).message } }, 'workflow wake-up not sent: executors find the runs at their next poll'))
       .finally(() => {
         sending = false;

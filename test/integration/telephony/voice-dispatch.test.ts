@@ -16,7 +16,7 @@ import { createMetrics } from '../../../src/telemetry/metrics.js';
 import { createSandboxVoiceCalls } from '../../../src/vendors/voice/sandbox.js';
 import type { DispatchRequest, VoiceCallsPort } from '../../../src/vendors/voice/port.js';
 import { createDispatcher, type DispatchBody } from '../../../src/modules/telephony/voice/dispatch.js';
-import { voiceRepo } from '../../../src/modules/telephony/voice/repo.js';
+import { voiceRepo } from '../../../src/modules/telephony/voice/repository.js';
 import type { AgentActor, TelephonyDeps } from '../../../src/modules/telephony/context.js';
 import type { Sql } from '../../../src/store/sql.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';

@@ -7,6 +7,7 @@
 import { ulid } from 'ulid';
 import type { SeedSection } from '../../../seed/seed-file.js';
 import { countryOf } from './e164.js';
+import { numbersRepo } from './repository.js';
 
 interface SeedNumber {
   orgId: string;
@@ -49,13 +50,7 @@ export const phoneNumbersSeed: SeedSection = {
   },
   async apply(tx, items) {
     for (const item of items as SeedNumber[]) {
-      await tx.query(
-        `insert into telephony_phone_numbers (id, org_id, msisdn, country, type, capabilities, status, transport, created_at)
-         values ($1,$2,$3,$4,$5,$6::jsonb,$7,$8,$9)
-         on conflict (msisdn) where status <> 'released' do update set org_id = excluded.org_id, country = excluded.country,
-           type = excluded.type, capabilities = excluded.capabilities, status = excluded.status, transport = excluded.transport`,
-        [`pn_${ulid()}`, item.orgId, item.msisdn, item.country, item.type, JSON.stringify(item.capabilities), item.status, item.transport, Date.now()],
-      );
+      await numbersRepo(tx).upsertSeeded(item, `pn_${ulid()}`, Date.now());
     }
   },
 };

@@ -10,7 +10,7 @@ import { CARRIER_TRANSPORTS, type CarrierTransport, type InventoryNumber, type N
 import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, atCarrier, fieldRule } from '../errors.js';
 import { COUNTRY_RULE, MSISDN_RULE, countryOf, msisdnOf } from './e164.js';
-import { isUniqueViolation, numbersRepo, type NumberFilter, type NumberStatus, type PhoneNumberRow } from './repo.js';
+import { isNumberTaken, numbersRepo, type NumberFilter, type NumberStatus, type PhoneNumberRow } from './repository.js';
 import { auditActorOf } from '../../../api/kernel/auth.js';
 
 export const SEARCH_LIMIT = { default: 10, max: 50 } as const;
@@ -156,7 +156,7 @@ export function createNumberService(deps: TelephonyDeps) {
         try {
           await numbersRepo(tx.sql).insert(row);
         } catch (e) {
-          if (isUniqueViolation(e)) throw TelephonyErrors.NUMBER_ALREADY_OWNED('This number is already owned');
+          if (isNumberTaken(e)) throw TelephonyErrors.NUMBER_ALREADY_OWNED('This number is already owned');
           throw e;
         }
         // Bought at the carrier only once the number is this organization's; a refusal undoes the row.

@@ -12,7 +12,7 @@ import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules, rcsAgentNotFound } from '../errors.js';
 import { msisdnOf } from '../numbers/e164.js';
 import { bulkList } from './bulk-list.js';
-import { isSenderTaken, rcsRepo, type RcsAgentChanges, type RcsAgentRow } from './repo.js';
+import { isSenderTaken, rcsRepo, type RcsAgentChanges, type RcsAgentRow } from './repository.js';
 import { auditActorOf } from '../../../api/kernel/auth.js';
 
 export const RCS_LIST_LIMIT = { default: 50, max: 200 } as const;

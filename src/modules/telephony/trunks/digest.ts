@@ -7,7 +7,7 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import type { SecretBox } from '../../../security/secret-box.js';
-import type { DigestSecret } from './repo.js';
+import type { DigestSecret } from './repository.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export const PASSWORD_LENGTH = 24;

@@ -12,7 +12,7 @@ import { canonicalCidr } from '../../../vendors/carrier/cidr.js';
 import { SCOPES, emailOf, type Actor, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, atCarrier, trunkNotFound } from '../errors.js';
 import { digestSecret, generatePassword } from './digest.js';
-import { trunksRepo, type AclEntry, type Mode, type Region, type TrunkRow, type TrunkWithParts } from './repo.js';
+import { trunksRepo, type AclEntry, type Mode, type Region, type TrunkRow, type TrunkWithParts } from './repository.js';
 
 export const MAX_ACL_ENTRIES = 16;
 export const MAX_DIGEST_USERS = 200;

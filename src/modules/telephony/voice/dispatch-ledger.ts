@@ -10,6 +10,7 @@
  */
 import { ulid } from 'ulid';
 import type { Sql } from '../../../store/sql.js';
+import { dispatchPlacesRepo } from './repository.js';
 
 export const DISPATCH_WINDOW_MS = 60_000;
 
@@ -19,26 +20,27 @@ export function dispatchLedger(sql: Sql, limit: number) {
   return {
     async reserve(agentId: string, nowMs = Date.now()): Promise<Reservation> {
       return sql.transaction(async (tx) => {
-        await tx.query('select pg_advisory_xact_lock(hashtext($1))', [`telephony-dispatch:${agentId}`]);
-        await tx.query('delete from telephony_dispatches where agent_id = $1 and at <= $2', [agentId, nowMs - DISPATCH_WINDOW_MS]);
-        const taken = await tx.query<{ at: string }>('select at from telephony_dispatches where agent_id = $1 order by at', [agentId]);
+        const places = dispatchPlacesRepo(tx);
+        await places.lockAgent(agentId);
+        await places.dropUntil(agentId, nowMs - DISPATCH_WINDOW_MS);
+        const taken = await places.times(agentId);
         if (taken.length >= limit) {
           // The place that frees first: when the oldest of the ones over the limit leaves the window.
           const frees = Number(taken[taken.length - limit]!.at) + DISPATCH_WINDOW_MS;
           return { retryAfterSeconds: Math.max(1, Math.ceil((frees - nowMs) / 1000)) };
         }
         const placeId = ulid();
-        await tx.query('insert into telephony_dispatches (id, agent_id, at) values ($1, $2, $3)', [placeId, agentId, nowMs]);
+        await places.insert(placeId, agentId, nowMs);
         return { placeId };
       });
     },
     /** The dispatch was answered: its place counts from the answer. */
     async answered(placeId: string, nowMs = Date.now()): Promise<void> {
-      await sql.query('update telephony_dispatches set at = $2, answered = true where id = $1', [placeId, nowMs]);
+      await dispatchPlacesRepo(sql).answered(placeId, nowMs);
     },
     /** The call was not placed: the place is given back. */
     async release(placeId: string): Promise<void> {
-      await sql.query('delete from telephony_dispatches where id = $1', [placeId]);
+      await dispatchPlacesRepo(sql).remove(placeId);
     },
   };
 }

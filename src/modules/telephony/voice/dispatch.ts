@@ -23,8 +23,9 @@ import type { DispatchTarget } from '../../../vendors/voice/port.js';
 import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules } from '../errors.js';
 import { msisdnOf } from '../numbers/e164.js';
+import { numbersRepo } from '../numbers/repository.js';
 import { errors } from '../schemas.js';
-import { voiceRepo, type VoiceRow } from './repo.js';
+import { voiceRepo, type VoiceRow } from './repository.js';
 import { dispatchLedger } from './dispatch-ledger.js';
 import { auditActorOf } from '../../../api/kernel/auth.js';
 
@@ -134,8 +135,7 @@ export function createDispatcher(deps: TelephonyDeps) {
       const voice = await voiceFor(actor.agentId, body.voice);
       if (target.kind === 'phone' && target.callerId !== undefined) {
         const digits = target.callerId.slice(1);
-        const owned = await store.sql.query(`select 1 from telephony_phone_numbers where org_id = $1 and msisdn = $2 and status = 'active'`, [actor.orgId, digits]);
-        if (owned.length === 0) throw TelephonyErrors.CALLER_ID_NOT_AUTHORIZED('Caller ID is not authorized for this agent.');
+        if (!(await numbersRepo(store.sql).ownsActive(actor.orgId, digits))) throw TelephonyErrors.CALLER_ID_NOT_AUTHORIZED('Caller ID is not authorized for this agent.');
       }
       const place = await ledger.reserve(actor.agentId);
       if ('retryAfterSeconds' in place) {

@@ -14,7 +14,7 @@ import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules, voiceNotFound } from '../errors.js';
 import { CONFIG_FIELDS, type ProvisionBody, type VersionBody } from './schemas.js';
 import { configRules, isVersion, nextPatch, pairingRules, type VersionConfig } from './rules.js';
-import { isNameTaken, isVersionTaken, voiceRepo, type VersionRow, type VoiceChanges, type VoiceRow } from './repo.js';
+import { isNameTaken, isVersionTaken, voiceRepo, type VersionRow, type VoiceChanges, type VoiceRow } from './repository.js';
 import { auditActorOf } from '../../../api/kernel/auth.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -15,7 +15,7 @@ import { MediaRejected, MediaUnavailable } from '../../../vendors/media/port.js'
 import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, voiceNotFound } from '../errors.js';
 import { errors } from '../schemas.js';
-import { voiceRepo } from './repo.js';
+import { voiceRepo } from './repository.js';
 
 /** Seconds a client is told to wait before retrying after the media server failed. */
 export const SESSION_RETRY_AFTER_SECONDS = 5;

@@ -38,11 +38,15 @@ export interface NumberFilter {
   transport?: NumberTransport | undefined;
 }
 
-export const isUniqueViolation = (e: unknown): boolean => (e as { code?: string }).code === '23505';
+/** `e` is the refusal of a number some organization owns already (the owned-numbers index; insert). */
+export const isNumberTaken = (e: unknown): boolean => {
+  const err = e as { code?: string; constraint?: string; message?: string };
+  return err.code === '23505' && (err.constraint === 'telephony_phone_numbers_owned' || (err.message ?? '').includes('telephony_phone_numbers_owned'));
+};
 
 export function numbersRepo(sql: Sql) {
   return {
-    /** Throws the store's unique violation (isUniqueViolation) when the number is owned already. */
+    /** Throws the store's unique violation (isNumberTaken) when the number is owned already. */
     async insert(n: PhoneNumberRow): Promise<void> {
       await sql.query(
         `insert into telephony_phone_numbers (id, org_id, msisdn, country, type, capabilities, purchased_by, purchased_by_email, status, transport, ten_dlc_campaign_id, tfn_registration_id, created_at)
@@ -62,6 +66,23 @@ export function numbersRepo(sql: Sql) {
 
     async setStatus(id: string, status: NumberStatus, at: number): Promise<void> {
       await sql.query(`update telephony_phone_numbers set status = $2, released_at = case when $2 = 'released' then $3::bigint else released_at end where id = $1`, [id, status, at]);
+    },
+
+    /** Whether the organization owns `msisdn` and it is active. */
+    async ownsActive(orgId: string, msisdn: string): Promise<boolean> {
+      const owned = await sql.query(`select 1 from telephony_phone_numbers where org_id = $1 and msisdn = $2 and status = 'active'`, [orgId, msisdn]);
+      return owned.length > 0;
+    },
+
+    /** The seed's number written: inserted, or (by msisdn, unless released) given the seed's organization and attributes. */
+    async upsertSeeded(n: { orgId: string; msisdn: string; country: string; type: string; capabilities: readonly string[]; status: string; transport: string }, id: string, at: number): Promise<void> {
+      await sql.query(
+        `insert into telephony_phone_numbers (id, org_id, msisdn, country, type, capabilities, status, transport, created_at)
+         values ($1,$2,$3,$4,$5,$6::jsonb,$7,$8,$9)
+         on conflict (msisdn) where status <> 'released' do update set org_id = excluded.org_id, country = excluded.country,
+           type = excluded.type, capabilities = excluded.capabilities, status = excluded.status, transport = excluded.transport`,
+        [id, n.orgId, n.msisdn, n.country, n.type, JSON.stringify(n.capabilities), n.status, n.transport, at],
+      );
     },
 
     /** Which of `msisdns` some organization owns (active or suspended). */

@@ -133,3 +133,34 @@ export function voiceRepo(sql: Sql) {
     },
   };
 }
+
+/**
+ * The dispatch places of agents (dispatch-ledger.ts): one row per dispatch that reserved a place,
+ * at the time it was reserved or answered (Unix ms).
+ */
+export function dispatchPlacesRepo(sql: Sql) {
+  return {
+    /** The agent's reservation lock, held until the transaction `sql` is bound to ends. */
+    async lockAgent(agentId: string): Promise<void> {
+      await sql.query('select pg_advisory_xact_lock(hashtext($1))', [`telephony-dispatch:${agentId}`]);
+    },
+    /** The agent's places at or before `atMs` (out of the window) given up. */
+    async dropUntil(agentId: string, atMs: number): Promise<void> {
+      await sql.query('delete from telephony_dispatches where agent_id = $1 and at <= $2', [agentId, atMs]);
+    },
+    /** The times of the agent's places, oldest first. */
+    async times(agentId: string): Promise<{ at: string }[]> {
+      return sql.query<{ at: string }>('select at from telephony_dispatches where agent_id = $1 order by at', [agentId]);
+    },
+    async insert(placeId: string, agentId: string, atMs: number): Promise<void> {
+      await sql.query('insert into telephony_dispatches (id, agent_id, at) values ($1, $2, $3)', [placeId, agentId, atMs]);
+    },
+    /** The place counts from the answer, at `atMs`. */
+    async answered(placeId: string, atMs: number): Promise<void> {
+      await sql.query('update telephony_dispatches set at = $2, answered = true where id = $1', [placeId, atMs]);
+    },
+    async remove(placeId: string): Promise<void> {
+      await sql.query('delete from telephony_dispatches where id = $1', [placeId]);
+    },
+  };
+}
