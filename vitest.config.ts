@@ -5,8 +5,18 @@ import { defineConfig } from 'vitest/config';
  * each app a `serve` and a `worker` on a fresh Postgres database and a librdkafka broker
  * (test/helpers/app.ts). Files that choose their setup themselves are not repeated.
  */
-const BOTH_MODES = ['test/integration/api/**/*.test.ts', 'test/integration/pipeline/**/*.test.ts', 'test/integration/engine/**/*.test.ts'];
-const OWN_SETUP = ['test/integration/api/fuzz.test.ts', 'test/integration/api/drain-audit-atomicity.test.ts', 'test/integration/engine/drain-changes.test.ts'];
+const BOTH_MODES = [
+  'test/integration/api/**/*.test.ts', 'test/integration/modules/**/*.test.ts', 'test/integration/pipeline/**/*.test.ts', 'test/integration/engine/**/*.test.ts',
+];
+const OWN_SETUP = [
+  'test/integration/api/fuzz.test.ts', 'test/integration/modules/drains/audit-atomicity.test.ts', 'test/integration/engine/drain-changes.test.ts',
+  // The family store suites: they open the stores they test themselves, whatever the mode.
+  'test/integration/modules/channels/receipt-events-upgrade.test.ts', 'test/integration/modules/skills/search-plan.test.ts',
+  'test/integration/modules/telephony/dispatch-ledger.test.ts', 'test/integration/modules/telephony/voice-dispatch.test.ts',
+  'test/integration/modules/templates/deploy-repository.test.ts', 'test/integration/modules/templates/install-service.test.ts',
+  'test/integration/modules/templates/ports.test.ts', 'test/integration/modules/templates/service.test.ts',
+  'test/integration/modules/workflows/event-log-upgrade.test.ts',
+];
 
 export default defineConfig({
   test: {

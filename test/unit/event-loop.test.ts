@@ -1,6 +1,6 @@
 /** The embedded store's statement gate (event-loop.ts): order and turns, never durations. */
 import { describe, expect, it } from 'vitest';
-import { turnGate } from '../../../src/event-loop.js';
+import { turnGate } from '../../src/event-loop.js';
 
 describe('turnGate', () => {
   it('hands on to a request statement before a background one queued earlier', async () => {

@@ -9,7 +9,7 @@ import { resourceKey } from '../../../src/model/resource.js';
 import { shapeRecord } from '../../../src/shape/delivered-record.js';
 import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 import { Ticket } from '../../../src/source/offset-tracker.js';
-import { drainRow, pipelineFor } from './fixture.js';
+import { drainRow, pipelineFor } from '../pipeline/fixture.js';
 
 const agents = [{ id: 'agt_a', name: 'a' }, { id: 'agt_b', name: 'b' }];
 const routed: RoutedRecord[] = [...syntheticRecords(40, { orgs: [{ orgId: 'org_acme', agents }], seed: 9 })].map((source) => {

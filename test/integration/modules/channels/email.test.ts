@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { AddressInfo } from 'node:net';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { writeChannelsSeed } from '../../helpers/channels-seed.js';
-import { startReceiver } from '../../helpers/receiver.js';
-import type { HttpsReceiver } from '../../../src/devtools/https-receiver.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { writeChannelsSeed } from '../../../helpers/channels-seed.js';
+import { startReceiver } from '../../../helpers/receiver.js';
+import type { HttpsReceiver } from '../../../../src/devtools/https-receiver.js';
 
 interface Received { from: string; rcpt: string[]; raw: Buffer; parsed: ParsedMail }
 

@@ -5,11 +5,11 @@
  * and on real Postgres.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../src/store/store.js';
-import { migrate } from '../../../src/store/migrate.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { createChannelsRepo } from '../../../src/modules/channels/repository.js';
-import { storeKindsWithout } from '../../helpers/stores.js';
+import type { Store } from '../../../../src/store/store.js';
+import { migrate } from '../../../../src/store/migrate.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { createChannelsRepo } from '../../../../src/modules/channels/repository.js';
+import { storeKindsWithout } from '../../../helpers/stores.js';
 
 const PER_ORG = 'channels/002-receipt-events-per-org';
 const KINDS = storeKindsWithout(PER_ORG);

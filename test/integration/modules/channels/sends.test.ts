@@ -5,8 +5,8 @@
  * filters, and the scope of part 5.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { writeChannelsSeed } from '../../helpers/channels-seed.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { writeChannelsSeed } from '../../../helpers/channels-seed.js';
 
 let app: TestApp;
 const BASE = '/developer/agents/agt_support/channels';

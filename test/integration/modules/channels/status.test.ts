@@ -5,12 +5,12 @@
  * expires what waited too long, and X-Idempotency-Key with its race.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { writeChannelsSeed } from '../../helpers/channels-seed.js';
-import { createChannelService } from '../../../src/modules/channels/service.js';
-import { createVendors } from '../../../src/vendors/index.js';
-import { loadConfig } from '../../../src/config/config.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { writeChannelsSeed } from '../../../helpers/channels-seed.js';
+import { createChannelService } from '../../../../src/modules/channels/service.js';
+import { createVendors } from '../../../../src/vendors/index.js';
+import { loadConfig } from '../../../../src/config/config.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
 
 let app: TestApp;
 const BASE = '/developer/agents/agt_support/channels';

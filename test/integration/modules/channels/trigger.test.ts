@@ -6,15 +6,15 @@
  * origins the store holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { writeChannelsSeed } from '../../helpers/channels-seed.js';
-import { createChannelsRepo } from '../../../src/modules/channels/repository.js';
-import { createChannelService } from '../../../src/modules/channels/service.js';
-import type { Delivery } from '../../../src/modules/channels/model.js';
-import { createVendors } from '../../../src/vendors/index.js';
-import type { MessagingPort, TemplateTrigger } from '../../../src/vendors/messaging/port.js';
-import { loadConfig } from '../../../src/config/config.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { writeChannelsSeed } from '../../../helpers/channels-seed.js';
+import { createChannelsRepo } from '../../../../src/modules/channels/repository.js';
+import { createChannelService } from '../../../../src/modules/channels/service.js';
+import type { Delivery } from '../../../../src/modules/channels/model.js';
+import { createVendors } from '../../../../src/vendors/index.js';
+import type { MessagingPort, TemplateTrigger } from '../../../../src/vendors/messaging/port.js';
+import { loadConfig } from '../../../../src/config/config.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
 
 let app: TestApp;
 const TRIGGER = '/admin/agents/agt_support/channels/chatapp-line-1/chatapp-templates/order_update/trigger';

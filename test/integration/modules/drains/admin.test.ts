@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { parseBatch, startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { parseBatch, startReceiver, type HttpsReceiver } from '../../../helpers/receiver.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const T = 'lk_acme_manage';

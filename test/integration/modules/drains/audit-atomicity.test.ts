@@ -7,16 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/server.js';
-import { loadConfig } from '../../../src/config/config.js';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { insertAudit, type AuditWriter } from '../../../src/store/unit-of-work.js';
-import { createMetrics } from '../../../src/telemetry/metrics.js';
-import { silentLogger } from '../../../src/telemetry/logger.js';
-import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/seed/apply.js';
-import { SEED_FIXTURE } from '../../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { buildApi } from '../../../../src/server.js';
+import { loadConfig } from '../../../../src/config/config.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { insertAudit, type AuditWriter } from '../../../../src/store/unit-of-work.js';
+import { createMetrics } from '../../../../src/telemetry/metrics.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
+import { readSeedFile } from '../../../../src/seed/seed-file.js';
+import { applySeed } from '../../../../src/seed/apply.js';
+import { SEED_FIXTURE } from '../../../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const M = { authorization: 'Bearer lk_acme_manage' };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { startReceiver, type HttpsReceiver } from '../../../helpers/receiver.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const MANAGE = 'lk_acme_manage';

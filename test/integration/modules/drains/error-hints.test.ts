@@ -12,9 +12,9 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
-import { startHttpsReceiver } from '../../../src/devtools/https-receiver.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { startReceiver, type HttpsReceiver } from '../../../helpers/receiver.js';
+import { startHttpsReceiver } from '../../../../src/devtools/https-receiver.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const T = 'lk_acme_manage';

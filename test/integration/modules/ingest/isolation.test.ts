@@ -7,17 +7,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, type IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../../src/server.js';
-import { loadConfig } from '../../../src/config/config.js';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { createMetrics } from '../../../src/telemetry/metrics.js';
-import { silentLogger } from '../../../src/telemetry/logger.js';
-import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/seed/apply.js';
-import { SEED_FIXTURE, TEST_MODE } from '../../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { record } from '../../helpers/records.js';
+import { buildApi } from '../../../../src/server.js';
+import { loadConfig } from '../../../../src/config/config.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { createMetrics } from '../../../../src/telemetry/metrics.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
+import { readSeedFile } from '../../../../src/seed/seed-file.js';
+import { applySeed } from '../../../../src/seed/apply.js';
+import { SEED_FIXTURE, TEST_MODE } from '../../../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { record } from '../../../helpers/records.js';
 
 /** The size that froze the process: 60 records of 240 KB, one 15 MB body. */
 const RECORDS = 60;

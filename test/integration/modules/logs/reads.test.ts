@@ -4,12 +4,12 @@
  * rows, scopes, projection and the NDJSON export.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { record } from '../../helpers/records.js';
-import type { AgentRecord } from '../../../src/model/record.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { record } from '../../../helpers/records.js';
+import type { AgentRecord } from '../../../../src/model/record.js';
 
-const SEED = new URL('../../fixtures/seed-logs.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-logs.json', import.meta.url).pathname;
 const AGENT = '/developer/agents/agt_support/logs';
 const ORG = '/admin/orgs/org_acme/logs';
 const DOWNLOAD = '/admin/orgs/org_acme/logs/download';

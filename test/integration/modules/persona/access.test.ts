@@ -5,8 +5,8 @@
  * agent a scoped key cannot see: RESOURCE_NOT_PROJECTED; one a person cannot see: 404 `SubAgent not found`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { agentPath, PERSONA_SEED, PRESETS } from '../../helpers/persona.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { agentPath, PERSONA_SEED, PRESETS } from '../../../helpers/persona.js';
 
 type Scope = 'agents:read' | 'agents:write' | 'agents:manage';
 const ROUTES: { method: string; path: string; body?: unknown; scope: Scope }[] = [

@@ -5,10 +5,10 @@
  * server-side through the SSRF-safe fetcher (public HTTPS only, every redirect hop checked).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { startModelServer, type ModelServer } from '../../helpers/model-server.js';
-import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
-import { ALL, agentPath, PERSONA_SEED } from '../../helpers/persona.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startModelServer, type ModelServer } from '../../../helpers/model-server.js';
+import { startReceiver, type HttpsReceiver } from '../../../helpers/receiver.js';
+import { ALL, agentPath, PERSONA_SEED } from '../../../helpers/persona.js';
 
 const TIMEOUT_MS = 400;
 

@@ -3,8 +3,8 @@
  * sandbox model provider), with part 7's persona messages word for word and the one-draft rule.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { ALL, agentPath, PERSONA_SEED, PRESETS } from '../../helpers/persona.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { ALL, agentPath, PERSONA_SEED, PRESETS } from '../../../helpers/persona.js';
 
 describe('persona routes', () => {
   let app: TestApp;

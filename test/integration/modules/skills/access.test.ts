@@ -6,8 +6,8 @@
  * (`automations:*`, `*:read`) cover these scopes: none is sensitive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { listSkill, publish, SKILLS, SKILLS_SEED } from '../../helpers/skills.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 type Scope = 'automations:write' | 'automations:read' | 'org:manage';
 

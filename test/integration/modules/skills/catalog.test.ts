@@ -5,8 +5,8 @@
  * caller organization's private ones, anything else 404 on every route).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../helpers/skills.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 describe('marketplace skills: listing, versions and the catalogue', () => {
   let app: TestApp;

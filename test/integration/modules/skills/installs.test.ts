@@ -5,8 +5,8 @@
  * values sealed at rest and never in an answer, an audit entry or a log line.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recentAppLogs, startApp, type TestApp } from '../../helpers/app.js';
-import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../helpers/skills.js';
+import { recentAppLogs, startApp, type TestApp } from '../../../helpers/app.js';
+import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 const SECRET = 'sk-live-7d1e4f0a9c2b-do-not-leak';
 const SECRET_2 = 'rotated-0c8f1a77e2-also-secret';

@@ -7,11 +7,11 @@
  * alternative, and projection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { record } from '../../helpers/records.js';
-import type { AgentRecord } from '../../../src/model/record.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { record } from '../../../helpers/records.js';
+import type { AgentRecord } from '../../../../src/model/record.js';
 
-const SEED = new URL('../../fixtures/seed-logs.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-logs.json', import.meta.url).pathname;
 const CRM = '/developer/agt_support/skl_crm/logs';
 const AGENT = '/developer/agents/agt_support/logs';
 const MIN = 60_000;

@@ -4,11 +4,11 @@
  * Postgres and on the embedded store (which loads pg_trgm too).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS } from '../../helpers/stores.js';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { createSkillsRepo, searchStatement } from '../../../src/modules/skills/repository.js';
+import { STORE_KINDS } from '../../../helpers/stores.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { createSkillsRepo, searchStatement } from '../../../../src/modules/skills/repository.js';
 
 const SKILLS = 10_000;
 

@@ -5,8 +5,8 @@
  * totalPages`, `limit` 1-100 (default 10) and `page` from 1, anything else 400; visible skills only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../helpers/skills.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 describe('marketplace skill search', () => {
   let app: TestApp;

@@ -4,9 +4,9 @@
  * organization's path, which never reads or changes anything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
 
-const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ORG = '/developer/orgs/org_acme';
 
 type Scope = 'telephony:read' | 'telephony:write' | 'telephony:manage' | 'telephony:provision';

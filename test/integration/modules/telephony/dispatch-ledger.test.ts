@@ -5,10 +5,10 @@
  * placed gives its place back. On PGlite and on real Postgres.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { dispatchLedger, DISPATCH_WINDOW_MS } from '../../../src/modules/telephony/voice/dispatch-ledger.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { dispatchLedger, DISPATCH_WINDOW_MS } from '../../../../src/modules/telephony/voice/dispatch-ledger.js';
 
 const KINDS = [
   { name: 'pglite', async open() { const store = await openStore({ dataDir: 'memory://', migrations: familyMigrations }); return { store, dispose: () => store.close() }; } },

@@ -1,8 +1,8 @@
 /** Phone numbers (spec 02 parts 2.2, 3, 4.2, 7; contract telephony T1, T4) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
 
-const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ACME = '/developer/orgs/org_acme/phone-numbers';
 const GLOBEX = '/developer/orgs/org_globex/phone-numbers';
 const ALL = 'lk_tel_all';
@@ -276,17 +276,17 @@ describe('phone number routes', () => {
     it('are applied (byo-sip included) and a second application changes nothing', async () => {
       const before = await app.store.sql.query('select id, org_id, msisdn, status from telephony_phone_numbers where msisdn in ($1, $2) order by msisdn', ['14155550123', '15550200900']);
       expect(before).toHaveLength(2);
-      const { readSeedFile } = await import('../../../src/seed/seed-file.js');
-      const { applySeed } = await import('../../../src/seed/apply.js');
-      const { familySeeds } = await import('../../../src/modules/index.js');
+      const { readSeedFile } = await import('../../../../src/seed/seed-file.js');
+      const { applySeed } = await import('../../../../src/seed/apply.js');
+      const { familySeeds } = await import('../../../../src/modules/index.js');
       await applySeed(app.store.sql, await readSeedFile(SEED, familySeeds));
       const after = await app.store.sql.query('select id, org_id, msisdn, status from telephony_phone_numbers where msisdn in ($1, $2) order by msisdn', ['14155550123', '15550200900']);
       expect(after).toEqual(before);
     });
 
     it('a bad phoneNumbers entry fails the seed file with each problem named', async () => {
-      const { parseSeed } = await import('../../../src/seed/seed-file.js');
-      const { familySeeds } = await import('../../../src/modules/index.js');
+      const { parseSeed } = await import('../../../../src/seed/seed-file.js');
+      const { familySeeds } = await import('../../../../src/modules/index.js');
       const seed = { orgs: [{ id: 'o', name: 'O' }], phoneNumbers: [{ orgId: 'x', msisdn: '+1', transport: 'fax', country: 'usa', type: 't', capabilities: 'voice', status: 'released' }] };
       expect(() => parseSeed(seed, familySeeds)).toThrow(/phoneNumbers\[0\]\.orgId[\s\S]*msisdn[\s\S]*transport[\s\S]*country[\s\S]*type[\s\S]*capabilities[\s\S]*status/);
     });

@@ -6,9 +6,9 @@
  * loop back is test/unit/telephony/bulk-list.test.ts's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
 
-const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ACME = '/developer/orgs/org_acme/rcs-agents';
 const GLOBEX = '/developer/orgs/org_globex/rcs-agents';
 const BUCKET = 'rcs-bulk-capability-check';

@@ -1,8 +1,8 @@
 /** RCS agents (spec 02 parts 2.3, 3, 4.3, 5, 7, 8; contract telephony T2, T5) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
 
-const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ACME = '/developer/orgs/org_acme/rcs-agents';
 const GLOBEX = '/developer/orgs/org_globex/rcs-agents';
 const ALL = 'lk_tel_all';

@@ -1,9 +1,9 @@
 /** SIP trunks (spec 02 parts 2.1, 3, 4.1, 7, 8) through HTTP against the started service. */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
 
-const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const BASE = '/developer/orgs/org_acme/sip-trunks';
 const ALL = 'lk_tel_all';
 

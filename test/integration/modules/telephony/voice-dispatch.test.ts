@@ -8,18 +8,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyReply } from 'fastify';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { insertAudit, type AuditWriter } from '../../../src/store/unit-of-work.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
-import { createMetrics } from '../../../src/telemetry/metrics.js';
-import { createSandboxVoiceCalls } from '../../../src/vendors/voice/sandbox.js';
-import type { DispatchRequest, VoiceCallsPort } from '../../../src/vendors/voice/port.js';
-import { createDispatcher, type DispatchBody } from '../../../src/modules/telephony/voice/dispatch.js';
-import { voiceRepo } from '../../../src/modules/telephony/voice/repo.js';
-import type { AgentActor, TelephonyDeps } from '../../../src/modules/telephony/context.js';
-import type { Sql } from '../../../src/store/sql.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { insertAudit, type AuditWriter } from '../../../../src/store/unit-of-work.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
+import { createMetrics } from '../../../../src/telemetry/metrics.js';
+import { createSandboxVoiceCalls } from '../../../../src/vendors/voice/sandbox.js';
+import type { DispatchRequest, VoiceCallsPort } from '../../../../src/vendors/voice/port.js';
+import { createDispatcher, type DispatchBody } from '../../../../src/modules/telephony/voice/dispatch.js';
+import { voiceRepo } from '../../../../src/modules/telephony/voice/repo.js';
+import type { AgentActor, TelephonyDeps } from '../../../../src/modules/telephony/context.js';
+import type { Sql } from '../../../../src/store/sql.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
 
 const AGENT = 'agt_order';
 const actor = (agentId = AGENT): AgentActor => ({

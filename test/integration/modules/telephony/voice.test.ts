@@ -1,12 +1,12 @@
 /** Voices and their versions (spec 02 parts 2.4, 3, 4.4, 5, 7, 8; contract telephony T2, T3, T6) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { startReceiver } from '../../helpers/receiver.js';
-import type { HttpsReceiver } from '../../../src/devtools/https-receiver.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { startReceiver } from '../../../helpers/receiver.js';
+import type { HttpsReceiver } from '../../../../src/devtools/https-receiver.js';
 
-const SEED = new URL('../../fixtures/seed-telephony.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const SUPPORT = '/developer/voice-agents/agt_support';
 const ALL = 'lk_tel_all';
 const INFERENCE = { kind: 'inference', model: 'voice-model-1' };

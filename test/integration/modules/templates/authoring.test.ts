@@ -6,8 +6,8 @@
  * their scopes, error answers and audit entries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { badRequest, call, createTemplate, publishVersion, TEMPLATES, TEMPLATES_ENV } from '../../helpers/templates.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { badRequest, call, createTemplate, publishVersion, TEMPLATES, TEMPLATES_ENV } from '../../../helpers/templates.js';
 
 describe('agent templates: authoring', () => {
   let app: TestApp;

@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { call, createTemplate, freshAddress, publishVersion, TEMPLATES, TEMPLATES_ENV, TEMPLATES_SEED } from '../../helpers/templates.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { call, createTemplate, freshAddress, publishVersion, TEMPLATES, TEMPLATES_ENV, TEMPLATES_SEED } from '../../../helpers/templates.js';
 
 /** The seal as docs/api-templates.md tells a client to compute it, written apart from the server's. */
 function clientSeal(version: any): string {

@@ -5,10 +5,10 @@
  * requests give is decided once, and one deploy per caller and key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { deployMigrations } from '../../../src/modules/templates/deploy-migrations.js';
-import { createDeployRepo, type NewDeploy } from '../../../src/modules/templates/deploy-repository.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { deployMigrations } from '../../../../src/modules/templates/deploy-migrations.js';
+import { createDeployRepo, type NewDeploy } from '../../../../src/modules/templates/deploy-repository.js';
 
 const kinds = [
   { name: 'pglite', open: async () => ({ store: await openStore({ dataDir: 'memory://', migrations: deployMigrations }), db: undefined as TestDatabase | undefined }) },

@@ -7,10 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, TEST_MODE, type TestApp } from '../../helpers/app.js';
-import { badRequest, call, createTemplate, publishVersion, TEMPLATES } from '../../helpers/templates.js';
+import { startApp, TEST_MODE, type TestApp } from '../../../helpers/app.js';
+import { badRequest, call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 
-export const DEPLOY_SEED = new URL('../../fixtures/seed-templates-deploy.json', import.meta.url).pathname;
+export const DEPLOY_SEED = new URL('../../../fixtures/seed-templates-deploy.json', import.meta.url).pathname;
 const SECRET = 'tok-live-5e0c1b9a77d2-never-shown';
 
 const newKey = (): string => `dk-${randomBytes(12).toString('hex')}`;

@@ -4,14 +4,14 @@
  * port that fails undoes everything the others did, the install record included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { applySeed } from '../../../src/seed/apply.js';
-import type { Principal } from '../../../src/api/kernel/auth.js';
-import type { TemplatePorts } from '../../../src/modules/platform-deps.js';
-import type { UnitOfWork } from '../../../src/store/unit-of-work.js';
-import { createTemplatesService } from '../../../src/modules/templates/service.js';
-import { createInstallService } from '../../../src/modules/templates/index.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { applySeed } from '../../../../src/seed/apply.js';
+import type { Principal } from '../../../../src/api/kernel/auth.js';
+import type { TemplatePorts } from '../../../../src/modules/platform-deps.js';
+import type { UnitOfWork } from '../../../../src/store/unit-of-work.js';
+import { createTemplatesService } from '../../../../src/modules/templates/service.js';
+import { createInstallService } from '../../../../src/modules/templates/index.js';
 
 const ANN: Principal = { kind: 'session', userId: 'usr_ann', keyOrgId: undefined, scopes: null, agentGrants: [], credentialId: 'ses_test' };
 const AGENT = { id: 'agt_a', orgId: 'org_a', version: '7' };

@@ -6,10 +6,10 @@
  * retry, removal preview and removal, with their scopes and error answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { call, createTemplate, publishVersion, TEMPLATES } from '../../helpers/templates.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 
-const SEED = new URL('../../fixtures/seed-template-installs.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-template-installs.json', import.meta.url).pathname;
 
 describe('agent templates: installs', () => {
   let app: TestApp;

@@ -6,13 +6,13 @@
  * follows the install route's rules with its env values sealed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations, createTemplatePorts } from '../../../src/modules/index.js';
-import { applySeed } from '../../../src/seed/apply.js';
-import { workflowsSeed } from '../../../src/modules/workflows/seed.js';
-import type { TemplatePorts } from '../../../src/modules/platform-deps.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
-import { createTestDatabase } from '../../helpers/postgres.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations, createTemplatePorts } from '../../../../src/modules/index.js';
+import { applySeed } from '../../../../src/seed/apply.js';
+import { workflowsSeed } from '../../../../src/modules/workflows/seed.js';
+import type { TemplatePorts } from '../../../../src/modules/platform-deps.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
+import { createTestDatabase } from '../../../helpers/postgres.js';
 
 const KINDS = [
   { name: 'pglite', open: async () => { const store = await openStore({ dataDir: 'memory://', migrations: familyMigrations }); return { store, dispose: () => store.close() }; } },

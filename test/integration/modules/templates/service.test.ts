@@ -5,14 +5,14 @@
  * and deploy families' calls; here they are called as those do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { STORE_KINDS } from '../../helpers/stores.js';
-import { AppError } from '../../../src/errors.js';
-import type { Principal } from '../../../src/api/kernel/auth.js';
-import { createTemplatesService, type Reviewer, type TemplatesService } from '../../../src/modules/templates/service.js';
-import type { Template } from '../../../src/modules/templates/repository.js';
+import { openStore, type Store } from '../../../../src/store/store.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { STORE_KINDS } from '../../../helpers/stores.js';
+import { AppError } from '../../../../src/errors.js';
+import type { Principal } from '../../../../src/api/kernel/auth.js';
+import { createTemplatesService, type Reviewer, type TemplatesService } from '../../../../src/modules/templates/service.js';
+import type { Template } from '../../../../src/modules/templates/repository.js';
 
 const person = (userId: string): Principal => ({ kind: 'session', userId, keyOrgId: undefined, scopes: null, agentGrants: [], credentialId: `ses_${userId}` });
 const ANN = person('usr_ann');

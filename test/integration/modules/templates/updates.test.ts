@@ -7,10 +7,10 @@
  * unless accepted, and an auto-apply skips that install.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { call, createTemplate, publishVersion, TEMPLATES } from '../../helpers/templates.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 
-const SEED = new URL('../../fixtures/seed-template-installs.json', import.meta.url).pathname;
+const SEED = new URL('../../../fixtures/seed-template-installs.json', import.meta.url).pathname;
 
 describe('agent templates: creator updates and modified primitives', () => {
   let app: TestApp;

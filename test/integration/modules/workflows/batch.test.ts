@@ -4,8 +4,8 @@
  * item and batch refusals that create no run, the in-flight rule and the 2 MB body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
 
 describe('workflow batch starts', () => {
   let app: TestApp;

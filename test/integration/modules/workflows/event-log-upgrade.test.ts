@@ -4,10 +4,10 @@
  * is logged after it. On PGlite and on real Postgres.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../src/store/store.js';
-import { migrate } from '../../../src/store/migrate.js';
-import { familyMigrations } from '../../../src/modules/index.js';
-import { storeKindsWithout } from '../../helpers/stores.js';
+import type { Store } from '../../../../src/store/store.js';
+import { migrate } from '../../../../src/store/migrate.js';
+import { familyMigrations } from '../../../../src/modules/index.js';
+import { storeKindsWithout } from '../../../helpers/stores.js';
 
 const LOG = 'workflows/004-run-events';
 const KINDS = storeKindsWithout(LOG);

@@ -5,10 +5,10 @@
  * event, never another agent's, and gone with an erased run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
-import { createExecutor, type Executor } from '../../../src/modules/workflows/executor.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { createExecutor, type Executor } from '../../../../src/modules/workflows/executor.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
 
 describe('workflow run events', () => {
   let app: TestApp;

@@ -5,10 +5,10 @@
  * completed exactly once. The API runs no executor here: the test drives its own, on the API's store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until, startApp, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
-import { createExecutor, type Executor } from '../../../src/modules/workflows/executor.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
+import { until, startApp, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { createExecutor, type Executor } from '../../../../src/modules/workflows/executor.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
 
 interface AttemptRow { run_id: string; idx: number; attempt: number; executor: string; outcome: string | null; started_at: Date; ended_at: Date | null }
 

@@ -5,8 +5,8 @@
  * boundary, and forced after forceAvailableAt.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
+import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
 
 const FORCE_AFTER_MS = 400;
 

@@ -4,8 +4,8 @@
  * Retry-After and Retry-After-wf-<name> headers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
 
 describe('workflow rate limits', () => {
   let app: TestApp;

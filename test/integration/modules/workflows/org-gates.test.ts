@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { until, startApp, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
-import { createExecutor, type Executor } from '../../../src/modules/workflows/executor.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
-import { readSeedFile } from '../../../src/seed/seed-file.js';
-import { applySeed } from '../../../src/seed/apply.js';
-import { familySeeds } from '../../../src/modules/index.js';
+import { until, startApp, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { createExecutor, type Executor } from '../../../../src/modules/workflows/executor.js';
+import { createLogger } from '../../../../src/telemetry/logger.js';
+import { readSeedFile } from '../../../../src/seed/seed-file.js';
+import { applySeed } from '../../../../src/seed/apply.js';
+import { familySeeds } from '../../../../src/modules/index.js';
 
 const GLOBEX = '/workflows/agt_globex';
 

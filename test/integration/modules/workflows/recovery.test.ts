@@ -5,8 +5,8 @@
  * recovered, budget raises, and DELETE of a terminal run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../helpers/workflows-seed.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
+import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
 
 describe('workflow recovery', () => {
   let app: TestApp;

@@ -1,9 +1,9 @@
 /** Delivery status moves (spec 03 part 3), the reaction emoji rule, the richBody renderer and the sandbox receipts plan. */
 import { describe, expect, it } from 'vitest';
-import { canMove, DELIVERY_STATUSES } from '../../../src/modules/channels/model.js';
-import { isSingleEmoji } from '../../../src/modules/channels/service.js';
-import { bracketed, renderRichBody, richBodyText } from '../../../src/modules/channels/email-render.js';
-import { plannedReceipts } from '../../../src/vendors/messaging/sandbox.js';
+import { canMove, DELIVERY_STATUSES } from '../../../../src/modules/channels/model.js';
+import { isSingleEmoji } from '../../../../src/modules/channels/service.js';
+import { bracketed, renderRichBody, richBodyText } from '../../../../src/modules/channels/email-render.js';
+import { plannedReceipts } from '../../../../src/vendors/messaging/sandbox.js';
 
 describe('status moves', () => {
   it('moves forward only, to failed or expired from any live status, never out of a terminal one', () => {

@@ -1,7 +1,7 @@
 /** The persona family's seed section (`personaPresets`) and the preset catalog's order. */
 import { describe, expect, it } from 'vitest';
-import { parseSeed, SeedError } from '../../../src/seed/seed-file.js';
-import { BUILT_IN_PRESETS, catalog, personaPresetsSeed } from '../../../src/modules/persona/presets.js';
+import { parseSeed, SeedError } from '../../../../src/seed/seed-file.js';
+import { BUILT_IN_PRESETS, catalog, personaPresetsSeed } from '../../../../src/modules/persona/presets.js';
 
 const base = { orgs: [{ id: 'org_a', name: 'A' }], users: [], agents: [], apiKeys: [], sessions: [] };
 

@@ -1,7 +1,7 @@
 /** The skills family's seed section (`skills`: the organizations' own skills that can be listed on the marketplace). */
 import { describe, expect, it } from 'vitest';
-import { parseSeed, SeedError } from '../../../src/seed/seed-file.js';
-import { skillsSeed } from '../../../src/modules/skills/seed.js';
+import { parseSeed, SeedError } from '../../../../src/seed/seed-file.js';
+import { skillsSeed } from '../../../../src/modules/skills/seed.js';
 
 const base = { orgs: [{ id: 'org_a', name: 'A' }], users: [], agents: [], apiKeys: [], sessions: [] };
 

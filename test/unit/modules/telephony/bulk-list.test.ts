@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bulkList } from '../../../src/modules/telephony/rcs/bulk-list.js';
+import { bulkList } from '../../../../src/modules/telephony/rcs/bulk-list.js';
 
 /** 10,000 UK mobile numbers: among the costliest for the numbering-plan checks. */
 const LIST = Array.from({ length: 10_000 }, (_, i) => `+447${String(700900000 + i)}`);

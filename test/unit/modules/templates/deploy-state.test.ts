@@ -1,7 +1,7 @@
 /** The deploy state machine (state.ts, its deploy section) and the deploy session's deep merge. */
 import { describe, expect, it } from 'vitest';
-import { DEPLOY_STATUSES, deploySourcesOf, deployTransition, isDeployTerminal, mustDeployTransition, type DeployEvent } from '../../../src/modules/templates/state.js';
-import { deepMerge } from '../../../src/modules/templates/deploy-repository.js';
+import { DEPLOY_STATUSES, deploySourcesOf, deployTransition, isDeployTerminal, mustDeployTransition, type DeployEvent } from '../../../../src/modules/templates/state.js';
+import { deepMerge } from '../../../../src/modules/templates/deploy-repository.js';
 
 const EVENTS: DeployEvent[] = [{ type: 'mint' }, { type: 'installed' }, { type: 'refused' }, { type: 'removed' }, { type: 'fail' }];
 

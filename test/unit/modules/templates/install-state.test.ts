@@ -1,6 +1,6 @@
 /** The install and setup moves of the templates family's state machine (state.ts): every move their table lists, and the ones it refuses. */
 import { describe, expect, it } from 'vitest';
-import { installTransition, isRefused, setupTransition } from '../../../src/modules/templates/state.js';
+import { installTransition, isRefused, setupTransition } from '../../../../src/modules/templates/state.js';
 
 describe('install transitions', () => {
   it('a first install applies or is refused; it is never already current or failed', () => {

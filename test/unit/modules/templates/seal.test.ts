@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalJson, contentHash, installSeal, NotCanonicalizable } from '../../../src/modules/templates/seal.js';
+import { canonicalJson, contentHash, installSeal, NotCanonicalizable } from '../../../../src/modules/templates/seal.js';
 
 describe('canonical JSON (RFC 8785)', () => {
   it('sorts object keys at every depth and writes no whitespace', () => {

@@ -1,6 +1,6 @@
 /** The template and version state machines (state.ts): every row of their tables, and the moves they refuse. */
 import { describe, expect, it } from 'vitest';
-import { isRefused, PUBLISHED, templateTransition, versionTransition, type TemplateListing } from '../../../src/modules/templates/state.js';
+import { isRefused, PUBLISHED, templateTransition, versionTransition, type TemplateListing } from '../../../../src/modules/templates/state.js';
 
 const listing = (over: Partial<TemplateListing> = {}): TemplateListing => ({ visibility: 'private', listed: true, pendingVisibility: null, ...over });
 
