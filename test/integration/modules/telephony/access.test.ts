@@ -4,9 +4,9 @@
  * organization's path, which never reads or changes anything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startTelephonyApp } from '../../../helpers/telephony.js';
 
-const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ORG = '/developer/orgs/org_acme';
 
 type Scope = 'telephony:read' | 'telephony:write' | 'telephony:manage' | 'telephony:provision';
@@ -24,7 +24,7 @@ describe('telephony scopes and organizations', () => {
   let app: TestApp;
   let trunkId: string;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED });
+    app = await startTelephonyApp();
     const t = await app.request('POST', `${ORG}/sip-trunks`, { token: 'lk_tel_all', body: { acl: ['192.0.2.0/24', '198.51.100.0/24'], enableDigestAuth: true } });
     trunkId = t.body.id;
     await app.request('POST', `${ORG}/sip-trunks/${trunkId}/credentials`, { token: 'lk_tel_all', body: { username: 'matrix-user' } });

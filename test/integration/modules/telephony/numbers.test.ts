@@ -1,8 +1,8 @@
 /** Phone numbers (spec 02 parts 2.2, 3, 4.2, 7; contract telephony T1, T4) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startTelephonyApp, TELEPHONY_SEED } from '../../../helpers/telephony.js';
 
-const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ACME = '/developer/orgs/org_acme/phone-numbers';
 const GLOBEX = '/developer/orgs/org_globex/phone-numbers';
 const ALL = 'lk_tel_all';
@@ -12,7 +12,7 @@ const SEARCH = '/developer/phone-numbers/available';
 describe('phone number routes', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED });
+    app = await startTelephonyApp();
   });
   afterAll(async () => {
     await app?.stop();
@@ -279,7 +279,7 @@ describe('phone number routes', () => {
       const { readSeedFile } = await import('../../../../src/seed/seed-file.js');
       const { applySeed } = await import('../../../../src/seed/apply.js');
       const { familySeeds } = await import('../../../../src/modules/index.js');
-      await applySeed(app.store.sql, await readSeedFile(SEED, familySeeds));
+      await applySeed(app.store.sql, await readSeedFile(TELEPHONY_SEED, familySeeds));
       const after = await app.store.sql.query('select id, org_id, msisdn, status from telephony_phone_numbers where msisdn in ($1, $2) order by msisdn', ['14155550123', '15550200900']);
       expect(after).toEqual(before);
     });

@@ -3,12 +3,12 @@
  * is answered before any entry is read, the syntax of every entry before any numbering-plan check,
  * and each organization has a budget of checks a minute (RCS_BULK_CHECKS_PER_MIN, here its
  * default). Through HTTP against the started service; that the numbering-plan checks give the event
- * loop back is test/unit/telephony/bulk-list.test.ts's.
+ * loop back is test/unit/modules/telephony/bulk-list.test.ts's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startTelephonyApp } from '../../../helpers/telephony.js';
 
-const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ACME = '/developer/orgs/org_acme/rcs-agents';
 const GLOBEX = '/developer/orgs/org_globex/rcs-agents';
 const BUCKET = 'rcs-bulk-capability-check';
@@ -31,7 +31,7 @@ describe('RCS bulk capability check bounds', () => {
     return res.body.id as string;
   };
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED });
+    app = await startTelephonyApp();
     acme = await liveAgent(ACME, 'lk_tel_all');
     globex = await liveAgent(GLOBEX, 'lk_globex_tel');
   });

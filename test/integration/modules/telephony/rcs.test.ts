@@ -1,8 +1,8 @@
 /** RCS agents (spec 02 parts 2.3, 3, 4.3, 5, 7, 8; contract telephony T2, T5) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startTelephonyApp } from '../../../helpers/telephony.js';
 
-const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const ACME = '/developer/orgs/org_acme/rcs-agents';
 const GLOBEX = '/developer/orgs/org_globex/rcs-agents';
 const ALL = 'lk_tel_all';
@@ -15,8 +15,8 @@ describe('RCS agent routes', () => {
   let app: TestApp;
   let seq = 0;
   beforeAll(async () => {
-    // The bulk budget (10 a minute per organization by default) has its own file: telephony-rcs-bulk.test.ts.
-    app = await startApp({ SEED_FILE: SEED, RCS_BULK_CHECKS_PER_MIN: '1000' });
+    // The bulk budget (10 a minute per organization by default) has its own file: rcs-bulk.test.ts.
+    app = await startTelephonyApp({ RCS_BULK_CHECKS_PER_MIN: '1000' });
   });
   afterAll(async () => {
     await app?.stop();

@@ -1,16 +1,16 @@
 /** SIP trunks (spec 02 parts 2.1, 3, 4.1, 7, 8) through HTTP against the started service. */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startTelephonyApp } from '../../../helpers/telephony.js';
 
-const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const BASE = '/developer/orgs/org_acme/sip-trunks';
 const ALL = 'lk_tel_all';
 
 describe('SIP trunk routes', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED });
+    app = await startTelephonyApp();
   });
   afterAll(async () => {
     await app?.stop();

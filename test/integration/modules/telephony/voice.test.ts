@@ -1,12 +1,12 @@
 /** Voices and their versions (spec 02 parts 2.4, 3, 4.4, 5, 7, 8; contract telephony T2, T3, T6) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startTelephonyApp } from '../../../helpers/telephony.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
 import { startReceiver } from '../../../helpers/receiver.js';
 import type { HttpsReceiver } from '../../../../src/devtools/https-receiver.js';
 
-const SEED = new URL('../../../fixtures/seed-telephony.json', import.meta.url).pathname;
 const SUPPORT = '/developer/voice-agents/agt_support';
 const ALL = 'lk_tel_all';
 const INFERENCE = { kind: 'inference', model: 'voice-model-1' };
@@ -20,7 +20,7 @@ describe('voice routes', () => {
   let app: TestApp;
   let seq = 0;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED });
+    app = await startTelephonyApp();
   });
   afterAll(async () => {
     await app?.stop();
@@ -593,8 +593,8 @@ describe('the dispatch limit across two API instances of one Postgres store', ()
   let b: TestApp;
   beforeAll(async () => {
     db = await createTestDatabase();
-    a = await startApp({ SEED_FILE: SEED, DATABASE_URL: db.url }, 'serve');
-    b = await startApp({ SEED_FILE: SEED, DATABASE_URL: db.url }, 'serve');
+    a = await startTelephonyApp({ DATABASE_URL: db.url }, 'serve');
+    b = await startTelephonyApp({ DATABASE_URL: db.url }, 'serve');
   });
   afterAll(async () => {
     await a?.stop();
@@ -627,13 +627,13 @@ describe('POST /developer/voice/:agentId/session', () => {
   let refused: TestApp;
   beforeAll(async () => {
     upstream = await startReceiver();
-    sandbox = await startApp({ SEED_FILE: SEED }, 'serve');
-    livekit = await startApp({
-      SEED_FILE: SEED, VOICE_MEDIA_URL: upstream.url, VOICE_MEDIA_API_KEY: KEY, VOICE_MEDIA_API_SECRET: SECRET,
+    sandbox = await startTelephonyApp({}, 'serve');
+    livekit = await startTelephonyApp({
+      VOICE_MEDIA_URL: upstream.url, VOICE_MEDIA_API_KEY: KEY, VOICE_MEDIA_API_SECRET: SECRET,
       NODE_EXTRA_CA_CERTS: upstream.caPath, VOICE_MEDIA_TIMEOUT_MS: '1500',
     }, 'serve');
     // Nothing listens on port 1 of the loopback: every connection is refused.
-    refused = await startApp({ SEED_FILE: SEED, VOICE_MEDIA_URL: 'http://127.0.0.1:1', VOICE_MEDIA_API_KEY: KEY, VOICE_MEDIA_API_SECRET: SECRET }, 'serve');
+    refused = await startTelephonyApp({ VOICE_MEDIA_URL: 'http://127.0.0.1:1', VOICE_MEDIA_API_KEY: KEY, VOICE_MEDIA_API_SECRET: SECRET }, 'serve');
   });
   afterAll(async () => {
     await sandbox?.stop();

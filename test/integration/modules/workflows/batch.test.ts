@@ -4,14 +4,13 @@
  * item and batch refusals that create no run, the in-flight rule and the 2 MB body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow batch starts', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({
-      SEED_FILE: writeWorkflowsSeed(),
+    app = await startWorkflowsApp({
       WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_BATCH_PER_MIN: '100000',
     });
   });

@@ -4,13 +4,13 @@
  * workflow error shape, and who may read them (workflows:read on the agent).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow definitions', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: writeWorkflowsSeed(), WORKFLOW_RATE_LIMIT_READ_PER_MIN: '10000' });
+    app = await startWorkflowsApp({ WORKFLOW_RATE_LIMIT_READ_PER_MIN: '10000' });
   });
   afterAll(async () => {
     await app?.stop();

@@ -5,16 +5,15 @@
  * event, never another agent's, and gone with an erased run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { waitFor, type TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 import { createExecutor, type Executor } from '../../../../src/modules/workflows/executor.js';
 import { createLogger } from '../../../../src/telemetry/logger.js';
 
 describe('workflow run events', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({
-      SEED_FILE: writeWorkflowsSeed(),
+    app = await startWorkflowsApp({
       WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN: '100000',
     });
   });
@@ -208,7 +207,7 @@ describe('workflow run events of a takeover', () => {
   let app: TestApp;
   const executors: Executor[] = [];
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: writeWorkflowsSeed(), WORKFLOW_EXECUTOR: 'false', WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000' });
+    app = await startWorkflowsApp({ WORKFLOW_EXECUTOR: 'false', WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000' });
   });
   afterAll(async () => {
     for (const e of executors) await e.stop();

@@ -5,8 +5,8 @@
  * completed exactly once. The API runs no executor here: the test drives its own, on the API's store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until, startApp, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { until, type TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 import { createExecutor, type Executor } from '../../../../src/modules/workflows/executor.js';
 import { createLogger } from '../../../../src/telemetry/logger.js';
 
@@ -16,8 +16,8 @@ describe('workflow executor', () => {
   let app: TestApp;
   const executors: Executor[] = [];
   beforeAll(async () => {
-    app = await startApp({
-      SEED_FILE: writeWorkflowsSeed(), WORKFLOW_EXECUTOR: 'false',
+    app = await startWorkflowsApp({
+      WORKFLOW_EXECUTOR: 'false',
       WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000',
     });
   });

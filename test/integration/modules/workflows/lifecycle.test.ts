@@ -5,16 +5,16 @@
  * boundary, and forced after forceAvailableAt.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { waitFor, type TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 
 const FORCE_AFTER_MS = 400;
 
 describe('workflow run lifecycle', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({
-      SEED_FILE: writeWorkflowsSeed(), WORKFLOW_FORCE_CANCEL_AFTER_MS: String(FORCE_AFTER_MS),
+    app = await startWorkflowsApp({
+      WORKFLOW_FORCE_CANCEL_AFTER_MS: String(FORCE_AFTER_MS),
       WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN: '100000',
     });
   });

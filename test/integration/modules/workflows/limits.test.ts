@@ -4,13 +4,13 @@
  * Retry-After and Retry-After-wf-<name> headers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow rate limits', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: writeWorkflowsSeed() });
+    app = await startWorkflowsApp();
   });
   afterAll(async () => {
     await app?.stop();

@@ -4,15 +4,15 @@
  * attempts; the range rules; answers kept 60 seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import type { TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 
 const DAY = 86_400_000;
 
 describe('workflow rollup', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: writeWorkflowsSeed(), WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000' });
+    app = await startWorkflowsApp({ WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000' });
   });
   afterAll(async () => {
     await app?.stop();

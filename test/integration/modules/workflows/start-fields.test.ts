@@ -6,14 +6,13 @@
  * the receipt and notify of the `fields=full` detail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
-import { WF_BASE, writeWorkflowsSeed } from '../../../helpers/workflows-seed.js';
+import { waitFor, type TestApp } from '../../../helpers/app.js';
+import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow start fields', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startApp({
-      SEED_FILE: writeWorkflowsSeed(),
+    app = await startWorkflowsApp({
       WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN: '100000',
       WORKFLOW_RATE_LIMIT_BATCH_PER_MIN: '100000',
     });
