@@ -1,12 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The black-box suites of the routes and the record path, run a second time in production mode:
- * each app a `serve` and a `worker` on a fresh Postgres database and a librdkafka broker
- * (test/helpers/app.ts). Files that choose their setup themselves are not repeated.
+ * The suites run a second time in production mode: each app a `serve` and a `worker` on a fresh
+ * Postgres database and a librdkafka broker (test/helpers/app.ts). Only the suites whose point
+ * needs that are repeated: the record path (pipeline, engine), deliveries to a receiver, what the
+ * real store does differently (text it cannot hold, rate budgets shared by two APIs, the
+ * tenancy counter, executors and senders sharing one store), and one smoke suite per family.
+ * The other route suites check HTTP answers only, which the store under them does not change:
+ * they run in `embedded` alone. Files that choose their setup themselves are not repeated.
  */
-const BOTH_MODES = ['test/integration/api/**/*.test.ts', 'test/integration/pipeline/**/*.test.ts', 'test/integration/engine/**/*.test.ts'];
-const OWN_SETUP = ['test/integration/api/fuzz.test.ts', 'test/integration/api/drain-audit-atomicity.test.ts', 'test/integration/engine/drain-changes.test.ts'];
+const BOTH_MODES = [
+  'test/integration/pipeline/**/*.test.ts', 'test/integration/engine/**/*.test.ts',
+  ...['aborted-body', 'health-page', 'hostile-input', 'hostile-strings', 'injection', 'isolation', 'rate-limits', 'secrets', 'tenancy-cache']
+    .map((f) => `test/integration/api/${f}.test.ts`),
+  ...[
+    'channels/email', 'drains/admin', 'drains/drains', 'drains/error-hints', 'ingest/isolation', 'logs/reads', 'persona/versions', 'skills/search',
+    'telephony/voice', 'templates/deploy', 'workflows/executor', 'workflows/notifications',
+  ].map((f) => `test/integration/modules/${f}.test.ts`),
+];
+const OWN_SETUP = ['test/integration/engine/drain-changes.test.ts'];
 
 export default defineConfig({
   test: {

@@ -108,7 +108,7 @@ describe('workflows', () => {
   const BASE = '/workflows/agt_support';
   const H = { token: 'sess_ann' };
 
-  it('a run id holding NUL and an updatedSince past year 9999 answer 400 naming them (the rollup\'s bounds: workflows-rollup.test.ts)', async () => {
+  it('a run id holding NUL and an updatedSince past year 9999 answer 400 naming them (the rollup\'s bounds: modules/workflows/rollup.test.ts)', async () => {
     for (const [method, path] of [['GET', `${BASE}/runs/wfr_x%00`], ['POST', `${BASE}/runs/wfr_x%00/cancel`], ['DELETE', `${BASE}/runs/wfr_x%00`]] as const) {
       const res = await app.request(method, path, { ...H, ...(method === 'POST' ? { body: {} } : {}) });
       expect(res.status, `${method} ${path}`).toBe(400);
