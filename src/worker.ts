@@ -31,6 +31,7 @@ import { createDrainHealth } from './drains/health.js';
 import { createHeartbeat } from './deliver/heartbeat.js';
 import { createProbeRunner } from './deliver/probes.js';
 import { createScrubPool } from './shape/scrub-pool.js';
+import { createReplayRunner } from './backlog/replay-runner.js';
 
 export interface Worker {
   readonly source: RecordSource;
@@ -121,6 +122,12 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     listen: config.drainConfigListen, region: config.region,
   });
   await probes.start();
+  // Replays of the platform copy, sent beside live traffic, which goes first (replay-runner.ts).
+  const replays = createReplayRunner({
+    store, registry, deliverer, accountant, parking, logger, owner, pollMs: config.replayPollMs, leaseMs: config.replayLeaseMs,
+    batch: config.batch, retry: config.retry, region: config.region, scrubPool,
+  });
+  replays.start();
   const heartbeat = createHeartbeat({ store, registry, probes, logger, owner, intervalMs: config.heartbeatIntervalMs });
 
   // Every chunk waits for plans that hold each drain change answered before its records were
@@ -173,6 +180,8 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         // No probe is claimed after this; those running finish with the deliverer's batches.
         const probesStopped = probes.stop();
         await pump.stop();
+        // Each running replay ends its page, records its position and gives its lease back.
+        await replays.stop();
         await source.stop(deadline, idle);
         await probesStopped;
         await scrubPool.close();

@@ -15,6 +15,7 @@ import * as m014 from './014-ingest-queue-pending.js';
 import * as m015 from './015-agent-logs-skill-index.js';
 import * as m016 from './016-agents-base-agent.js';
 import * as m018 from './018-agent-logs-org-first-key.js';
+import * as m020 from './020-drain-replays.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -35,4 +36,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '015-agent-logs-skill-index', sql: m015.sql },
   { id: '016-agents-base-agent', sql: m016.sql },
   { id: '018-agent-logs-org-first-key', sql: m018.sql },
+  { id: '020-drain-replays', sql: m020.sql },
 ];
