@@ -6,9 +6,9 @@
  *
  * A worker claims a replay for a lease (store/replays-repo.ts) and reads its window a page at a
  * time in the key's order (ts, id). After each page it records the position reached, with the
- * lease renewed in the same conditional write; before each batch it renews the lease when a third
- * of it has passed. A write answering false (the lease lost, the replay cancelled) stops the
- * replay before another batch goes out. A stopping worker ends the page it is sending, records it
+ * lease renewed in the same conditional write, and renews the lease before each attempt. A write
+ * answering false (the lease lost, the replay cancelled) stops the replay before another batch
+ * goes out. A stopping worker ends the page it is sending, records it
  * and gives the lease back, so the next worker resumes after it; a dead worker's page in flight is
  * sent again once its lease has passed (at least once, as every delivery).
  *
@@ -173,7 +173,8 @@ export function createReplayRunner(opts: ReplayRunnerOptions): ReplayRunner {
         if (!(await lease.keep())) return 'lost';
         await sleep(WAIT_MS);
       }
-      if (!(await lease.keep())) return 'lost';
+      // Renewed before every attempt, not only when due: a cancel stops the replay before its next batch.
+      if (!(await lease.keep(true))) return 'lost';
       const r = await opts.deliverer.attemptOnce(batch, attempt);
       const next = policy(attempt, r.outcome, 0, 'replay');
       if (next.action === 'done') {
@@ -256,8 +257,9 @@ class Lease {
   private renewedAt = Date.now();
   constructor(private readonly opts: ReplayRunnerOptions, private readonly id: string) {}
 
-  async keep(): Promise<boolean> {
-    if (Date.now() - this.renewedAt < this.opts.leaseMs / 3) return true;
+  /** Renews the lease when a third of it has passed (`now`: at once); false when it is no longer this worker's or the replay no longer runs. */
+  async keep(now = false): Promise<boolean> {
+    if (!now && Date.now() - this.renewedAt < this.opts.leaseMs / 3) return true;
     const ok = await this.opts.store.replays.renew(this.id, this.opts.owner, this.opts.leaseMs);
     if (ok) this.renewedAt = Date.now();
     return ok;

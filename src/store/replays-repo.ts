@@ -104,23 +104,20 @@ const fromRow = (r: Row): Replay => ({
 export const ISO_MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 const COLUMNS = `id, org_id, drain_id, since, until, status, to_char(position_ts at time zone 'UTC', ${ISO_MICROS}) as position_ts, position_id, records_total, records_read, records_sent, batches_sent, error, requested_by, created_at, updated_at, ended_at`;
 const LEASE = (n: number) => `now() + make_interval(secs => $${n}::double precision / 1000)`;
-const isUniqueViolation = (e: unknown): boolean => (e as { code?: string }).code === '23505';
 
 export function createReplaysRepo(sql: Sql) {
   return {
     /** Inserts a queued replay; null when the drain already has one not ended (the partial unique index). */
     async insert(r: NewReplay): Promise<Replay | null> {
-      try {
-        const rows = await sql.query<Row>(
-          `insert into drain_replays (id, org_id, drain_id, since, until, status, requested_by, created_at, updated_at)
-           values ($1, $2, $3, $4, $5, 'queued', $6, $7, $7) returning ${COLUMNS}`,
-          [r.id, r.orgId, r.drainId, r.since.toISOString(), r.until.toISOString(), JSON.stringify(r.requestedBy), r.createdAt.toISOString()],
-        );
-        return fromRow(rows[0]!);
-      } catch (e) {
-        if (isUniqueViolation(e)) return null;
-        throw e;
-      }
+      // No error on the conflict: inside a unit of work it would abort the transaction.
+      const rows = await sql.query<Row>(
+        `insert into drain_replays (id, org_id, drain_id, since, until, status, requested_by, created_at, updated_at)
+         values ($1, $2, $3, $4, $5, 'queued', $6, $7, $7)
+         on conflict (drain_id) where status in ('queued', 'running') do nothing
+         returning ${COLUMNS}`,
+        [r.id, r.orgId, r.drainId, r.since.toISOString(), r.until.toISOString(), JSON.stringify(r.requestedBy), r.createdAt.toISOString()],
+      );
+      return rows[0] ? fromRow(rows[0]) : null;
     },
 
     async get(orgId: string, drainId: string, id: string): Promise<Replay | null> {
