@@ -22,7 +22,7 @@ describe('drain replay routes', () => {
     const res = await app.request('POST', ORG, { token: T, body: { name: 'replay-routes', type: 'http', endpoint: 'https://localhost:9/r' } });
     expect(res.status).toBe(201);
     drainId = res.body.id;
-  });
+  }, 300_000);
   afterAll(async () => {
     await app?.stop();
   });
