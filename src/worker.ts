@@ -32,6 +32,7 @@ import { createHeartbeat } from './deliver/heartbeat.js';
 import { createProbeRunner } from './deliver/probes.js';
 import { createScrubPool } from './shape/scrub-pool.js';
 import { createDrainCircuits } from './deliver/circuit.js';
+import { createReplayRunner } from './backlog/replay-runner.js';
 
 export interface Worker {
   readonly source: RecordSource;
@@ -129,6 +130,12 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     listen: config.drainConfigListen, region: config.region,
   });
   await probes.start();
+  // Replays of the platform copy, sent beside live traffic, which goes first (replay-runner.ts).
+  const replays = createReplayRunner({
+    store, registry, deliverer, accountant, parking, logger, owner, pollMs: config.replayPollMs, leaseMs: config.replayLeaseMs,
+    batch: config.batch, retry: config.retry, region: config.region, scrubPool,
+  });
+  replays.start();
   const heartbeat = createHeartbeat({ store, registry, probes, logger, owner, intervalMs: config.heartbeatIntervalMs, braked: circuits.braked });
 
   // Every chunk waits for plans that hold each drain change answered before its records were
@@ -181,6 +188,8 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         // No probe is claimed after this; those running finish with the deliverer's batches.
         const probesStopped = probes.stop();
         await pump.stop();
+        // Each running replay ends its page, records its position and gives its lease back.
+        await replays.stop();
         await source.stop(deadline, idle);
         await probesStopped;
         await scrubPool.close();

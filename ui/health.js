@@ -8,7 +8,7 @@ const ORG_ITEM = 'logdrain.health.org';
 const SVG = 'http://www.w3.org/2000/svg';
 const HOUR_MS = 3_600_000;
 /** Replay states after which there is nothing to cancel. */
-const REPLAY_DONE = new Set(['completed', 'cancelled', 'canceled', 'failed']);
+const REPLAY_DONE = new Set(['completed', 'cancelled', 'failed']);
 const COLORS = { delivered: '#2e7d32', dropped: '#ef8c00', rejected: '#c62828', p50: '#1565c0', p99: '#6a1b9a' };
 /** Shades for dropped records by reason, when the health form gives reasons. */
 const REASON_COLORS = ['#ef8c00', '#f4b400', '#a0522d', '#ff7043', '#8d6e63', '#ffca28', '#b0bec5'];
@@ -25,10 +25,13 @@ function drainsPath() {
   return `/admin/orgs/${encodeURIComponent(STORE.getItem(ORG_ITEM) ?? '')}/log-drains`;
 }
 
-async function api(method, path) {
+async function api(method, path, body) {
+  const headers = { authorization: `Bearer ${STORE.getItem(KEY_ITEM) ?? ''}`, accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, {
     method,
-    headers: { authorization: `Bearer ${STORE.getItem(KEY_ITEM) ?? ''}`, accept: 'application/json' },
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
     cache: 'no-store',
     credentials: 'omit',
   });
@@ -351,17 +354,16 @@ function renderDeliveries(deliveries) {
   $('delivery-empty').hidden = deliveries.length > 0;
 }
 
+/** Records read of the window's records (the total is counted once a worker takes the replay: null before). */
 function progressOf(r) {
   const p = r.progress ?? {};
-  const done = p.done ?? r.replayedCount ?? 0;
-  const total = p.total ?? r.totalCount ?? 0;
-  return { done, total };
+  return { done: p.recordsRead ?? 0, total: p.recordsTotal ?? null, sent: p.recordsSent ?? 0 };
 }
 
 function renderReplays(replays) {
   $('replay-rows').replaceChildren(...replays.map((r) => {
-    const state = r.state ?? r.status ?? 'unknown';
-    const { done, total } = progressOf(r);
+    const state = r.status;
+    const { done, total, sent } = progressOf(r);
     const cell = el('td', {});
     if (!REPLAY_DONE.has(state)) {
       const cancel = el('button', { type: 'button', class: 'cancel' }, 'Cancel');
@@ -371,13 +373,24 @@ function renderReplays(replays) {
     return el('tr', { 'data-replay-id': r.id },
       el('td', {}, r.id),
       el('td', { class: 'replay-state' }, state),
-      el('td', {}, el('progress', { max: Math.max(total, 1), value: done }), ` ${num(done)} / ${num(total)}`),
+      el('td', { class: 'replay-progress' }, el('progress', { max: Math.max(total ?? done, 1), value: done }), ` ${num(done)} / ${total === null ? '?' : num(total)}`),
+      el('td', { class: 'n replay-sent' }, num(sent)),
       el('td', {}, when(r.createdAt)),
       cell,
     );
   }));
   $('replay-empty').hidden = replays.length > 0;
   $('replays').hidden = false;
+}
+
+async function startReplay(event) {
+  event.preventDefault();
+  const since = $('replay-since').value.trim();
+  const until = $('replay-until').value.trim();
+  const res = await api('POST', `${drainsPath()}/${encodeURIComponent(selected)}/replays`, { since, until });
+  if (res.status !== 202) say(`Could not start the replay: ${problem(res)}`, 'error');
+  else say(`Replay ${res.body.id} requested.`);
+  await loadDetail();
 }
 
 async function cancelReplay(replayId) {
@@ -433,6 +446,7 @@ function start() {
     say('The key is forgotten.');
   });
   $('refresh').addEventListener('click', () => refresh());
+  $('replay-form').addEventListener('submit', startReplay);
   for (const button of document.querySelectorAll('[data-action]')) button.addEventListener('click', () => act(button.dataset.action));
 
   const fromHash = /^#drain=(.+)$/.exec(location.hash);

@@ -12,7 +12,9 @@ import { buildResource, type Resource } from '../model/resource.js';
 
 export interface ReadyBatch {
   plan: DrainPlan;
-  kind: 'batch' | 'test' | 'heartbeat';
+  kind: 'batch' | 'test' | 'heartbeat' | 'replay';
+  /** A replay's batch: the replay it belongs to, sent in the `Logdrain-Replay` header. */
+  replayId?: string;
   resource: Resource;
   resourceJson: string;
   entries: BatchEntry[];

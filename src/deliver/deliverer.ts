@@ -44,6 +44,8 @@ export interface Deliverer {
   abandonRetries(): void;
   /** Live batches being sent or retried now. */
   readonly inFlight: number;
+  /** The drain's live batches waiting for one of its slots: a replay sends only while none waits. */
+  waitingFor(drainId: string): number;
 }
 
 export function createDeliverer(opts: DelivererOptions): Deliverer {
@@ -117,6 +119,7 @@ export function createDeliverer(opts: DelivererOptions): Deliverer {
     }),
     attemptOnce: (batch, n) => lanes.run(batch.plan.drain.id, () => attempt(batch, n)),
     idle: () => lanes.idle(),
+    waitingFor: (drainId) => lanes.waiting(drainId),
     abandonRetries() {
       abandoned = true;
       waits.wakeAll();

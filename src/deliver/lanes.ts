@@ -23,6 +23,8 @@ export interface Lanes {
   idle(): Promise<void>;
   /** Queued batches not yet finished. */
   readonly inFlight: number;
+  /** The drain's queued batches still waiting for a slot (none: a task run now takes a free slot or the next one). */
+  waiting(drainId: string): number;
 }
 
 export function createLanes(concurrency: number): Lanes {
@@ -68,6 +70,7 @@ export function createLanes(concurrency: number): Lanes {
       waiting.delete(drainId);
       return [...queue];
     },
+    waiting: (drainId) => waiting.get(drainId)?.size ?? 0,
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
     get inFlight() {
       return inFlight;

@@ -43,6 +43,8 @@ export function batchRequest(batch: ReadyBatch, batchId: string, body: Buffer, c
     'x-svc-schema': SCHEMA_URL,
     'x-svc-batch-id': batchId,
   };
+  // A replay's batch says so: a receiver tells re-sent records from new ones without reading them.
+  if (batch.replayId !== undefined) headers['logdrain-replay'] = batch.replayId;
   if (plan.signingKeys.length > 0) Object.assign(headers, signBatch(plan.signingKeys, batchId, body));
   const bytes = body.length;
   // Compressed and signed: nothing reads the body any more.

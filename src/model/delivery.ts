@@ -1,4 +1,5 @@
-export const DELIVERY_KINDS = ['batch', 'test', 'verify', 'heartbeat', 'dropped', 'truncated'] as const;
+/** `replay`: an attempt of a replay's batch (re-sent records of the platform copy, docs/delivery.md#replays). */
+export const DELIVERY_KINDS = ['batch', 'test', 'verify', 'heartbeat', 'dropped', 'truncated', 'replay'] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
 /** One attempt (or one deliberate drop), as stored and as read by `GET .../deliveries`. */

@@ -312,6 +312,25 @@ export function createLogsRepo(sql: Sql) {
     },
 
     /** Matches counted up to `cap` + 1, so a caller can tell "more than cap" without counting everything. */
+    /**
+     * A replay's page (store/replays-repo.ts): the organization's records of [since, until] after
+     * `after`, oldest first in the key's order (ts, id), each with its time to the microsecond as
+     * text (`tsText`), the position a replay records.
+     */
+    async replayPage(orgId: string, since: Date, until: Date, after: { ts: string; id: string } | null, limit: number): Promise<(LogRow & { tsText: string })[]> {
+      const params: unknown[] = [orgId, since.toISOString(), until.toISOString(), limit];
+      let w = 'org_id = $1 and ts >= $2 and ts <= $3';
+      if (after) {
+        params.push(after.ts, after.id);
+        w += ' and (ts, id) > ($5::timestamptz, $6)';
+      }
+      const rows = await sql.query<Record<string, unknown>>(
+        `select *, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts_text from agent_logs where ${w} order by ts, id limit $4`,
+        params,
+      );
+      return rows.map((r) => ({ ...fromRow(r), tsText: r.ts_text as string }));
+    },
+
     async countUpTo(q: LogQuery, cap: number): Promise<number> {
       const params: unknown[] = [];
       const w = where(q, params);

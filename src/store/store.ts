@@ -20,6 +20,7 @@ import { createLogsRepo } from './logs-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
 import { createProbesRepo } from './probes-repo.js';
 import { createTenancyRepo } from './tenancy-repo.js';
+import { createReplaysRepo } from './replays-repo.js';
 import { createUnitOfWork, insertAudit, type AuditWriter } from './unit-of-work.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
@@ -64,6 +65,8 @@ function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) 
     logs: createLogsRepo(sql),
     idempotency: createIdempotencyRepo(sql),
     probes: createProbesRepo(sql),
+    /** Drain replays: the API's requests and cancels, the workers' leases and progress. */
+    replays: createReplaysRepo(sql),
     /** Organizations and agents the API creates and removes (the seed upserts them from a file). */
     tenancy: createTenancyRepo(sql),
     /** Runs `fn` in one transaction with repositories bound to it and `tx.audit` (unit-of-work.ts). */

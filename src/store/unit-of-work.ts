@@ -17,6 +17,7 @@ import { createIdempotencyRepo } from './idempotency-repo.js';
 import { createProbesRepo } from './probes-repo.js';
 import { noteDrainConfigChange, noteTenancyChange } from './change-epochs.js';
 import { createTenancyRepo } from './tenancy-repo.js';
+import { createReplaysRepo } from './replays-repo.js';
 
 /** Writes one audit entry on the transaction's connection. A store option (StoreOptions.auditWriter) only to test failures. */
 export type AuditWriter = (tx: Sql, entry: AuditEntry) => Promise<void>;
@@ -35,6 +36,7 @@ export function bindUnitOfWork(tx: Sql, auditWriter: AuditWriter = insertAudit, 
     verifications: createVerificationsRepo(tx),
     idempotency: createIdempotencyRepo(tx),
     probes: createProbesRepo(tx),
+    replays: createReplaysRepo(tx),
     /** Organizations and agents, created or removed in this transaction. */
     tenancy: createTenancyRepo(tx, onTenancyChange),
     /** The audit log's reads, inside the transaction (writes go through `audit`). */

@@ -18,6 +18,7 @@ export const drainsConfigSchema = Type.Object({
   rateLimits: Type.Object({
     readPerMinute: int('DRAIN_RATE_LIMIT_READ_PER_MIN', 300, { min: 1 }, 'drain read requests a minute per organization'),
     mutatePerMinute: int('DRAIN_RATE_LIMIT_MUTATE_PER_MIN', 60, { min: 1 }, 'drain changes a minute per organization'),
+    replaysPerHour: int('DRAIN_REPLAY_RATE_LIMIT_PER_HOUR', 10, { min: 1 }, 'drain replays an organization may request an hour'),
   }),
 });
 

@@ -30,7 +30,7 @@ export interface DrainDeps {
    * The family's slice of the configuration (./config.ts), and the settings it shares with the
    * delivery engine: the switch, the endpoint allow list, the change notifications and the quota.
    */
-  config: Pick<Config, 'drains' | 'logDrainsEnabled' | 'endpointAllowHosts' | 'drainConfigListen' | 'quota'>;
+  config: Pick<Config, 'drains' | 'logDrainsEnabled' | 'endpointAllowHosts' | 'drainConfigListen' | 'quota' | 'logRetentionDays'>;
   store: Store;
   limiter: RateLimiter;
   logger: Logger;
@@ -52,15 +52,16 @@ export function drainBuckets(limits: { readPerMinute: number; mutatePerMinute: n
 /**
  * The access every drain route declares: the organization in the path with the sensitive
  * `logs:manage` scope, 404 while drains are off (LOG_DRAINS_ENABLED), and the organization's
- * read or mutation bucket (spec 01 part 8).
+ * read or mutation bucket (spec 01 part 8); `posts`, a bucket of their own for a route's POSTs
+ * (replay requests).
  */
-export function drainAccess(deps: Pick<DrainDeps, 'config'>): Access {
+export function drainAccess(deps: Pick<DrainDeps, 'config'>, posts?: Bucket): Access {
   const buckets = drainBuckets(deps.config.drains.rateLimits);
   return {
     resource: 'org',
     scope: { required: MANAGE_SCOPE },
     available: () => (deps.config.logDrainsEnabled ? undefined : drainNotFound()),
-    limit: { per: 'resource', bucket: (req) => (req.method === 'GET' ? buckets.read : buckets.mutate) },
+    limit: { per: 'resource', bucket: (req) => (req.method === 'GET' ? buckets.read : req.method === 'POST' && posts ? posts : buckets.mutate) },
   };
 }
 

@@ -7,7 +7,11 @@ export const DrainErrors = defineErrors('drains', {
   DRAIN_NOT_SIGNED: { status: 400, when: '`rotate-secret` on a drain type that is not signed' },
   DRAIN_NOT_FOUND: { status: 404, when: 'no such drain in the organization; every drain route when `LOG_DRAINS_ENABLED=false`' },
   DRAIN_NAME_TAKEN: { status: 409, fields: ['field'], when: 'another live drain of the organization has the name' },
-  DRAIN_NOT_VERIFIED: { status: 409, when: '`POST .../test` before the drain\'s endpoint has passed verification' },
+  DRAIN_NOT_VERIFIED: { status: 409, when: '`POST .../test` or `POST .../replays` before the drain\'s endpoint has passed verification' },
+  DRAIN_REPLAY_NOT_FOUND: { status: 404, when: 'no such replay of the drain' },
+  DRAIN_NOT_DELIVERING: { status: 409, fields: ['state'], when: '`POST .../replays` for a drain that is paused (by hand or by its quota): it delivers nothing, a replay neither' },
+  DRAIN_REPLAY_IN_PROGRESS: { status: 409, fields: ['replayId'], when: '`POST .../replays` while the drain has a replay queued or running' },
+  DRAIN_REPLAY_ENDED: { status: 409, fields: ['status'], when: '`DELETE .../replays/:replayId` of a replay already completed, cancelled or failed' },
   DRAIN_ROTATION_IN_PROGRESS: { status: 409, when: '`rotate-secret` while a rotation window is open' },
   DRAIN_ENDPOINT_INVALID: { status: 422, fields: ['field'], when: 'an endpoint that is not HTTPS or points at a private, loopback, link-local or metadata address' },
   DRAIN_ENDPOINT_NOT_ALLOWED: { status: 422, fields: ['field'], when: 'a `vendor-a` drain given an endpoint; a `vendor-b` host outside `VENDOR_B_HOSTS`' },
@@ -17,8 +21,11 @@ export const DrainErrors = defineErrors('drains', {
   DRAIN_LIMIT_REACHED: { status: 422, when: 'the organization already has its maximum of drains' },
   DRAIN_TYPE_UNAVAILABLE: { status: 422, fields: ['field'], when: 'a type left out of `DRAIN_TYPES_ENABLED`' },
   DRAIN_RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the organization\'s drain read or mutation budget is spent' },
+  DRAIN_REPLAY_RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'the organization\'s replay requests of the hour are spent' },
   DRAIN_VERIFY_RATE_LIMITED: { status: 429, fields: ['retryAfterSeconds'], when: 'more than 5 verification attempts for one drain in an hour' },
 });
+
+export const replayNotFound = (): AppError => DrainErrors.DRAIN_REPLAY_NOT_FOUND('Replay not found.');
 
 export const drainNotFound = (): AppError => DrainErrors.DRAIN_NOT_FOUND('Log drain not found.');
 

@@ -7,6 +7,7 @@ import { createDrainReadCache } from './read-cache.js';
 import { registerOperationRoutes } from './operations.js';
 import { registerDeliveryRoutes } from './deliveries.js';
 import { registerAuditRoutes } from './audit-route.js';
+import { registerReplayRoutes } from './replays.js';
 
 export const drainsFamily = defineFamily<DrainDeps>({
   name: 'drains',
@@ -17,6 +18,7 @@ export const drainsFamily = defineFamily<DrainDeps>({
     registerOperationRoutes(app, deps);
     registerDeliveryRoutes(app, deps);
     registerAuditRoutes(app, deps);
+    registerReplayRoutes(app, deps);
   },
 });
 

@@ -325,6 +325,7 @@ export const AUDIT_ACTIONS = [
   'logs.drain.created', 'logs.drain.updated', 'logs.drain.deleted', 'logs.drain.paused', 'logs.drain.resumed',
   'logs.drain.verified', 'logs.drain.secret_rotated', 'logs.drain.test_sent', 'logs.drain.quota_paused',
   'logs.drain.circuit_opened', 'logs.drain.circuit_closed',
+  'logs.drain.replay_requested', 'logs.drain.replay_cancelled',
 ] as const;
 
 export const RotateQuery = Type.Object({

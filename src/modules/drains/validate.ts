@@ -22,7 +22,7 @@ export type DrainInput = Omit<Partial<DrainCreateBody>, 'sources' | 'sampling' |
 /** Headers the service sets itself; a drain may not override them. */
 const RESERVED_HEADERS = new Set([
   'content-type', 'content-encoding', 'content-length', 'host', 'connection', 'transfer-encoding', 'user-agent',
-  'x-svc-schema', 'x-svc-batch-id', 'x-svc-verify', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
+  'x-svc-schema', 'x-svc-batch-id', 'x-svc-verify', 'logdrain-replay', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
 ]);
 
 /**

@@ -15,6 +15,7 @@ import * as m014 from './014-ingest-queue-pending.js';
 import * as m015 from './015-agent-logs-skill-index.js';
 import * as m016 from './016-agents-base-agent.js';
 import * as m018 from './018-agent-logs-org-first-key.js';
+import * as m020 from './020-drain-replays.js';
 import * as m021 from './021-drain-circuits.js';
 import * as m022 from './022-drain-hourly-reasons.js';
 
@@ -37,6 +38,7 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '015-agent-logs-skill-index', sql: m015.sql },
   { id: '016-agents-base-agent', sql: m016.sql },
   { id: '018-agent-logs-org-first-key', sql: m018.sql },
+  { id: '020-drain-replays', sql: m020.sql },
   { id: '021-drain-circuits', sql: m021.sql },
   { id: '022-drain-hourly-reasons', sql: m022.sql },
 ];

@@ -136,8 +136,9 @@ describe('the drain health page in a browser', () => {
     const refused = shown.find((r) => r.cells[3] === '503');
     expect(refused?.cells.slice(1, 6)).toEqual(['batch', '1', '503', 'failed', 'http_5xx']);
     expect(shown.some((r) => r.cells[4] === 'ok' && r.cells[1] === 'batch')).toBe(true);
-    // Not yet served: the replays panel stays hidden.
-    expect(await page.isHidden('#replays')).toBe(true);
+    // No replay yet: the panel says so, with the form to start one.
+    expect(await page.isVisible('#replays')).toBe(true);
+    expect(await page.isVisible('#replay-empty')).toBe(true);
     if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'health-page-drain.png'), fullPage: true });
 
     // Pause: the list shows it, and the API agrees.
@@ -173,6 +174,45 @@ describe('the drain health page in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('starts a replay from the page and shows it complete', async () => {
+    const drainId = await ctx.verifiedDrain({ name: 'replayed-orders', endpoint: `${ctx.receiver.url}/replay-page` });
+    const sent = records(12);
+    await ingest(ctx.app, sent);
+    await waitFor(async () => {
+      const rows = await ctx.app.store.sql.query<{ n: number }>('select count(*)::int as n from agent_logs where id = any($1::text[])', [sent.map((r) => r.id)]);
+      return rows[0]!.n === sent.length;
+    }, { what: 'the platform copy written' });
+    await page.click('#refresh');
+    await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
+    await page.locator(`#detail[data-drain-id="${drainId}"]`).waitFor();
+    await page.fill('#replay-since', '10m');
+    await page.fill('#replay-until', '0s');
+    await page.click('#replay-start');
+    await expect.poll(() => page.textContent('#status')).toMatch(/Replay rpl_[0-9a-z]{26} requested\./);
+    const replayId = /rpl_[0-9a-z]{26}/.exec((await page.textContent('#status')) ?? '')![0];
+    await waitFor(async () => {
+      await page.click('#refresh');
+      await page.locator(`#detail[data-drain-id="${drainId}"]`).waitFor();
+      return (await page.locator(`#replay-rows tr[data-replay-id="${replayId}"] .replay-state`).textContent()) === 'completed';
+    }, { what: 'the replay shown completed', timeoutMs: 30_000, intervalMs: 300 });
+    const api = (await ctx.app.request('GET', `${ctx.drains}/${drainId}/replays/${replayId}`, { token: ctx.token })).body;
+    const read = api.progress.recordsRead;
+    expect(await page.textContent(`#replay-rows tr[data-replay-id="${replayId}"] .replay-progress`)).toBe(` ${read} / ${api.progress.recordsTotal}`);
+    expect(await page.textContent(`#replay-rows tr[data-replay-id="${replayId}"] .replay-sent`)).toBe(String(api.progress.recordsSent));
+    expect(api.progress.recordsSent).toBeGreaterThanOrEqual(sent.length);
+    expect(await page.locator(`#replay-rows tr[data-replay-id="${replayId}"] button.cancel`).count()).toBe(0);
+    // The replayed records reached the destination marked as a replay.
+    const replayed = ctx.receiver.accepted().filter((r) => r.path === '/replay-page' && r.headers['logdrain-replay'] === replayId);
+    expect(replayed.length).toBeGreaterThan(0);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'health-page-replay.png'), fullPage: true });
+
+    // A window the API refuses is said so, in the API's words.
+    await page.fill('#replay-since', 'yesterday');
+    await page.click('#replay-start');
+    await expect.poll(() => page.textContent('#status')).toMatch(/Could not start the replay: .*since must be an ISO 8601/);
+    expect(problems).toEqual([]);
+  });
+
   it('shows the replays panel when the replays route answers, and cancels through it', async () => {
     // Its name is markup: the page shows it as text and runs nothing (no element made, no dialog).
     const hostileName = '<img src=x onerror=alert(1)>';
@@ -183,12 +223,16 @@ describe('the drain health page in a browser', () => {
     const cancels: { authorization: string | undefined }[] = [];
     await page.route(`**${list}`, (route) => route.fulfill({
       status: 200, contentType: 'application/json',
-      body: JSON.stringify({ replays: [{ id: 'rpl_1', state, createdAt: '2026-01-01T00:00:00.000Z', progress: { done: 120, total: 480 } }], nextCursor: null }),
+      body: JSON.stringify({ replays: [{
+        id: 'rpl_1', orgId: 'org_acme', drainId, since: '2026-01-01T00:00:00.000Z', until: '2026-01-02T00:00:00.000Z', status: state,
+        progress: { recordsTotal: 480, recordsRead: 120, recordsSent: 100, batchesSent: 4, position: null }, error: null,
+        requestedBy: { type: 'api_key', id: 'k' }, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', endedAt: null,
+      }], nextCursor: null }),
     }));
     await page.route(`**${list}/rpl_1`, (route) => {
       cancels.push({ authorization: route.request().headers().authorization });
       state = 'cancelled';
-      return route.fulfill({ status: 204 });
+      return route.fulfill({ status: 200, contentType: 'application/json', body: '{}' });
     });
     await page.click('#refresh');
     await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
@@ -197,7 +241,7 @@ describe('the drain health page in a browser', () => {
     expect(await page.textContent('#detail-title')).toBe(hostileName);
     expect(await page.locator('#drain-rows img, #detail img').count()).toBe(0);
     const cells = await page.locator('#replay-rows tr[data-replay-id="rpl_1"] td').allTextContents();
-    expect(cells.slice(0, 3)).toEqual(['rpl_1', 'running', ' 120 / 480']);
+    expect(cells.slice(0, 4)).toEqual(['rpl_1', 'running', ' 120 / 480', '100']);
     expect(await page.getAttribute('#replay-rows progress', 'value')).toBe('120');
 
     await page.click('#replay-rows button.cancel');
@@ -205,10 +249,10 @@ describe('the drain health page in a browser', () => {
     expect(cancels).toEqual([{ authorization: `Bearer ${ctx.token}` }]);
     expect(await page.locator('#replay-rows button.cancel').count()).toBe(0);
 
-    // Without the scripted route the real API answers 404 and the panel hides again.
+    // Without the scripted route the real API answers: this drain has no replay.
     await page.unrouteAll();
     await page.click('#refresh');
-    await page.locator('#replays[hidden]').waitFor({ state: 'attached' });
+    await expect.poll(() => page.isVisible('#replay-empty')).toBe(true);
     expect(problems).toEqual([]);
   });
 
