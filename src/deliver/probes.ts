@@ -16,7 +16,7 @@
 import type { Drain } from '../model/drain.js';
 import { isVerifiedForEndpoint } from '../model/drain.js';
 import type { Store } from '../store/store.js';
-import type { ClaimedProbe } from '../store/probes-repo.js';
+import type { ClaimedProbe } from '../store/drains/probes-repo.js';
 import type { Actor } from '../audit/drain-audit.js';
 import type { Logger } from '../telemetry/logger.js';
 import { compilePlan, type DrainPlan } from '../plan/drain-plans.js';

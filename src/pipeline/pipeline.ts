@@ -26,7 +26,7 @@ import { admits } from '../model/quota-ladder.js';
 import { droppedEntry } from '../account/entries.js';
 import type { ParkingSet } from '../backlog/parking.js';
 import { buildResource, resourceKey } from '../model/resource.js';
-import type { ParkedRecord } from '../store/backlog-repo.js';
+import type { ParkedRecord } from '../store/drains/backlog-repo.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
 import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';

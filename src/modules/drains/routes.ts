@@ -1,40 +1,37 @@
-/** List, create, read, update (PATCH) and delete (spec 01 part 4.1). */
+/**
+ * The drain routes (spec 01 parts 3 and 4): list, create, read, update (PATCH) and delete; verify,
+ * test, pause, resume and rotate-secret; a drain's deliveries; the organization's drain audit. Each
+ * parses its request and answers what the service (service.ts) did; the reads of the list and of
+ * one drain come from the read cache (read-cache.ts).
+ */
 import type { FastifyInstance } from 'fastify';
-import { DrainErrors, drainNotFound } from './errors.js';
-import { actorOf, drainAccess, principalOf, DRAINS_BASE, loadDrain, type DrainDeps } from './context.js';
-import { buildDrainPatch, buildNewDrain, MAX_DRAINS } from './drain-changes.js';
-import { composeReadForm, drainReadForm, type DrainLive } from './read-form.js';
+import { drainAccess, DRAINS_BASE, loadDrain, principalOf, type DrainDeps } from './context.js';
+import { MAX_DRAINS, type DrainService } from './service.js';
+import { composeReadForm, type DrainLive } from './read-form.js';
 import type { DrainReadCache } from './read-cache.js';
 import type { Drain } from '../../model/drain.js';
 import { DAY_MS } from '../../model/time.js';
 import { organizationOf } from '../../api/kernel/auth.js';
-import { auditDrain } from '../../audit/drain-audit.js';
-import { moveDrain, MOVE_REFUSALS } from '../../drains/move.js';
-import { checkDrainBody } from './validate.js';
-import { schemas, type DrainCreateBody, type DrainParams, type DrainPatchBody, type OrgParams } from './schemas.js';
-import { drainBodyError } from './validation-error.js';
+import { NO_BODY } from '../../api/kernel/schema.js';
+import { DrainErrors } from './errors.js';
+import { VERIFY_ATTEMPTS_PER_HOUR } from './service.js';
+import {
+  schemas, type AuditQuery, type DeliveriesQuery, type DrainCreateBody, type DrainParams, type DrainPatchBody, type OrgParams, type PauseBody, type RotateQuery,
+} from './schemas.js';
+import { drainBodyError, pauseBodyError } from './validation-error.js';
 
 /** What fastify's serializer labels a JSON answer with: a text sent as it is must say the same. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const nameTaken = (name: string) =>
-  DrainErrors.DRAIN_NAME_TAKEN(`A drain named ${JSON.stringify(name)} already exists in this organization.`, { field: 'name' });
-const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === '23505';
-
-/**
- * `reads`: the reads of the list and of one drain come from the read cache (read-cache.ts); the
- * answers of writes read the store.
- */
-export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads: DrainReadCache): void {
-  const { store } = deps;
+export function registerDrainRoutes(app: FastifyInstance, deps: DrainDeps, service: DrainService, reads: DrainReadCache): void {
   const access = drainAccess(deps);
   /** The GET's answer texts, by the live facts they show (read-cache.ts keeps those a second at most). */
   const answers = new WeakMap<DrainLive, { drain: Drain; stamp: string; body: string }>();
 
-  app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list, config: { access } }, async (req, reply) => {
+  app.get<{ Params: OrgParams }>(DRAINS_BASE, { schema: schemas.list, config: { access } }, async (req) => {
     const nowMs = Date.now();
     // The organization the kernel looked up to authorize the request (kept briefly: kernel/auth.ts).
-    const [org, drains] = await Promise.all([organizationOf(store, req.params.orgId), reads.drains(req.params.orgId)]);
+    const [org, drains] = await Promise.all([organizationOf(deps.store, req.params.orgId), reads.drains(req.params.orgId)]);
     const live = await Promise.all(drains.map((d) => reads.live(d.id, nowMs)));
     return {
       drains: drains.map((d, i) => composeReadForm(d, live[i]!, deps.config.quota, nowMs)),
@@ -43,27 +40,14 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads:
   });
 
   app.post<{ Params: OrgParams; Body: DrainCreateBody }>(DRAINS_BASE, { schema: schemas.create, config: { access, validationError: drainBodyError } }, async (req, reply) => {
-    const principal = principalOf(req);
-    const input = checkDrainBody(req.body);
-    const { drain, secret } = await buildNewDrain(deps, req.params.orgId, principal, input);
-    // The drain and its audit entry commit together.
-    await store.unitOfWork(async (tx) => {
-      try {
-        await tx.drains.insert(drain);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw nameTaken(drain.name);
-        throw e;
-      }
-      await auditDrain(tx, actorOf(principal), 'logs.drain.created', drain);
-    });
-    const read = await drainReadForm(store, drain, deps.config.quota);
+    const { read, secret } = await service.create(req.params.orgId, principalOf(req), req.body);
     // The only answer that ever carries the secret.
     return reply.status(201).send(secret === undefined ? read : { ...read, secret });
   });
 
   app.get<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.get, config: { access } }, async (req, reply) => {
     const nowMs = Date.now();
-    const drain = await loadDrain(store, req.params, reads);
+    const drain = await loadDrain(deps.drainTables, req.params, reads);
     const live = await reads.live(drain.id, nowMs);
     // The answer's text, kept with the cache's entries it was made from: the same drain row, the
     // same live facts, the same day and rotation window give the same text.
@@ -76,41 +60,48 @@ export function registerCrudRoutes(app: FastifyInstance, deps: DrainDeps, reads:
     return reply.type(JSON_TYPE).send(body);
   });
 
-  app.patch<{ Params: DrainParams; Body: DrainPatchBody }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access, validationError: drainBodyError } }, async (req, reply) => {
-    const principal = principalOf(req);
-    const drain = await loadDrain(store, req.params);
-    const input = checkDrainBody(req.body);
-    const { patch, changed, endpointChanged } = await buildDrainPatch(deps, drain, input);
-    if (changed.length === 0) return drainReadForm(store, drain, deps.config.quota);
-    const updated = await store.unitOfWork(async (tx) => {
-      let result;
-      try {
-        result = await tx.drains.update(drain.orgId, drain.id, patch, true);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw nameTaken(input.name ?? '');
-        throw e;
-      }
-      if (!result) throw drainNotFound();
-      if (!endpointChanged) {
-        await auditDrain(tx, actorOf(principal), 'logs.drain.updated', result, { changed });
-        return result;
-      }
-      // Moved from the row this transaction just wrote (and holds until it commits): the move and
-      // the update are one audit entry, as they are one mutation.
-      const moved = await moveDrain(tx, result, 'endpoint_changed', actorOf(principal), { changed });
-      if (!moved.ok) throw moved.error.code === MOVE_REFUSALS.gone ? drainNotFound() : moved.error;
-      return moved.drain;
-    });
-    return drainReadForm(store, updated, deps.config.quota);
-  });
+  app.patch<{ Params: DrainParams; Body: DrainPatchBody }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.patch, config: { access, validationError: drainBodyError } }, async (req) =>
+    service.update(req.params, principalOf(req), req.body),
+  );
 
   app.delete<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId`, { schema: schemas.remove, config: { access } }, async (req, reply) => {
-    const principal = principalOf(req);
-    const drain = await loadDrain(store, req.params);
-    await store.unitOfWork(async (tx) => {
-      if (!(await tx.drains.softDelete(drain.orgId, drain.id))) throw drainNotFound();
-      await auditDrain(tx, actorOf(principal), 'logs.drain.deleted', { ...drain, state: drain.state });
-    });
+    await service.remove(req.params, principalOf(req));
     return reply.status(204).send();
   });
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/verify`, { schema: schemas.verify, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
+    const started = await service.verify(req.params, principalOf(req));
+    if (!started.ok) {
+      reply.header('Retry-After', String(started.retryAfterSeconds));
+      throw DrainErrors.DRAIN_VERIFY_RATE_LIMITED(`At most ${VERIFY_ATTEMPTS_PER_HOUR} verification attempts per drain an hour.`, { retryAfterSeconds: started.retryAfterSeconds });
+    }
+    return reply.status(202).send({ verificationId: started.verificationId, expiresAt: started.expiresAt.toISOString() });
+  });
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/test`, { schema: schemas.test, config: { access, bodyUnchecked: NO_BODY } }, async (req, reply) => {
+    const { batchId, enqueuedAt } = await service.test(req.params, principalOf(req));
+    return reply.status(202).send({ batchId, enqueuedAt: enqueuedAt.toISOString() });
+  });
+
+  app.post<{ Params: DrainParams; Body: PauseBody | undefined }>(`${DRAINS_BASE}/:drainId/pause`, { schema: schemas.pause, config: { access, validationError: pauseBodyError } }, async (req) =>
+    service.pause(req.params, principalOf(req), req.body?.reason),
+  );
+
+  app.post<{ Params: DrainParams }>(`${DRAINS_BASE}/:drainId/resume`, { schema: schemas.resume, config: { access, bodyUnchecked: NO_BODY } }, async (req) =>
+    service.resume(req.params, principalOf(req)),
+  );
+
+  app.post<{ Params: DrainParams; Querystring: RotateQuery }>(`${DRAINS_BASE}/:drainId/rotate-secret`, { schema: schemas.rotate, config: { access, bodyUnchecked: NO_BODY } }, async (req) =>
+    service.rotateSecret(req.params, principalOf(req), req.query.finalize === 'true'),
+  );
+
+  app.get<{ Params: DrainParams; Querystring: DeliveriesQuery }>(`${DRAINS_BASE}/:drainId/deliveries`, { schema: schemas.deliveries, config: { access } }, async (req) =>
+    service.deliveries(req.params, req.query),
+  );
+
+  // The organization's drain audit entries (our design; spec 01 part 6 fixes what an entry may
+  // hold). Query: `drainId`, `action`, `limit` (1-100, default 20), `cursor`.
+  app.get<{ Params: OrgParams; Querystring: AuditQuery }>('/admin/orgs/:orgId/log-drains-audit', { schema: schemas.audit, config: { access } }, async (req) =>
+    service.auditPage(req.params.orgId, req.query),
+  );
 }

@@ -1,5 +1,5 @@
-import type { Sql } from './sql.js';
-import { HOUR_MS, hourOf } from '../model/time.js';
+import type { Sql } from '../sql.js';
+import { HOUR_MS, hourOf } from '../../model/time.js';
 
 export interface HourlyIncrement {
   drainId: string;

@@ -89,7 +89,7 @@ describe('import boundaries', () => {
       ['src/telemetry/__probe__.ts', ['../deliver/outcome.js', '../store/store.js'], 'telemetry-not-to-engine'],
       ['src/store/__probe__.ts', ['../seed/seed-file.js'], 'store-not-to-seed'],
       ['src/drains/__probe__.ts', ['../plan/drain-plans.js', '../deliver/probes.js', '../modules/drains/index.js', '../api/kernel/auth.js', '../server.js'], 'drains-domain-below-its-users'],
-      ['src/drains/__probe_store__.ts', ['../store/drains-repo.js'], 'drains-domain-store-types-only'],
+      ['src/drains/__probe_store__.ts', ['../store/drains/drains-repo.js'], 'drains-domain-store-types-only'],
       ['src/model/__probe_drains__.ts', ['../drains/move.js'], 'drains-domain-not-below'],
       ['src/store/__probe_drains__.ts', ['../drains/lifecycle.js'], 'drains-domain-not-below'],
     ];
