@@ -11,7 +11,8 @@ import { registerPersonaRoutes } from './routes.js';
 import { createPersonaService } from './service.js';
 
 export interface PersonaDeps {
-  config: Config;
+  /** The website fetch's allow list and CA certificates, and the deprecated scopes' sunset. */
+  config: Pick<Config, 'websiteFetchAllowHosts' | 'extraCaCerts' | 'deprecatedScopesSunset'>;
   store: KernelStore;
   /** The model-provider port (src/vendors/model-provider/), its adapter chosen from configuration. */
   vendors: { modelProvider: ModelProvider };
