@@ -14,6 +14,12 @@
  * entry and the store's types, and nothing it stands on imports it.
  *
  * Telemetry is told of the stages' events and imports no stage and no store.
+ *
+ * The store has a kernel (src/store/kernel.ts: credentials, audit, idempotency, rate limits,
+ * tenancy, units of work) that every family is handed, and the tables the engine writes: the drain
+ * tables (src/store/drains/) and the platform log copy (src/store/logs-repo.ts). Those stay in the
+ * store because the engine may import no family; of the families only drains and logs may import
+ * them, and none the whole store (src/store/store.ts).
  */
 const ENGINE = '^src/(source|pipeline|plan|select|shape|batch|encode|sign|deliver|account|backlog)/|^src/worker\\.ts$';
 
@@ -85,10 +91,45 @@ module.exports = {
     },
     {
       name: 'modules-not-to-engine',
-      comment: 'The API builds no engine objects: what it needs sent (verify, test) it enqueues as a probe for a worker (src/deliver/probes.ts).',
+      comment: 'The API builds no engine objects: what it needs sent (verify, test) it enqueues as a probe for a worker (src/deliver/probes.ts). The record sink port (src/source/sink.ts) imports nothing and is the API\'s to name.',
       severity: 'error',
       from: { path: '^src/(modules|api)/|^src/server\\.ts$' },
-      to: { path: ENGINE },
+      to: { path: ENGINE, pathNot: '^src/source/sink\\.ts$' },
+    },
+    {
+      name: 'record-sink-port-alone',
+      comment: 'The record sink port is shared by the API and the source side: it imports nothing of either.',
+      severity: 'error',
+      from: { path: '^src/source/sink\\.ts$' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'families-kernel-store-only',
+      comment: 'A family is handed the kernel store (src/store/kernel.ts), never the whole store with the tables the engine writes.',
+      severity: 'error',
+      from: { path: '^src/(modules|api)/' },
+      to: { path: '^src/store/store\\.ts$' },
+    },
+    {
+      name: 'drain-tables-drains-family-only',
+      comment: 'The drain tables (src/store/drains/) are the engine\'s and the drains family\'s: no other family, nor the API kernel, imports them.',
+      severity: 'error',
+      from: { path: '^src/(modules|api)/', pathNot: '^src/modules/(drains/|platform-deps\\.ts$)' },
+      to: { path: '^src/store/drains/' },
+    },
+    {
+      name: 'log-copy-logs-family-only',
+      comment: 'The platform log copy (src/store/logs-repo.ts) is written by the engine and read by the logs family alone.',
+      severity: 'error',
+      from: { path: '^src/(modules|api)/', pathNot: '^src/modules/(logs/|platform-deps\\.ts$)' },
+      to: { path: '^src/store/logs-repo\\.ts$' },
+    },
+    {
+      name: 'store-kernel-knows-no-engine-table',
+      comment: 'The store kernel (everything in src/store/ but the whole store\'s composition, store.ts, and the engine\'s tables) imports neither the drain tables nor the log copy.',
+      severity: 'error',
+      from: { path: '^src/store/[^/]+\\.ts$', pathNot: '^src/store/(store|logs-repo)\\.ts$' },
+      to: { path: '^src/store/(drains/|logs-repo\\.ts$)' },
     },
     {
       name: 'store-not-to-api',

@@ -68,7 +68,7 @@ const DRAINS = `/admin/orgs/${ORG}/log-drains`;
 const SESSION = 'sess_ann';
 const CHANNELS_SEND = '/developer/agents/agt_support/channels/send';
 const CHANNELS_DELIVERIES = '/developer/agents/agt_support/channels/deliveries';
-/** The standard plan's drain limit (src/modules/drains/drain-changes.ts MAX_DRAINS). */
+/** The standard plan's drain limit (src/modules/drains/service.ts MAX_DRAINS). */
 const DRAIN_LIMIT = 5;
 /** Marketplace skills the search scenario reads, and the term it searches (in 1 description in 100). */
 const SKILL_COUNT = 10_000;

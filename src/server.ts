@@ -17,7 +17,7 @@ import { closeOnUnreadBody } from './api/kernel/unread-body.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createRateLimiter } from './api/kernel/rate-limit.js';
-import type { RecordSink } from './modules/ingest/records.js';
+import type { RecordSink } from './source/sink.js';
 import { createChannelNotifications, createTemplatePorts, families, type PlatformDeps } from './modules/index.js';
 import { registerFamily } from './api/kernel/family.js';
 import { installAccess } from './api/kernel/access.js';
@@ -153,10 +153,11 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const vendors = createVendors(opts.config);
   // The channels family's send port, handed to the families that send through it (workflows).
   const metrics = opts.metrics.families;
-  const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store, logger: opts.logger, vendors, metrics });
+  const channelNotifications = createChannelNotifications({ config: opts.config, store: opts.store.kernel, logger: opts.logger, vendors, metrics });
   // The persona, workflows and skills families' parts of a template install, handed to the templates family.
-  const templatePorts = createTemplatePorts({ store: opts.store, logger: opts.logger });
-  const deps: PlatformDeps = { config: opts.config, store: opts.store, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts };
+  const templatePorts = createTemplatePorts({ store: opts.store.kernel, logger: opts.logger });
+  // Families get the kernel store; the drain tables and the log copy's reads go to their families alone.
+  const deps: PlatformDeps = { config: opts.config, store: opts.store.kernel, drainTables: opts.store.drainTables, logs: opts.store.logs, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

@@ -26,7 +26,7 @@ import type { Deliverer } from '../deliver/deliverer.js';
 import type { ParkingSet } from './parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { LogRow } from '../store/logs-repo.js';
-import type { Replay } from '../store/replays-repo.js';
+import type { Replay } from '../store/drains/replays-repo.js';
 import type { AgentRecord } from '../model/record.js';
 import type { Environment, Severity } from '../model/drain.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';

@@ -3,7 +3,7 @@
  * `worker` (worker only, with its own /metrics listener), and the graceful
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
-import { createCircuitsRepo } from '../store/circuits-repo.js';
+import { createCircuitsRepo } from '../store/drains/circuits-repo.js';
 import { buildInfo } from '../config/build-info.js';
 import type { Config } from '../config/config.js';
 import { createChannelNotifications, createWorkflowExecutor, familyMigrations, familySeeds, type WorkflowExecutor } from '../modules/index.js';
@@ -21,7 +21,7 @@ import type { RequestListener } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
 import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
-import type { RecordSink } from '../modules/ingest/records.js';
+import type { RecordSink } from '../source/sink.js';
 import { dayOf } from '../model/time.js';
 
 export type Role = 'start' | 'serve' | 'worker';
@@ -128,8 +128,8 @@ async function runOn(
     // Its run-end notifications go out through this process's own vendors and channels port.
     if (config.workflows.executor) {
       const vendors = (workflowVendors = createVendors(config));
-      const channelNotifications = createChannelNotifications({ config, store, logger, vendors, metrics: metrics.families }, { applyReceipts: true });
-      workflowExecutor = createWorkflowExecutor({ config, store, logger, vendors, channelNotifications, metrics: metrics.families });
+      const channelNotifications = createChannelNotifications({ config, store: store.kernel, logger, vendors, metrics: metrics.families }, { applyReceipts: true });
+      workflowExecutor = createWorkflowExecutor({ config, store: store.kernel, logger, vendors, channelNotifications, metrics: metrics.families });
       await workflowExecutor.start();
     }
   } else {

@@ -21,7 +21,7 @@ import type { AttemptOutcome } from '../model/delivery.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
-import { createCircuitsRepo, type CircuitRow } from '../store/circuits-repo.js';
+import { createCircuitsRepo, type CircuitRow } from '../store/drains/circuits-repo.js';
 import { auditDrain } from '../audit/drain-audit.js';
 import { hourOf } from '../model/time.js';
 import { backoffMs } from './backoff.js';

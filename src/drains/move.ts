@@ -14,7 +14,7 @@ import { AppError } from '../errors.js';
 import type { Drain, DrainState } from '../model/drain.js';
 import { drainAuditEntry, type Actor } from '../audit/drain-audit.js';
 import type { AuditEntry } from '../store/audit-repo.js';
-import type { UnitOfWork } from '../store/unit-of-work.js';
+import type { DrainUnitOfWork } from '../store/drains/tables.js';
 import { nextState, type DrainEvent } from './lifecycle.js';
 
 /**
@@ -50,7 +50,7 @@ export type MoveResult =
   | { ok: false; error: AppError & { code: MoveRefusalCode }; current?: Drain };
 
 /** What a move needs of a unit of work: the drain rows and the audit, in one transaction. */
-export type MoveTx = Pick<UnitOfWork, 'drains' | 'audit'>;
+export type MoveTx = Pick<DrainUnitOfWork, 'drains' | 'audit'>;
 
 const refusal = (status: number, code: MoveRefusalCode, message: string, details: Record<string, unknown>) =>
   new AppError(status, code, message, details) as AppError & { code: MoveRefusalCode };

@@ -7,11 +7,11 @@ import type { Family } from '../api/kernel/family.js';
 import type { Migration } from '../store/migrate.js';
 import type { SeedSection } from '../seed/seed-file.js';
 import type { PlatformDeps, TemplatePorts } from './platform-deps.js';
-import type { Store } from '../store/store.js';
+import type { KernelStore } from '../store/kernel.js';
 import type { Logger } from '../telemetry/logger.js';
 import { drainsFamily } from './drains/index.js';
 import { logsFamily } from './logs/index.js';
-import { ingestFamily } from './ingest/records.js';
+import { ingestFamily } from './ingest/index.js';
 import { telephonyFamily } from './telephony/index.js';
 import { channelsFamily } from './channels/index.js';
 import { createPersonaTemplatePort, personaFamily } from './persona/index.js';
@@ -44,7 +44,7 @@ export { createWorkflowExecutor, type WorkflowExecutor } from './workflows/index
 export { createChannelNotifications } from './channels/index.js';
 
 /** The persona, workflows and skills families' parts of a template install (platform-deps.ts TemplatePorts). */
-export function createTemplatePorts(deps: { store: Store; logger: Logger }): TemplatePorts {
+export function createTemplatePorts(deps: { store: KernelStore; logger: Logger }): TemplatePorts {
   return {
     persona: createPersonaTemplatePort(),
     workflows: createWorkflowsTemplatePort(deps),

@@ -1,19 +1,31 @@
 /**
  * What the API hands every family: each takes the part it needs (its own
- * `Deps` type is a subset of this). Built once by src/server.ts.
+ * `Deps` type is a subset of this, its configuration a slice of `config`).
+ * Built once by src/server.ts.
+ *
+ * The store a family gets is the kernel's (store/kernel.ts): credentials, the audit log,
+ * idempotency, rate limits, tenancy, units of work. The tables the delivery engine writes are
+ * handed only to the families that serve them: the drain tables to drains, the platform log
+ * copy's reads to logs.
  */
 import type { Config } from '../config/config.js';
-import type { Store } from '../store/store.js';
+import type { KernelStore } from '../store/kernel.js';
+import type { DrainTables } from '../store/drains/tables.js';
+import type { LogReads } from '../store/logs-repo.js';
 import type { Sql } from '../store/sql.js';
 import type { UnitOfWork } from '../store/unit-of-work.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
-import type { RecordSink } from './ingest/records.js';
+import type { RecordSink } from '../source/sink.js';
 import type { Vendors } from '../vendors/index.js';
 
 export interface PlatformDeps {
   config: Config;
-  store: Store;
+  store: KernelStore;
+  /** The drain tables, for the drains family only (.dependency-cruiser.cjs). */
+  drainTables: DrainTables;
+  /** The platform log copy's reads, for the logs family only. */
+  logs: LogReads;
   logger: Logger;
   limiter: RateLimiter;
   /** Where accepted records go: the embedded queue or the Kafka topic. */

@@ -1,8 +1,8 @@
 /** Writes accepted records to the Kafka topic (key = orgId), for the ingest route and `logdrain produce`. */
 import { Kafka, logLevel, CompressionTypes, type Producer } from 'kafkajs';
+import type { RecordSink } from './sink.js';
 
-export interface KafkaSink {
-  write(records: readonly { orgId: string; payload: string }[]): Promise<void>;
+export interface KafkaSink extends RecordSink {
   close(): Promise<void>;
 }
 

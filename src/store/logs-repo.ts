@@ -345,3 +345,6 @@ export function createLogsRepo(sql: Sql) {
 }
 
 export type LogsRepo = ReturnType<typeof createLogsRepo>;
+
+/** What the log read routes (src/modules/logs/) are handed: the reads, never the engine's writes. */
+export type LogReads = Pick<LogsRepo, 'page' | 'countUpTo'>;

@@ -6,22 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { openSql, type Sql } from './sql.js';
 import { withStoreErrorsMarked } from './unavailable.js';
 import { migrate, type Migration } from './migrate.js';
-import { createDrainsRepo } from './drains-repo.js';
-import { createDeliveriesRepo } from './deliveries-repo.js';
-import { createHealthRepo } from './health-repo.js';
-import { createAuthRepo } from './auth-repo.js';
 import { createQueueRepo } from './queue-repo.js';
-import { createDeadLettersRepo } from './dead-letters-repo.js';
-import { createVerificationsRepo } from './verifications-repo.js';
-import { createAuditRepo } from './audit-repo.js';
-import { createRateLimitsRepo } from './rate-limits-repo.js';
-import { createBacklogRepo } from './backlog-repo.js';
 import { createLogsRepo } from './logs-repo.js';
-import { createIdempotencyRepo } from './idempotency-repo.js';
-import { createProbesRepo } from './probes-repo.js';
-import { createTenancyRepo } from './tenancy-repo.js';
-import { createReplaysRepo } from './replays-repo.js';
-import { createUnitOfWork, insertAudit, type AuditWriter } from './unit-of-work.js';
+import { insertAudit, type AuditWriter } from './unit-of-work.js';
+import { composeKernelStore } from './kernel.js';
+import { createDrainTables, createDrainUnitOfWork } from './drains/tables.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
 export interface StoreOptions {
@@ -48,37 +37,25 @@ export async function openStore(options: StoreOptions) {
   }
 }
 
+/**
+ * The whole store, for the delivery engine, the composition roots and the tests: the kernel
+ * (kernel.ts), the drain tables (drains/tables.ts), the ingest queue and the platform log copy.
+ * The route families get `kernel`, and the drains and logs families their tables besides.
+ */
 function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) {
+  const kernel = composeKernelStore(sql, secretBox, auditWriter);
+  const drainTables = createDrainTables(sql);
   return {
-    sql,
-    secretBox,
-    drains: createDrainsRepo(sql),
-    deliveries: createDeliveriesRepo(sql),
-    health: createHealthRepo(sql),
-    auth: createAuthRepo(sql),
+    ...kernel,
+    ...drainTables,
     queue: createQueueRepo(sql),
-    deadLetters: createDeadLettersRepo(sql),
-    verifications: createVerificationsRepo(sql),
-    audit: createAuditRepo(sql),
-    rateLimits: createRateLimitsRepo(sql),
-    backlog: createBacklogRepo(sql),
     logs: createLogsRepo(sql),
-    idempotency: createIdempotencyRepo(sql),
-    probes: createProbesRepo(sql),
-    /** Drain replays: the API's requests and cancels, the workers' leases and progress. */
-    replays: createReplaysRepo(sql),
-    /** Organizations and agents the API creates and removes (the seed upserts them from a file). */
-    tenancy: createTenancyRepo(sql),
-    /** Runs `fn` in one transaction with repositories bound to it and `tx.audit` (unit-of-work.ts). */
-    unitOfWork: createUnitOfWork(sql, auditWriter),
-    async ping(): Promise<boolean> {
-      try {
-        await sql.query('select 1');
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    /** A unit of work whose `tx` holds the drain tables too (drains/tables.ts). */
+    unitOfWork: createDrainUnitOfWork(sql, auditWriter),
+    /** What the route families are handed: no drain table, no log copy. */
+    kernel,
+    /** The drain tables, for the drains family. */
+    drainTables,
     close: () => sql.close(),
   };
 }

@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { authenticate, authorizeAgent, authorizeOrgScopes, isPerson, scopesSatisfy, type Principal, type ScopeRule } from './auth.js';
 import { insufficientScope, notProjected } from './errors.js';
 import type { Bucket, RateLimiter } from './rate-limit.js';
@@ -77,7 +77,7 @@ export function grantedOf(req: FastifyRequest): Granted {
 }
 
 export interface AccessKernelDeps {
-  store: Store;
+  store: KernelStore;
   limiter: RateLimiter;
   /** After this instant deprecated scopes are refused (spec 01 part 5.6). */
   deprecatedScopesSunset: Date;

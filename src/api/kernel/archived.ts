@@ -9,7 +9,7 @@
  * that records what already happened elsewhere (a vendor's receipt), declares
  * `serve`.
  */
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { organizationOf } from './auth.js';
 import { KernelErrors } from './error-registry.js';
 
@@ -29,7 +29,7 @@ export const orgArchived = (orgId: string) =>
  * Refuses the request when `orgId` is archived (the organization as the kernel looked it up to
  * authorize the request: a change of the flag is seen within CREDENTIAL_CACHE_MS).
  */
-export async function refuseIfArchived(store: Store, orgId: string): Promise<void> {
+export async function refuseIfArchived(store: KernelStore, orgId: string): Promise<void> {
   const org = await organizationOf(store, orgId);
   if (org?.archived === true) throw orgArchived(orgId);
 }

@@ -12,7 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import { hashToken } from '../../security/token-hash.js';
 import { isSensitiveScope } from './scopes.js';
 import { KernelErrors } from './error-registry.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { tenancyEpoch } from '../../store/change-epochs.js';
 import { BEARER_HINT, insufficientScope, notProjected, unauthorized } from './errors.js';
 
@@ -84,7 +84,7 @@ const LOOKUP_CACHE_MAX = 10_000;
 const lookups = new WeakMap<object, Map<string, { atMs: number; epoch: number; found: Promise<unknown> }>>();
 
 /** `find()`'s answer for `key`, from the store at most once per CREDENTIAL_CACHE_MS (absent answers too). */
-function briefly<T>(store: Store, key: string, find: () => Promise<T>, nowMs = Date.now()): Promise<T> {
+function briefly<T>(store: KernelStore, key: string, find: () => Promise<T>, nowMs = Date.now()): Promise<T> {
   let cache = lookups.get(store.auth);
   if (!cache) lookups.set(store.auth, (cache = new Map()));
   const epoch = tenancyEpoch();
@@ -98,22 +98,22 @@ function briefly<T>(store: Store, key: string, find: () => Promise<T>, nowMs = D
   return found;
 }
 
-type Lookup = { key: Awaited<ReturnType<Store['auth']['findKey']>>; session: Awaited<ReturnType<Store['auth']['findSession']>> | undefined };
+type Lookup = { key: Awaited<ReturnType<KernelStore['auth']['findKey']>>; session: Awaited<ReturnType<KernelStore['auth']['findSession']>> | undefined };
 
 /** The key or session of a token hash. */
-const lookUp = (store: Store, hash: string): Promise<Lookup> =>
+const lookUp = (store: KernelStore, hash: string): Promise<Lookup> =>
   briefly(store, `token\u0000${hash}`, async () => {
     const key = await store.auth.findKey(hash);
     return { key, session: key ? undefined : await store.auth.findSession(hash) };
   });
 
-const orgOf = (store: Store, orgId: string) => briefly(store, `org\u0000${orgId}`, () => store.auth.org(orgId));
+const orgOf = (store: KernelStore, orgId: string) => briefly(store, `org\u0000${orgId}`, () => store.auth.org(orgId));
 /** The organization, as the kernel looked it up to authorize a request (kept CREDENTIAL_CACHE_MS). */
 export const organizationOf = orgOf;
-const roleOf = (store: Store, userId: string, orgId: string) => briefly(store, `role\u0000${userId}\u0000${orgId}`, () => store.auth.roleIn(userId, orgId));
-const agentOf = (store: Store, agentId: string) => briefly(store, `agent\u0000${agentId}`, () => store.auth.agent(agentId));
+const roleOf = (store: KernelStore, userId: string, orgId: string) => briefly(store, `role\u0000${userId}\u0000${orgId}`, () => store.auth.roleIn(userId, orgId));
+const agentOf = (store: KernelStore, agentId: string) => briefly(store, `agent\u0000${agentId}`, () => store.auth.agent(agentId));
 
-export async function authenticate(req: FastifyRequest, store: Store): Promise<Principal> {
+export async function authenticate(req: FastifyRequest, store: KernelStore): Promise<Principal> {
   const header = req.headers.authorization;
   // The scheme is case-insensitive (RFC 9110 section 11.1): `bearer` and `BEARER` are `Bearer`.
   const match = typeof header === 'string' ? /^Bearer ([\x21-\x7e]+)$/i.exec(header.trim()) : null;
@@ -162,7 +162,7 @@ function scopeGranted(p: Principal, role: string | undefined, rule: ScopeRule): 
  * nonexistent one), then the scope must be held (else INSUFFICIENT_SCOPE).
  * Returns the deprecated scope when that is what authorized the request.
  */
-export async function authorizeOrgScopes(store: Store, p: Principal, orgId: string, rule: ScopeRule): Promise<{ deprecatedScope?: string }> {
+export async function authorizeOrgScopes(store: KernelStore, p: Principal, orgId: string, rule: ScopeRule): Promise<{ deprecatedScope?: string }> {
   const [org, role] = await Promise.all([orgOf(store, orgId), roleOf(store, p.userId, orgId)]);
   const visible = org !== undefined && (p.kind === 'api_key' ? p.keyOrgId === orgId && (p.scopes !== null || role !== undefined) : role !== undefined);
   if (!visible) throw notProjected('organization', orgId, rule.required);
@@ -177,7 +177,7 @@ export async function authorizeOrgScopes(store: Store, p: Principal, orgId: stri
  * grant, of another organization, or nonexistent) answers the same
  * RESOURCE_NOT_PROJECTED; a visible agent without the scope, INSUFFICIENT_SCOPE.
  */
-export async function authorizeAgent(store: Store, p: Principal, agentId: string, rule: ScopeRule): Promise<{ orgId: string; deprecatedScope?: string }> {
+export async function authorizeAgent(store: KernelStore, p: Principal, agentId: string, rule: ScopeRule): Promise<{ orgId: string; deprecatedScope?: string }> {
   const agent = await agentOf(store, agentId);
   const role = agent ? await roleOf(store, p.userId, agent.orgId) : undefined;
   let visible = false;
@@ -195,7 +195,7 @@ export async function authorizeAgent(store: Store, p: Principal, agentId: string
 }
 
 /** Agents of an organization a scoped key may not see: private ones without a grant. */
-export async function hiddenAgents(store: Store, p: Principal, orgId: string): Promise<string[]> {
+export async function hiddenAgents(store: KernelStore, p: Principal, orgId: string): Promise<string[]> {
   if (p.scopes === null) return [];
   const priv = await store.auth.privateAgents(orgId);
   return priv.filter((id) => !p.agentGrants.includes(id));

@@ -13,7 +13,7 @@
 import type { FastifyReply } from 'fastify';
 import type { AppError } from '../../errors.js';
 import type { ErrorFactory } from './error-registry.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 
 /*
  * Counting. Each process counts a window's hits itself and reconciles with the store's window in
@@ -117,7 +117,7 @@ export interface RateLimiterOptions {
   syncMs?: number;
 }
 
-export function createRateLimiter(store: Pick<Store, 'rateLimits'>, options: RateLimiterOptions = {}) {
+export function createRateLimiter(store: Pick<KernelStore, 'rateLimits'>, options: RateLimiterOptions = {}) {
   const repo = store.rateLimits;
   const syncMs = options.syncMs ?? 100;
   // A store of this process alone (the embedded one) has no other counts to learn after the first.

@@ -5,7 +5,7 @@
  * with `channels:receipts`).
  */
 import type { ChannelsConfig } from './config.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { Access } from '../../api/kernel/access.js';
@@ -29,7 +29,7 @@ export const TRIGGER_PATH = '/admin/agents/:agentId/channels/:channelId/chatapp-
 export interface ChannelDeps {
   /** The family's slice of the configuration (./config.ts), and the CA file attachment fetches trust. */
   config: { readonly channels: ChannelsConfig; readonly extraCaCerts?: string | undefined };
-  store: Store;
+  store: KernelStore;
   logger: Logger;
   limiter: RateLimiter;
   vendors: Vendors;

@@ -11,7 +11,7 @@
 import { ulid } from 'ulid';
 import { withIdempotency } from '../../api/kernel/idempotency.js';
 import type { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { MailAttachment } from '../../vendors/mail/port.js';
@@ -120,7 +120,7 @@ export interface EmailSend {
 export type AttachmentFetcher = (refs: readonly AttachmentRef[]) => Promise<MailAttachment[]>;
 
 export interface ChannelServiceDeps {
-  store: Store;
+  store: KernelStore;
   vendors: Vendors;
   logger: Logger;
   fetchAttachments: AttachmentFetcher;

@@ -6,7 +6,8 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
+import type { DrainTables } from '../../store/drains/tables.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Drain } from '../../model/drain.js';
 import { auditActorOf, type Principal } from '../../api/kernel/auth.js';
@@ -31,7 +32,10 @@ export interface DrainDeps {
    * delivery engine: the switch, the endpoint allow list, the change notifications and the quota.
    */
   config: Pick<Config, 'drains' | 'logDrainsEnabled' | 'endpointAllowHosts' | 'drainConfigListen' | 'quota' | 'logRetentionDays'>;
-  store: Store;
+  /** The kernel store: credentials, the audit log, units of work. */
+  store: KernelStore;
+  /** The drain tables (store/drains/), which the delivery engine writes too. */
+  drainTables: DrainTables;
   limiter: RateLimiter;
   logger: Logger;
 }
@@ -68,10 +72,10 @@ export function drainAccess(deps: Pick<DrainDeps, 'config'>, posts?: Bucket): Ac
 /** The principal of a drain request (established by the kernel from drainAccess). */
 export const principalOf = (req: FastifyRequest): Principal => grantedOf(req).principal;
 
-/** The drain of the path, from the store or, for a read, from the read cache (read-cache.ts). */
-export async function loadDrain(store: Store, params: DrainParams, reads?: Pick<DrainReadCache, 'drain'>): Promise<Drain> {
+/** The drain of the path, from the drain table or, for a read, from the read cache (read-cache.ts). */
+export async function loadDrain(tables: Pick<DrainTables, 'drains'>, params: DrainParams, reads?: Pick<DrainReadCache, 'drain'>): Promise<Drain> {
   if (!RESOURCE_ID.test(params.drainId)) throw drainNotFound();
-  const drain = await (reads ? reads.drain(params.orgId, params.drainId) : store.drains.get(params.orgId, params.drainId));
+  const drain = await (reads ? reads.drain(params.orgId, params.drainId) : tables.drains.get(params.orgId, params.drainId));
   if (!drain) throw drainNotFound();
   return drain;
 }

@@ -17,7 +17,7 @@
  * An entry is trusted only while the counters it was read under (taken before its statements)
  * have not moved, so a write racing a read is never hidden.
  */
-import type { Store } from '../../store/store.js';
+import type { DrainTables } from '../../store/drains/tables.js';
 import type { Drain } from '../../model/drain.js';
 import { drainActivityEpoch, drainConfigEpoch } from '../../store/change-epochs.js';
 import { hourOf } from '../../model/time.js';
@@ -48,14 +48,14 @@ export interface DrainReadCache {
   stop(): Promise<void>;
 }
 
-export async function createDrainReadCache(store: Store, opts: { listen: boolean }): Promise<DrainReadCache> {
+export async function createDrainReadCache(tables: Pick<DrainTables, 'drains' | 'health' | 'backlog' | 'circuits'>, opts: { listen: boolean }): Promise<DrainReadCache> {
   /** Notifications heard (and reconnections), as a counter: an entry read before one is not trusted after it. */
   let remote = 0;
   let listening = false;
   let unwatch: (() => Promise<void>) | undefined;
   if (opts.listen) {
     try {
-      unwatch = await store.drains.watchConfig(
+      unwatch = await tables.drains.watchConfig(
         () => {
           remote++;
           listening = true;
@@ -109,10 +109,10 @@ export async function createDrainReadCache(store: Store, opts: { listen: boolean
   const liveEpoch = () => drainActivityEpoch() + drainConfigEpoch();
 
   return {
-    drain: (orgId, id) => row(`d\u0000${orgId}\u0000${id}`, () => store.drains.get(orgId, id)),
-    drains: (orgId) => row(`o\u0000${orgId}`, () => store.drains.listByOrg(orgId)),
+    drain: (orgId, id) => row(`d\u0000${orgId}\u0000${id}`, () => tables.drains.get(orgId, id)),
+    drains: (orgId) => row(`o\u0000${orgId}`, () => tables.drains.listByOrg(orgId)),
     live: (drainId, nowMs = Date.now()) =>
-      cached(lives, `${drainId}\u0000${hourOf(nowMs)}`, LIVE_MAX_AGE_MS, liveEpoch, () => readDrainLive(store, drainId, nowMs)),
+      cached(lives, `${drainId}\u0000${hourOf(nowMs)}`, LIVE_MAX_AGE_MS, liveEpoch, () => readDrainLive(tables, drainId, nowMs)),
     async stop() {
       listening = false;
       rows.clear();

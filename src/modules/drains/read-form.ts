@@ -1,11 +1,12 @@
 /** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
 import type { Drain } from '../../model/drain.js';
-import type { Store } from '../../store/store.js';
-import type { DrainHealthFacts } from '../../store/health-repo.js';
+import type { DeliveryRecord } from '../../model/delivery.js';
+import type { DrainTables } from '../../store/drains/tables.js';
+import type { DrainHealthFacts } from '../../store/drains/health-repo.js';
+import type { CircuitRow } from '../../store/drains/circuits-repo.js';
 import { HOUR_MS, dayOf, hourOf } from '../../model/time.js';
-import { createCircuitsRepo, type CircuitRow } from '../../store/circuits-repo.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
-import type { DrainRead } from './schemas.js';
+import type { DeliveryRead, DrainRead } from './schemas.js';
 import { destinationOf } from '../../destinations/index.js';
 import { DROP_REASONS, noDrops } from '../../model/drop-reasons.js';
 
@@ -25,21 +26,20 @@ export interface DrainLive {
 }
 
 /** Reads a drain's live facts (three health statements, the backlog's size, today's usage, its circuit). */
-export async function readDrainLive(store: Store, drainId: string, nowMs = Date.now()): Promise<DrainLive> {
-  const circuits = createCircuitsRepo(store.sql);
+export async function readDrainLive(tables: Pick<DrainTables, 'health' | 'backlog' | 'circuits'>, drainId: string, nowMs = Date.now()): Promise<DrainLive> {
   const newest = hourOf(nowMs);
   const [facts, backlog, used, row, openings] = await Promise.all([
-    store.health.facts(drainId, nowMs),
-    store.backlog.sizeOf(drainId),
-    store.backlog.usageOf(drainId, dayOf(nowMs)),
-    circuits.get(drainId),
-    circuits.openingsByHour(drainId, newest - 23, newest),
+    tables.health.facts(drainId, nowMs),
+    tables.backlog.sizeOf(drainId),
+    tables.backlog.usageOf(drainId, dayOf(nowMs)),
+    tables.circuits.get(drainId),
+    tables.circuits.openingsByHour(drainId, newest - 23, newest),
   ]);
   return { facts, backlog, used, circuit: { row, openings } };
 }
 
-export async function drainReadForm(store: Store, d: Drain, quota: Quota, nowMs = Date.now()): Promise<DrainRead> {
-  return composeReadForm(d, await readDrainLive(store, d.id, nowMs), quota, nowMs);
+export async function drainReadForm(tables: Pick<DrainTables, 'health' | 'backlog' | 'circuits'>, d: Drain, quota: Quota, nowMs = Date.now()): Promise<DrainRead> {
+  return composeReadForm(d, await readDrainLive(tables, d.id, nowMs), quota, nowMs);
 }
 
 /** The read form of `d` with `live` facts. */
@@ -117,4 +117,29 @@ export function composeReadForm(d: Drain, live: DrainLive, quota: Quota, nowMs =
 function rotationOf(d: Drain, nowMs: number): { startedAt: string; expiresAt: string } | null {
   if (!d.rotationStartedAt || !d.rotationExpiresAt || d.rotationExpiresAt.getTime() <= nowMs) return null;
   return { startedAt: d.rotationStartedAt.toISOString(), expiresAt: d.rotationExpiresAt.toISOString() };
+}
+
+/** A delivery attempt as GET .../deliveries answers it (spec 01 part 4.2): never its record ids. */
+export function deliveryReadForm(d: DeliveryRecord): DeliveryRead {
+  return {
+    id: d.id,
+    orgId: d.orgId,
+    drainId: d.drainId,
+    batchId: d.batchId,
+    kind: d.kind,
+    attempt: d.attempt,
+    recordCount: d.recordCount,
+    bytes: d.bytes,
+    bytesCompressed: d.bytesCompressed,
+    statusCode: d.statusCode,
+    latencyMs: d.latencyMs,
+    ok: d.ok,
+    errorClass: d.errorClass,
+    responseExcerpt: d.responseExcerpt,
+    scrubHits: d.scrubHits,
+    startedAt: d.startedAt.toISOString(),
+    expiresAt: d.expiresAt.toISOString(),
+    firstRecordId: d.firstRecordId,
+    lastRecordId: d.lastRecordId,
+  };
 }

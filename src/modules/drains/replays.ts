@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ulid } from 'ulid';
 import type { Drain } from '../../model/drain.js';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
-import type { Replay } from '../../store/replays-repo.js';
+import type { Replay } from '../../store/drains/replays-repo.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 import { INSTANT_RANGE, instantOf } from '../../api/kernel/instant.js';
 import { decodeCursor, encodeCursor } from '../../api/kernel/pagination.js';
@@ -18,6 +18,7 @@ import { DAY_MS, HOUR_MS } from '../../model/time.js';
 import { actorOf, drainAccess, DRAINS_BASE, loadDrain, principalOf, type DrainDeps, type DrainParams } from './context.js';
 import { DrainErrors, drainValidation, replayNotFound } from './errors.js';
 import { drainBodyError } from './validation-error.js';
+import { bindDrainRepository } from './repository.js';
 import { replaySchemas, type ReplayBody, type ReplayParams, type ReplayRead, type ReplaysQuery } from './replay-schemas.js';
 
 /** The widest window one replay may take. */
@@ -31,7 +32,7 @@ export function replayBucket(perHour: number): Bucket {
 }
 
 export function registerReplayRoutes(app: FastifyInstance, deps: DrainDeps): void {
-  const { store } = deps;
+  const { store, drainTables } = deps;
   // A request spends the replay bucket; reads and cancels the drain routes' own budgets.
   const access = drainAccess(deps, replayBucket(deps.config.drains.rateLimits.replaysPerHour));
   const path = `${DRAINS_BASE}/:drainId/replays`;
@@ -40,9 +41,10 @@ export function registerReplayRoutes(app: FastifyInstance, deps: DrainDeps): voi
     const principal = principalOf(req);
     const now = Date.now();
     const window = replayWindow(req.body, now, deps.config.logRetentionDays);
-    const drain = await loadDrain(store, req.params);
+    const drain = await loadDrain(drainTables, req.params);
     refuseNotDelivering(drain);
-    const replay = await store.unitOfWork(async (tx) => {
+    const replay = await store.unitOfWork(async (uow) => {
+      const tx = bindDrainRepository(uow);
       const made = await tx.replays.insert({
         id: newReplayId(), orgId: drain.orgId, drainId: drain.id, since: window.since, until: window.until,
         requestedBy: actorOf(principal), createdAt: new Date(now),
@@ -54,32 +56,33 @@ export function registerReplayRoutes(app: FastifyInstance, deps: DrainDeps): voi
       return made;
     });
     if (!replay) {
-      const open = await store.replays.open(drain.id);
+      const open = await drainTables.replays.open(drain.id);
       throw DrainErrors.DRAIN_REPLAY_IN_PROGRESS('This drain has a replay queued or running; cancel it or wait for it to end.', { replayId: open?.id ?? null });
     }
     return reply.status(202).send(replayReadForm(replay));
   });
 
   app.get<{ Params: DrainParams; Querystring: ReplaysQuery }>(path, { schema: replaySchemas.list, config: { access } }, async (req) => {
-    const drain = await loadDrain(store, req.params);
+    const drain = await loadDrain(drainTables, req.params);
     const limit = Number(req.query.limit);
     const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
-    const rows = await store.replays.list(drain.orgId, drain.id, limit + 1, after);
+    const rows = await drainTables.replays.list(drain.orgId, drain.id, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { replays: page.map(replayReadForm), nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
   });
 
   app.get<{ Params: ReplayParams }>(`${path}/:replayId`, { schema: replaySchemas.get, config: { access } }, async (req) => {
-    const drain = await loadDrain(store, req.params);
+    const drain = await loadDrain(drainTables, req.params);
     return replayReadForm(await loadReplay(deps, drain, req.params.replayId));
   });
 
   app.delete<{ Params: ReplayParams }>(`${path}/:replayId`, { schema: replaySchemas.cancel, config: { access } }, async (req) => {
     const principal = principalOf(req);
-    const drain = await loadDrain(store, req.params);
+    const drain = await loadDrain(drainTables, req.params);
     const replay = await loadReplay(deps, drain, req.params.replayId);
-    const cancelled = await store.unitOfWork(async (tx) => {
+    const cancelled = await store.unitOfWork(async (uow) => {
+      const tx = bindDrainRepository(uow);
       const c = await tx.replays.cancel(drain.orgId, drain.id, replay.id);
       if (c) await auditDrain(tx, actorOf(principal), 'logs.drain.replay_cancelled', drain, { replayId: c.id, recordsSent: c.recordsSent });
       return c;
@@ -94,7 +97,7 @@ export function registerReplayRoutes(app: FastifyInstance, deps: DrainDeps): voi
 
 async function loadReplay(deps: DrainDeps, drain: Drain, replayId: string): Promise<Replay> {
   if (!RESOURCE_ID.test(replayId)) throw replayNotFound();
-  const replay = await deps.store.replays.get(drain.orgId, drain.id, replayId);
+  const replay = await deps.drainTables.replays.get(drain.orgId, drain.id, replayId);
   if (!replay) throw replayNotFound();
   return replay;
 }

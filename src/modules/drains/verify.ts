@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { Drain } from '../../model/drain.js';
-import type { Store } from '../../store/store.js';
-import type { UnitOfWork } from '../../store/unit-of-work.js';
+import type { KernelStore } from '../../store/kernel.js';
+import type { DrainTablesTx } from '../../store/drains/tables.js';
 import type { Actor } from '../../audit/drain-audit.js';
 import { hashToken } from '../../security/token-hash.js';
 
@@ -21,8 +21,8 @@ export interface EnqueuedVerification {
 
 /** Records the verification and enqueues its probe in `tx`: both commit, or neither. */
 export async function enqueueVerification(
-  tx: Pick<UnitOfWork, 'verifications' | 'probes'>,
-  box: Store['secretBox'],
+  tx: Pick<DrainTablesTx, 'verifications' | 'probes'>,
+  box: KernelStore['secretBox'],
   drain: Drain,
   actor: Actor,
   now = new Date(),
@@ -40,6 +40,6 @@ export async function enqueueVerification(
 }
 
 /** Enqueues a `test` probe under `batchId` (the id the 202 answers and the worker sends). */
-export async function enqueueTest(tx: Pick<UnitOfWork, 'probes'>, drain: Drain, actor: Actor, batchId: string, now: Date): Promise<void> {
+export async function enqueueTest(tx: Pick<DrainTablesTx, 'probes'>, drain: Drain, actor: Actor, batchId: string, now: Date): Promise<void> {
   await tx.probes.insert({ id: ulid(), kind: 'test', orgId: drain.orgId, drainId: drain.id, batchId, actor, enqueuedAt: now });
 }

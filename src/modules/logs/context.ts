@@ -6,19 +6,22 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { hiddenAgents } from '../../api/kernel/auth.js';
 import { grantedOf, markDeprecated as markDeprecatedAnswer, type Access } from '../../api/kernel/access.js';
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
-import type { LogQuery } from '../../store/logs-repo.js';
+import type { LogQuery, LogReads } from '../../store/logs-repo.js';
 
 export const READ_SCOPE = 'logs:read';
 
 export interface LogDeps {
-  config: Config;
-  store: Store;
+  /** The read budget and the deprecated scopes' sunset. */
+  config: Pick<Config, 'logsReadPerMinute' | 'deprecatedScopesSunset'>;
+  store: KernelStore;
+  /** The platform copy's reads (the delivery engine writes it: store/logs-repo.ts). */
+  logs: LogReads;
   limiter: RateLimiter;
 }
 
@@ -36,7 +39,7 @@ export const DEPRECATED_SCOPE = {
   orgLogs: 'analytics:read',
 } as const;
 
-export function logsBucket(config: Config): Bucket {
+export function logsBucket(config: Pick<Config, 'logsReadPerMinute'>): Bucket {
   return { name: 'logs-read', limit: config.logsReadPerMinute, windowMs: 60_000, error: KernelErrors.RATE_LIMITED };
 }
 
@@ -71,6 +74,6 @@ export async function logQueryOf(deps: LogDeps, req: FastifyRequest): Promise<Lo
 }
 
 /** A deprecated parameter (only Deprecation): see kernel/access.ts for deprecated scopes. */
-export function markDeprecated(reply: FastifyReply, config: Config, scope?: string): void {
+export function markDeprecated(reply: FastifyReply, config: Pick<Config, 'deprecatedScopesSunset'>, scope?: string): void {
   markDeprecatedAnswer(reply, config.deprecatedScopesSunset, READ_SCOPE, scope);
 }

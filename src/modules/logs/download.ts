@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { LogQuery, LogsRepo } from '../../store/logs-repo.js';
+import type { LogQuery, LogReads } from '../../store/logs-repo.js';
 import { decodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseSelection } from './log-query.js';
@@ -16,7 +16,7 @@ import type { DownloadQuery } from './schemas.js';
 /** Rows fetched per query: large enough to amortise a round trip, small enough to stream. */
 export const DOWNLOAD_PAGE = 1000;
 
-async function* ndjsonPages(logs: LogsRepo, query: LogQuery, start: { at: Date; id: string } | undefined): AsyncGenerator<string> {
+async function* ndjsonPages(logs: LogReads, query: LogQuery, start: { at: Date; id: string } | undefined): AsyncGenerator<string> {
   let after = start;
   for (;;) {
     const rows = await logs.page(query, DOWNLOAD_PAGE, { after });
@@ -30,7 +30,7 @@ async function* ndjsonPages(logs: LogsRepo, query: LogQuery, start: { at: Date; 
   }
 }
 
-export function answerDownload(logs: LogsRepo, query: DownloadQuery, reply: FastifyReply, scope: LogQuery): FastifyReply {
+export function answerDownload(logs: LogReads, query: DownloadQuery, reply: FastifyReply, scope: LogQuery): FastifyReply {
   const selection = parseSelection(query);
   const { cursor } = query;
   const start = cursor === undefined ? undefined : decodeCursor(cursor);

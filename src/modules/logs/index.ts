@@ -1,7 +1,8 @@
 /**
  * The log read family (spec 01 part 4.3): one agent's logs, one skill's logs
  * on an agent, an organization's logs, and the organization's NDJSON export,
- * all served from the platform copy the workers write (store/logs-repo.ts).
+ * all served from the platform copy the workers write (store/logs-repo.ts), whose reads the
+ * composition root hands the family (`LogDeps.logs`).
  */
 import type { FastifyInstance } from 'fastify';
 import { agentLogsAccess, DEPRECATED_SCOPE, logQueryOf, orgLogsAccess, type LogDeps } from './context.js';
@@ -30,7 +31,7 @@ function registerLogRoutes(app: FastifyInstance, deps: LogDeps): void {
     answerLogList(deps, req, reply, await logQueryOf(deps, req)),
   );
   app.get<{ Params: { orgId: string }; Querystring: DownloadQuery }>('/admin/orgs/:orgId/logs/download', { schema: schemas.orgDownload, config: { access: org } }, async (req, reply) =>
-    answerDownload(deps.store.logs, req.query, reply, await logQueryOf(deps, req)),
+    answerDownload(deps.logs, req.query, reply, await logQueryOf(deps, req)),
   );
 }
 

@@ -5,7 +5,7 @@
  * matches, so a large selection costs no more than a small one.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LogQuery, LogsRepo } from '../../store/logs-repo.js';
+import type { LogQuery, LogReads } from '../../store/logs-repo.js';
 import { encodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseListQuery } from './log-query.js';
@@ -16,7 +16,7 @@ import type { Config } from '../../config/config.js';
 export const TOTAL_COUNT_CAP = 10_000;
 
 export async function answerLogList(
-  deps: { config: Config; store: { logs: LogsRepo } },
+  deps: { config: Pick<Config, 'deprecatedScopesSunset'>; logs: LogReads },
   req: FastifyRequest<{ Querystring: ListQuery }>,
   reply: FastifyReply,
   scope: LogQuery,
@@ -25,8 +25,8 @@ export async function answerLogList(
   const query: LogQuery = { ...scope, source: q.source, environment: q.environment, since: q.since, until: q.until };
   const byCursor = q.after !== undefined;
   const [rows, counted] = await Promise.all([
-    deps.store.logs.page(query, q.limit + 1, byCursor ? { after: q.after } : { offset: (q.page - 1) * q.limit }),
-    deps.store.logs.countUpTo(query, TOTAL_COUNT_CAP),
+    deps.logs.page(query, q.limit + 1, byCursor ? { after: q.after } : { offset: (q.page - 1) * q.limit }),
+    deps.logs.countUpTo(query, TOTAL_COUNT_CAP),
   ]);
   const hasNextPage = rows.length > q.limit;
   const page = rows.slice(0, q.limit);

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
 import type { Config } from '../../config/config.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
 import { createGuardedFetcher } from '../../security/guarded-fetch.js';
 import { personaMigrations } from './migrations.js';
@@ -11,8 +11,9 @@ import { registerPersonaRoutes } from './routes.js';
 import { createPersonaService } from './service.js';
 
 export interface PersonaDeps {
-  config: Config;
-  store: Store;
+  /** The website fetch's allow list and CA certificates, and the deprecated scopes' sunset. */
+  config: Pick<Config, 'websiteFetchAllowHosts' | 'extraCaCerts' | 'deprecatedScopesSunset'>;
+  store: KernelStore;
   /** The model-provider port (src/vendors/model-provider/), its adapter chosen from configuration. */
   vendors: { modelProvider: ModelProvider };
 }

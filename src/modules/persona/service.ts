@@ -5,7 +5,7 @@
  * one unit of work; model calls (which can take minutes) and website fetches
  * happen before it, so a failed or refused call stores nothing.
  */
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
@@ -18,7 +18,7 @@ import { CONFIG_FIELDS, type DraftBody, type GenerateBody } from './schemas.js';
 import { BUILT_IN_PRESETS, catalog } from './presets.js';
 
 export interface PersonaServiceDeps {
-  store: Store;
+  store: KernelStore;
   provider: ModelProvider;
   /** Fetches a business website for `enhance/website` when the provider reads websites. */
   fetcher: GuardedFetcher;

@@ -1,7 +1,7 @@
 /** The marketplace skills route family: listing, versions, the catalogue and installs on agents (spec 03 part 4.5; contract skills). */
 import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { skillsMigrations } from './migrations.js';
 import { skillsSeed } from './seed.js';
 import { registerSkillRoutes } from './routes.js';
@@ -9,7 +9,7 @@ import { createSkillsService } from './service.js';
 import type { FamilyMetrics } from '../platform-deps.js';
 
 export interface SkillsDeps {
-  store: Store;
+  store: KernelStore;
   /** Installs created, updated and removed (/metrics). */
   metrics: FamilyMetrics;
 }

@@ -16,7 +16,7 @@
 import semver from 'semver';
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { FamilyMetrics, SkillInstallAction } from '../platform-deps.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { auditActorOf, authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
@@ -32,7 +32,7 @@ export const READ_SCOPE = 'automations:read';
 export const TRANSFER_SCOPE = 'org:manage';
 
 export interface SkillsServiceDeps {
-  store: Store;
+  store: KernelStore;
   /** Installs created, updated and removed, counted once committed (/metrics). */
   metrics: FamilyMetrics;
   now?: () => Date;

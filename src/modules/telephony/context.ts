@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Config } from '../../config/config.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { Principal } from '../../api/kernel/auth.js';
@@ -33,7 +33,7 @@ defineScopes('telephony', {
 
 export interface TelephonyDeps {
   config: Pick<Config, 'rcsBulkChecksPerMinute'>;
-  store: Store;
+  store: KernelStore;
   vendors: Pick<Vendors, 'carrier' | 'rcs' | 'voiceCalls' | 'media'>;
   /** The kernel's rate-limit buckets (the dispatch limit). */
   limiter: RateLimiter;
@@ -81,6 +81,6 @@ export function agentActorOf(req: FastifyRequest): AgentActor {
 }
 
 /** The email of a user, when the store knows it. */
-export async function emailOf(store: Store, userId: string): Promise<string | undefined> {
+export async function emailOf(store: KernelStore, userId: string): Promise<string | undefined> {
   return userEmail(store.sql, userId);
 }

@@ -2,7 +2,7 @@
  * The install side of a deploy (install-service.ts): the template applied onto the minted agent on
  * the deploy job's unit of work, as the user who deployed it, and the agents that have a template.
  */
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Principal } from '../../api/kernel/auth.js';
 import type { DeployInstallSide } from './deploy-module.js';
 import { knownInstallFields, type InstallService } from './install-service.js';
@@ -19,7 +19,7 @@ const deployer = (userId: string, deployId: string): Principal => ({
   kind: 'session', userId, keyOrgId: undefined, scopes: null, agentGrants: [], credentialId: `deploy:${deployId}`,
 });
 
-export function deployInstalls(store: Store, templates: TemplatesService, installs: InstallService): DeployInstallSide {
+export function deployInstalls(store: KernelStore, templates: TemplatesService, installs: InstallService): DeployInstallSide {
   return {
     async installedAgents(templateId, orgId) {
       return createInstallRepo(store.sql).agentsInstalledIn(templateId, orgId);

@@ -19,7 +19,7 @@
 import { EventEmitter } from 'node:events';
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Sql } from '../../store/sql.js';
 import { createDeployRepo, type DeployRow } from './deploy-repository.js';
@@ -60,7 +60,7 @@ export interface DeploySteps {
 }
 
 export interface DeployJobOptions {
-  store: Store;
+  store: KernelStore;
   logger: Logger;
   steps: DeploySteps;
   leaseMs: number;

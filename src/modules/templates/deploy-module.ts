@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { createDeployJob, LeaseLost, type DeployJobRequest } from './deploy-job.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
@@ -14,7 +14,7 @@ import { registerDeployRoutes } from './deploy-routes.js';
 
 export interface DeployModuleDeps {
   config: Pick<Config, 'templateDeploys'>;
-  store: Store;
+  store: KernelStore;
   logger: Logger;
 }
 

@@ -13,7 +13,7 @@
  */
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { auditActorOf, authorizeOrgScopes, isPerson, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
 import { insufficientScope } from '../../api/kernel/errors.js';
@@ -84,7 +84,7 @@ export interface EligibleTarget {
 }
 
 export interface DeployServiceOptions {
-  store: Store;
+  store: KernelStore;
   catalog: DeployCatalog;
   installs: DeployInstalls;
   job: Pick<DeployJob, 'wake' | 'events'>;
@@ -316,7 +316,7 @@ export function createDeployService(o: DeployServiceOptions) {
 export type DeployService = ReturnType<typeof createDeployService>;
 
 /** The job's side of a deploy: its sealed env values opened for the install. */
-export function openDeployBody(store: Pick<Store, 'secretBox'>, r: DeployJobRequest): Record<string, unknown> {
+export function openDeployBody(store: Pick<KernelStore, 'secretBox'>, r: DeployJobRequest): Record<string, unknown> {
   const body = { ...r.body };
   if (typeof body.envValues === 'string') body.envValues = JSON.parse(store.secretBox.open(body.envValues)) as Record<string, string>;
   return body;

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { templatesMigrations } from './migrations.js';
 import { registerTemplateRoutes } from './routes.js';
 import { createTemplatesService } from './service.js';
@@ -18,7 +18,7 @@ import { registerDeploys, type DeployModuleDeps } from './deploy-module.js';
 import { deployInstalls } from './deploy-install.js';
 
 export interface TemplatesDeps extends DeployModuleDeps {
-  store: Store;
+  store: KernelStore;
   /** The persona, workflows and skills families' parts of an install (platform-deps.ts). */
   templatePorts: TemplatePorts;
 }

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { NO_BODY } from '../../api/kernel/schema.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { READ_SCOPE, WRITE_SCOPE } from './service.js';
 import { knownInstallFields, type InstallService, type InstallTarget } from './install-service.js';
 import type { InstallRecord } from './install-repository.js';
@@ -43,7 +43,7 @@ const longOut = (i: Listed) => {
   };
 };
 
-export function registerInstallRoutes(app: FastifyInstance, service: InstallService, store: Store): void {
+export function registerInstallRoutes(app: FastifyInstance, service: InstallService, store: KernelStore): void {
   /** The agent the kernel authorized (its organization), with the version the store records. */
   const target = async (req: FastifyRequest): Promise<InstallTarget> => {
     const g = grantedOf(req);

@@ -28,7 +28,7 @@
  */
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { auditActorOf, type Principal } from '../../api/kernel/auth.js';
 import type { RunMigration, TemplatePorts } from '../platform-deps.js';
@@ -147,7 +147,7 @@ class ApplyFailed extends Error {
 }
 
 export interface InstallServiceDeps {
-  store: Store;
+  store: KernelStore;
   templates: TemplatesService;
   ports: TemplatePorts;
   now?: () => Date;

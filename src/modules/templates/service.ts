@@ -22,7 +22,7 @@
  */
 import { ulid } from 'ulid';
 import { AppError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { auditActorOf, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
@@ -49,7 +49,7 @@ export type Reviewer = (r: Pick<Review, 'kind' | 'templateId' | 'version' | 'vis
 export const approveAtOnce: Reviewer = () => ({ status: 'approved' });
 
 export interface TemplatesServiceDeps {
-  store: Store;
+  store: KernelStore;
   reviewer?: Reviewer;
   now?: () => Date;
 }

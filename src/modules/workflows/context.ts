@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WorkflowsConfig } from './config.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Access } from '../../api/kernel/access.js';
 import { grantedOf } from '../../api/kernel/access.js';
@@ -32,7 +32,7 @@ export const WORKFLOWS_BASE = '/workflows/:agentId';
 export interface WorkflowDeps {
   /** The family's slice of the configuration (./config.ts), nothing else of it. */
   config: { readonly workflows: WorkflowsConfig };
-  store: Store;
+  store: KernelStore;
   logger: Logger;
   limiter: RateLimiter;
   /** The mail port the run-end emails go through. */

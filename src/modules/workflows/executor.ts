@@ -17,7 +17,7 @@
  *   `org_archived`, and queues it again once the organization is not archived (contract W8).
  */
 import { ulid } from 'ulid';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Step } from './graph.js';
@@ -33,7 +33,7 @@ import { executionStatements, handBackRuns } from './sql/execution.js';
 import { lockOrgAdmissions, lockRunStatus } from './sql/runs.js';
 
 export interface ExecutorOptions {
-  store: Store;
+  store: KernelStore;
   logger: Logger;
   /** How long a claim holds a run without renewal. */
   leaseMs: number;

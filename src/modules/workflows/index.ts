@@ -17,12 +17,12 @@ import { createRollups } from './rollup.js';
 import { createRecovery } from './recovery.js';
 import { createWorkflowsRepo } from './repository.js';
 import { createWorkflowTemplatePort } from './template-port.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { WorkflowTemplatePort } from '../platform-deps.js';
 
 /** The in-process executors of each store, which a template install's runs wake at once (the others hear the store's notification). */
-const localExecutors = new WeakMap<Store, Set<() => void>>();
+const localExecutors = new WeakMap<KernelStore, Set<() => void>>();
 
 export const workflowsFamily = defineFamily<WorkflowDeps>({
   name: 'workflows',
@@ -90,7 +90,7 @@ export function createWorkflowExecutor(deps: Pick<WorkflowDeps, 'config' | 'stor
 }
 
 /** The workflows family's part of a template install (platform-deps.ts), for the composition root. */
-export function createWorkflowsTemplatePort(deps: { store: Store; logger: Logger }): WorkflowTemplatePort {
+export function createWorkflowsTemplatePort(deps: { store: KernelStore; logger: Logger }): WorkflowTemplatePort {
   const wake = createRunWaker(deps.store.sql, deps.logger, () => localExecutors.get(deps.store)?.forEach((w) => w()));
   return createWorkflowTemplatePort({ wake });
 }

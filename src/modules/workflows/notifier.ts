@@ -15,7 +15,7 @@
  *   anything else is recorded `failed`; the run itself is never touched.
  */
 import { ulid } from 'ulid';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { MailPort } from '../../vendors/mail/port.js';
@@ -27,7 +27,7 @@ import { fillSlots } from './slots.js';
 import { notificationStatements, releaseClaims, type NotificationRow } from './sql/notifications.js';
 
 export interface NotifierOptions {
-  store: Store;
+  store: KernelStore;
   logger: Logger;
   mail: MailPort;
   channels: ChannelNotificationPort;

@@ -6,7 +6,7 @@
  * already recovered, then the state's 409s.
  */
 import { ulid } from 'ulid';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import { createAuditRepo } from '../../store/audit-repo.js';
@@ -27,7 +27,7 @@ export interface Actor {
 }
 
 export interface RecoveryOptions {
-  store: Store;
+  store: KernelStore;
   policy: (orgId: string) => Promise<PolicyLimits>;
   wake: () => void;
 }

@@ -13,7 +13,7 @@ import type { SchemaIssue } from '../../api/kernel/schema.js';
 import { INSTANT_RANGE, withinInstantBounds } from '../../api/kernel/instant.js';
 import { hasHeader, keyedInBody, type BlindRetry } from '../../api/kernel/store-outage.js';
 import { keysetCursor, keysetFetch, keysetPage } from '../../api/kernel/pagination.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import { countIn, type Buckets, EXECUTE_SCOPE, onAgent, READ_OUTPUTS_SCOPE, READ_SCOPE, WORKFLOWS_BASE, WRITE_SCOPE } from './context.js';
 import { controlUnavailable, StartErrors, WorkflowErrors } from './errors.js';
 import type { Issue } from './graph.js';
@@ -53,7 +53,7 @@ const holds = (p: Principal, scope: string): boolean => p.scopes === null || sco
 
 export interface WorkflowRouteDeps {
   service: WorkflowService;
-  store: Store;
+  store: KernelStore;
   limiter: RateLimiter;
   buckets: Buckets;
   rollups: Rollups;

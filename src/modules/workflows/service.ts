@@ -4,7 +4,7 @@
  * reading runs, and cancelling them. The executor (executor.ts) moves runs on.
  */
 import { ulid } from 'ulid';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import { AppError } from '../../errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
@@ -166,7 +166,7 @@ const bytesOf = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '
 export const watchHint = (agentId: string, runId: string) => ({ events: `/workflows/${agentId}/runs/${runId}/events`, poll: `/workflows/${agentId}/runs/${runId}` });
 
 export interface ServiceOptions {
-  store: Store;
+  store: KernelStore;
   /** WORKFLOW_FORCE_CANCEL_AFTER_MS */
   forceCancelAfterMs: number;
   /** Tells the in-process executor that a run is waiting. */

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
-import { createCircuitsRepo } from '../../../src/store/circuits-repo.js';
+import { createCircuitsRepo } from '../../../src/store/drains/circuits-repo.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -23,7 +23,7 @@ import { SEED_FIXTURE, TEST_MODE, waitFor } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';
 import { record } from '../../helpers/records.js';
-import { MAX_INGEST_RECORDS } from '../../../src/modules/ingest/records.js';
+import { MAX_INGEST_RECORDS } from '../../../src/modules/ingest/index.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const M = { authorization: 'Bearer lk_acme_manage' };

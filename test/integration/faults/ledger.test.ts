@@ -11,7 +11,7 @@ import { STORE_KINDS } from '../../helpers/stores.js';
 import { ledgerOf, receivedRecordIds } from '../../helpers/ledger.js';
 import type { Store } from '../../../src/store/store.js';
 import { droppedEntry } from '../../../src/account/entries.js';
-import { deliveryReadForm } from '../../../src/modules/drains/deliveries.js';
+import { deliveryReadForm } from '../../../src/modules/drains/read-form.js';
 import type { ReceivedRequest } from '../../../src/devtools/https-receiver.js';
 import { startApp, waitFor, type TestApp } from '../../helpers/app.js';
 import { startReceiver, type HttpsReceiver } from '../../helpers/receiver.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -75,6 +75,31 @@ describe('import boundaries', () => {
     ]));
   });
 
+  it('report a family importing the whole store, or a table the engine writes that is not its own, and the store kernel importing one', () => {
+    const probes: [file: string, imports: string[], rule: string][] = [
+      ['src/modules/telephony/__probe_store__.ts', ['../../store/store.js'], 'families-kernel-store-only'],
+      ['src/modules/telephony/__probe_drains__.ts', ['../../store/drains/drains-repo.js', '../../store/drains/tables.js'], 'drain-tables-drains-family-only'],
+      ['src/api/kernel/__probe_drains__.ts', ['../../store/drains/backlog-repo.js'], 'drain-tables-drains-family-only'],
+      ['src/modules/workflows/__probe_logs__.ts', ['../../store/logs-repo.js'], 'log-copy-logs-family-only'],
+      ['src/store/__probe_kernel__.ts', ['./drains/deliveries-repo.js', './logs-repo.js'], 'store-kernel-knows-no-engine-table'],
+    ];
+    const files = probes.map(([file, imports]) =>
+      probe(file, `${imports.map((m, i) => `import * as m${i} from '${m}';`).join('\n')}\nexport const probe = [${imports.map((_, i) => `m${i}`).join(', ')}];\n`));
+    // The record sink port imports nothing (put back after this cruise: other probes reach it);
+    // the drains and logs families import their own tables.
+    const sink = readFileSync(join(copy, 'src/source/sink.ts'), 'utf8');
+    files.push(probe('src/source/sink.ts', "import { createKafkaSink } from './kafka-sink.js';\nexport const probe = createKafkaSink;\nexport interface RecordSink { write(records: readonly { orgId: string; payload: string }[]): Promise<void> }\n"));
+    files.push(probe('src/modules/drains/__probe_own__.ts', "import { createDrainTables } from '../../store/drains/tables.js';\nexport const probe = createDrainTables;\n"));
+    files.push(probe('src/modules/logs/__probe_own__.ts', "import type { LogReads } from '../../store/logs-repo.js';\nexport type Probe = LogReads;\n"));
+    const found = describeViolations(cruise(copy, files));
+    writeFileSync(join(copy, 'src/source/sink.ts'), sink);
+    for (const [file, imports, rule] of probes) {
+      for (const m of imports) expect(found).toContain(`${rule}: ${file} -> ${join(dirname(file), m).replace(/\.js$/, '.ts')}`);
+    }
+    expect(found).toContain('record-sink-port-alone: src/source/sink.ts -> src/source/kafka-sink.ts');
+    expect(found.filter((v) => v.includes('__probe_own__'))).toEqual([]);
+  });
+
   it('report every engine layer importing one above it, telemetry importing a stage or the store, the store importing the seed reader, and the drain domain out of its place', () => {
     // One probe per rule, each importing from the layer just above its own (and the top one).
     const probes: [file: string, imports: string[], rule: string][] = [
@@ -89,7 +114,7 @@ describe('import boundaries', () => {
       ['src/telemetry/__probe__.ts', ['../deliver/outcome.js', '../store/store.js'], 'telemetry-not-to-engine'],
       ['src/store/__probe__.ts', ['../seed/seed-file.js'], 'store-not-to-seed'],
       ['src/drains/__probe__.ts', ['../plan/drain-plans.js', '../deliver/probes.js', '../modules/drains/index.js', '../api/kernel/auth.js', '../server.js'], 'drains-domain-below-its-users'],
-      ['src/drains/__probe_store__.ts', ['../store/drains-repo.js'], 'drains-domain-store-types-only'],
+      ['src/drains/__probe_store__.ts', ['../store/drains/drains-repo.js'], 'drains-domain-store-types-only'],
       ['src/model/__probe_drains__.ts', ['../drains/move.js'], 'drains-domain-not-below'],
       ['src/store/__probe_drains__.ts', ['../drains/lifecycle.js'], 'drains-domain-not-below'],
     ];

@@ -5,7 +5,7 @@
  * (test/integration/engine/replay.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApp, type TestApp } from '../../../helpers/app.js';
 
 const ORG = '/admin/orgs/org_acme/log-drains';
 const T = 'lk_acme_manage';

@@ -1,6 +1,6 @@
-import type { Sql } from './sql.js';
-import type { Drain, DrainState, Selectors, StoredHeader, ScrubRule } from '../model/drain.js';
-import { noteDrainActivity, noteDrainConfigChange } from './change-epochs.js';
+import type { Sql } from '../sql.js';
+import type { Drain, DrainState, Selectors, StoredHeader, ScrubRule } from '../../model/drain.js';
+import { noteDrainActivity, noteDrainConfigChange } from '../change-epochs.js';
 
 interface DrainRow {
   id: string;
@@ -83,7 +83,16 @@ export type DrainPatch = Partial<Omit<Drain, 'id' | 'orgId' | 'type' | 'state' |
 /** The channel migration 008's trigger notifies on each drain change. */
 const DRAIN_CONFIG_CHANNEL = 'logdrain_drain_config';
 
-export function createDrainsRepo(sql: Sql) {
+/**
+ * `onWrite`: told after each write to the drains table, besides the process's drain configuration
+ * counter (change-epochs.ts); a unit of work's binding (tables.ts) moves the counter again once the
+ * transaction commits.
+ */
+export function createDrainsRepo(sql: Sql, onWrite: () => void = () => {}) {
+  const changed = (): void => {
+    noteDrainConfigChange();
+    onWrite();
+  };
   return {
     async insert(d: Drain): Promise<void> {
       await sql.query(
@@ -96,7 +105,7 @@ export function createDrainsRepo(sql: Sql) {
           d.updatedAt,
         ],
       );
-      noteDrainConfigChange();
+      changed();
     },
 
     async get(orgId: string, id: string): Promise<Drain | undefined> {
@@ -165,7 +174,7 @@ export function createDrainsRepo(sql: Sql) {
         `update drains set ${sets.join(', ')} where org_id = $1 and id = $2 and deleted_at is null returning *`,
         params,
       );
-      noteDrainConfigChange();
+      changed();
       return rows[0] && fromRow(rows[0]);
     },
 
@@ -180,7 +189,7 @@ export function createDrainsRepo(sql: Sql) {
          where id = $1 and deleted_at is null and state = any($2::text[]) returning *`,
         [id, from, to, pauseReason !== undefined, pauseReason ?? null],
       );
-      if (rows.length > 0) noteDrainConfigChange();
+      if (rows.length > 0) changed();
       return rows[0] && fromRow(rows[0]);
     },
 
@@ -199,7 +208,7 @@ export function createDrainsRepo(sql: Sql) {
          where id = $1 and state = $2 and pause_reason is not distinct from $3::text and deleted_at is null returning *`,
         [id, read.state, read.pauseReason, to.state, to.pauseReason],
       );
-      if (rows.length > 0) noteDrainConfigChange();
+      if (rows.length > 0) changed();
       return rows[0] && fromRow(rows[0]);
     },
 
@@ -213,7 +222,7 @@ export function createDrainsRepo(sql: Sql) {
          where org_id = $1 and id = $2 and deleted_at is null returning id`,
         [orgId, id],
       );
-      noteDrainConfigChange();
+      changed();
       noteDrainActivity();
       return rows.length > 0;
     },

@@ -12,9 +12,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../model/record.js';
-import type { Store } from '../../store/store.js';
+import type { KernelStore } from '../../store/kernel.js';
+import type { RecordSink } from '../../source/sink.js';
 import { grantedOf } from '../../api/kernel/access.js';
-import { defineFamily } from '../../api/kernel/family.js';
 import { errorResponses } from '../../api/kernel/schema-types.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { defineScopes } from '../../api/kernel/scopes.js';
@@ -31,10 +31,6 @@ defineScopes('ingest', {
 export const MAX_INGEST_RECORDS = 10_000;
 export const MAX_INGEST_BODY_BYTES = 16 * 1024 * 1024;
 
-/** Where accepted records go: the embedded queue, or a Kafka producer. */
-export interface RecordSink {
-  write(records: readonly { orgId: string; payload: string }[]): Promise<void>;
-}
 
 /** Where each record's rules live: the agent record's schema, checked record by record. */
 const RECORD_SCHEMA = 'schemas/agent-record.schema.json';
@@ -89,9 +85,13 @@ class SplitBody {
   constructor(readonly items: BodyItem[] | { notArray: unknown }) {}
 }
 
-export const ingestFamily = defineFamily<{ store: Store; sink: RecordSink }>({ name: 'ingest', register: registerRecordRoutes });
+export interface IngestDeps {
+  store: Pick<KernelStore, 'auth'>;
+  /** Where accepted records go (src/source/sink.ts). */
+  sink: RecordSink;
+}
 
-function registerRecordRoutes(scope: FastifyInstance, deps: { store: Store; sink: RecordSink }): void {
+export function registerRecordRoutes(scope: FastifyInstance, deps: IngestDeps): void {
   // The family's own context (registerFamily): its parsers, which split rather than parse, serve this route only.
   scope.removeContentTypeParser('application/json');
   // Bytes, not text: a body must be UTF-8 (record-body.ts), and in no other charset (kernel/json-body.ts).
