@@ -24,7 +24,7 @@ import type { PipelineEvents } from '../telemetry/events.js';
 import { createCircuitsRepo, type CircuitRow } from '../store/drains/circuits-repo.js';
 import { auditDrain } from '../audit/drain-audit.js';
 import { hourOf } from '../model/time.js';
-import { backoffMs } from './backoff.js';
+import { circuitOpenMs } from './retry-policy.js';
 
 /** Who circuit moves are made by, in the audit. */
 const CIRCUIT_ACTOR = { type: 'system', id: 'drain-circuit' } as const;
@@ -80,10 +80,8 @@ export function createDrainCircuits(opts: CircuitOptions): DrainCircuits {
    * a reopening (failed probe) for a backoff whose ceiling doubles each time, or longer if asked.
    * Never past `openMaxMs`.
    */
-  const openForMs = (reopenings: number, retryAfterMs: number | undefined): number => {
-    if (reopenings === 0 && retryAfterMs !== undefined) return Math.min(opts.openMaxMs, retryAfterMs);
-    return Math.min(opts.openMaxMs, backoffMs(reopenings + 1, { baseMs: opts.openBaseMs, maxMs: opts.openMaxMs, random: opts.random }, retryAfterMs));
-  };
+  const openForMs = (reopenings: number, retryAfterMs: number | undefined): number =>
+    circuitOpenMs(reopenings, { baseMs: opts.openBaseMs, maxMs: opts.openMaxMs, random: opts.random }, retryAfterMs);
 
   const isBraked = (drainId: string) => known.has(drainId) || opening.has(drainId);
 

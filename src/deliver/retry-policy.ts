@@ -2,7 +2,7 @@
  * What follows an attempt: retry after a wait, park the batch's records in the
  * backlog, drop them with a reason, or nothing (delivered). Decided from the
  * attempt number, its outcome, when the first attempt was made, the batch's
- * kind and the buffer horizon. The only caller of backoff.ts.
+ * kind and the buffer horizon; and how long a drain's circuit stays open. The only caller of backoff.ts.
  *
  *   delivered                                          -> done
  *   final (4xx but 408/429, redirect, SSRF refusal)    -> drop, reason: the error class
@@ -15,7 +15,7 @@
  */
 import type { DeliveryKind } from '../model/delivery.js';
 import type { AttemptOutcome } from '../model/delivery.js';
-import { backoffMs } from './backoff.js';
+import { backoffMs, type BackoffOptions } from './backoff.js';
 import { isRetryableClass } from './outcome.js';
 
 export type RetryDecision =
@@ -77,4 +77,14 @@ export function retryWaits(): { wait(ms: number): Promise<void>; wakeAll(): void
       for (const wake of [...sleepers]) wake();
     },
   };
+}
+
+/**
+ * How long a drain's circuit stays open (circuit.ts): the Retry-After asked at a first opening,
+ * otherwise the backoff of the `reopenings`-th failed probe (or its Retry-After, if longer), never
+ * past `opts.maxMs`. Here so that one module decides every wait the engine computes.
+ */
+export function circuitOpenMs(reopenings: number, opts: BackoffOptions, retryAfterMs: number | undefined): number {
+  if (reopenings === 0 && retryAfterMs !== undefined) return Math.min(opts.maxMs, retryAfterMs);
+  return Math.min(opts.maxMs, backoffMs(reopenings + 1, opts, retryAfterMs));
 }
