@@ -280,6 +280,8 @@ export interface Harness {
   producer: Producer;
   kafka: Kafka;
   call: (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
+  /** One statement on the run's database (the platform copy a replay scenario prepares). */
+  query: (text: string) => Promise<Record<string, unknown>[]>;
   /** Produces `records` to `topic` in sets of 250 round-robin over its partitions and checks the topic holds them. */
   produce: (topic: string, records: Iterable<AgentRecord>) => Promise<void>;
   /**
@@ -371,6 +373,16 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
 
   return {
     receiver, broker, producer, kafka, call,
+
+    async query(text) {
+      const db = new pg.Client({ connectionString: dbUrl.toString() });
+      await db.connect();
+      try {
+        return (await db.query(text)).rows as Record<string, unknown>[];
+      } finally {
+        await db.end();
+      }
+    },
 
     async produce(topic, records) {
       // 250 records a message set, the sets round-robin over the partitions: the mock broker answers

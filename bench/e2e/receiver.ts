@@ -20,6 +20,8 @@ export interface Arrival {
   gzip: boolean;
   protobuf: boolean;
   records: number;
+  /** The batch was a drain replay's (it carried `Logdrain-Replay`). */
+  replay: boolean;
 }
 
 export interface DecodedRecord {
@@ -131,7 +133,7 @@ export async function startBenchReceiver(certDir: string): Promise<BenchReceiver
       res.writeHead(400).end();
       return;
     }
-    arrivals.push({ path, at: Date.now(), raw, gzip, protobuf, records });
+    arrivals.push({ path, at: Date.now(), raw, gzip, protobuf, records, replay: req.headers['logdrain-replay'] !== undefined });
     const top = `/${path.split('/')[1] ?? ''}`;
     const c = counts.get(top) ?? { records: 0, bytes: 0 };
     c.records += records;

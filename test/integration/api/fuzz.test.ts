@@ -277,6 +277,8 @@ describe('REST fuzzing: every route, hostile paths, queries, bodies and credenti
     id: ['mks_missing'], versionId: ['mksv_missing'],
     // The template deploy poll's deploy: an unknown one (a deploy needs a base agent the fuzz seed has none of).
     deployId: ['dpl_missing'],
+    // A drain's replay: an unknown one (the drain's lookup and access still run).
+    replayId: ['rpl_missing'],
   };
   // The template routes' `templateId` (the channel trigger route's is a chat-app template's): a template with a version (added below) and an unknown one.
   const templateIds = ['tpl_MISSING'];
