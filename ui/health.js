@@ -25,13 +25,13 @@ function drainsPath() {
   return `/admin/orgs/${encodeURIComponent(STORE.getItem(ORG_ITEM) ?? '')}/log-drains`;
 }
 
-async function api(method, path, body) {
+async function api(method, path, payload) {
   const headers = { authorization: `Bearer ${STORE.getItem(KEY_ITEM) ?? ''}`, accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (payload !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, {
     method,
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: payload === undefined ? undefined : JSON.stringify(payload),
     cache: 'no-store',
     credentials: 'omit',
   });
