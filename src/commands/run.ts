@@ -3,7 +3,6 @@
  * `worker` (worker only, with its own /metrics listener), and the graceful
  * stop on SIGTERM/SIGINT (CONTRACT part 1).
  */
-import { createCircuitsRepo } from '../store/drains/circuits-repo.js';
 import { buildInfo } from '../config/build-info.js';
 import type { Config } from '../config/config.js';
 import { createChannelNotifications, createWorkflowExecutor, familyMigrations, familySeeds, type WorkflowExecutor } from '../modules/index.js';
@@ -111,7 +110,7 @@ async function runOn(
       drainGauges: () => store.backlog.drainGauges(dayOf(Date.now())),
       quota: config.quota,
       bufferHorizonMs: config.bufferHorizonMs,
-      circuits: () => createCircuitsRepo(store.sql).countsByType(),
+      circuits: () => store.circuits.countsByType(),
     });
     return w;
   };
