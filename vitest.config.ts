@@ -31,6 +31,8 @@ export default defineConfig({
     // Integration files start brokers, databases and child processes: two at a time fits 2 cores.
     maxWorkers: 2,
     pool: 'forks',
+    // vitest's own report, then the time each project took (test/helpers/project-times.ts).
+    reporters: ['default', './test/helpers/project-times.ts'],
     // The gate of `npm test` (`vitest run --coverage`); a targeted run leaves coverage off unless asked.
     // Only src/ is measured: tests, benchmarks and the built dist/ that child processes run are not the
     // code under test (a spawned `dist/cli.js` is not instrumented, so what it runs counts for nothing).
