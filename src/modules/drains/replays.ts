@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ulid } from 'ulid';
 import type { Drain } from '../../model/drain.js';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
-import type { Replay } from '../../store/drains/replays-repo.js';
+import type { Replay } from './tables/replays.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 import { INSTANT_RANGE, instantOf } from '../../api/kernel/instant.js';
 import { decodeCursor, encodeCursor } from '../../api/kernel/pagination.js';

@@ -5,7 +5,7 @@
  * matches, so a large selection costs no more than a small one.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LogQuery, LogReads } from '../../store/logs-repo.js';
+import type { LogQuery, LogReads } from './repository.js';
 import { encodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseListQuery } from './log-query.js';

@@ -1,5 +1,5 @@
-import type { Sql } from '../sql.js';
-import type { DeliveryKind, DeliveryRecord } from '../../model/delivery.js';
+import type { Sql } from '../../../store/sql.js';
+import type { DeliveryKind, DeliveryRecord } from '../../../model/delivery.js';
 
 interface DeliveryRow {
   id: string;

@@ -5,7 +5,7 @@
  * running, so a worker whose lease passed (or whose replay was cancelled) learns it by the write
  * answering false, and stops before sending another page.
  */
-import type { Sql } from '../sql.js';
+import type { Sql } from '../../../store/sql.js';
 
 export const REPLAY_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type ReplayStatus = (typeof REPLAY_STATUSES)[number];

@@ -1,15 +1,17 @@
 /**
  * The platform copy of agent records: batched inserts into day partitions,
  * partition upkeep (create ahead, drop past retention), and the keyset and
- * page queries of the log read routes.
+ * page queries of the log read routes. The logs family's, written by the
+ * delivery engine: it imports only the store kernel, the model and the event
+ * loop's turns, so the engine may import it (.dependency-cruiser.cjs).
  */
-import type { Sql } from './sql.js';
-import type { AgentRecord } from '../model/record.js';
-import { BytePieces } from './byte-pieces.js';
-import { nextTurn } from '../event-loop.js';
-import { runsOf } from './runs.js';
-import { DAY_MS, dayOf } from '../model/time.js';
-import { isPermanentWriteError } from './write-errors.js';
+import type { Sql } from '../../store/sql.js';
+import type { AgentRecord } from '../../model/record.js';
+import { BytePieces } from '../../store/byte-pieces.js';
+import { nextTurn } from '../../event-loop.js';
+import { runsOf } from '../../store/runs.js';
+import { DAY_MS, dayOf } from '../../model/time.js';
+import { isPermanentWriteError } from '../../store/write-errors.js';
 
 /** Partitions are kept ready this many days ahead (clock skew of producers). */
 export const DAYS_AHEAD = 2;
@@ -313,7 +315,7 @@ export function createLogsRepo(sql: Sql) {
 
     /** Matches counted up to `cap` + 1, so a caller can tell "more than cap" without counting everything. */
     /**
-     * A replay's page (store/replays-repo.ts): the organization's records of [since, until] after
+     * A replay's page (modules/drains/tables/replays.ts): the organization's records of [since, until] after
      * `after`, oldest first in the key's order (ts, id), each with its time to the microsecond as
      * text (`tsText`), the position a replay records.
      */
