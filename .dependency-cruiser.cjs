@@ -16,12 +16,26 @@
  * Telemetry is told of the stages' events and imports no stage and no store.
  *
  * The store has a kernel (src/store/kernel.ts: credentials, audit, idempotency, rate limits,
- * tenancy, units of work) that every family is handed, and the tables the engine writes: the drain
- * tables (src/store/drains/) and the platform log copy (src/store/logs-repo.ts). Those stay in the
- * store because the engine may import no family; of the families only drains and logs may import
- * them, and none the whole store (src/store/store.ts).
+ * tenancy, units of work) that every family is handed; no family imports the whole store
+ * (src/store/store.ts).
+ *
+ * Two families own tables the delivery engine writes: the drains family its tables
+ * (src/modules/drains/tables/) and their migrations (src/modules/drains/migrations/), the logs
+ * family the platform log copy (src/modules/logs/repository.ts). These persistence files are the
+ * one exception to "the engine imports no family": they are the only part of any family that the
+ * engine, the drain domain (src/drains/), the worker and the whole store (store.ts, and the
+ * migration list for the drain migrations) may import. That holds because they stand below every
+ * one of those: they import only the store kernel, the model, errors, the event loop's turns and
+ * each other, never a route, a service, a schema or the API kernel, so importing them brings no
+ * REST code along. No other family imports them, and the store kernel knows them not.
  */
 const ENGINE = '^src/(source|pipeline|plan|select|shape|batch|encode|sign|deliver|account|backlog)/|^src/worker\\.ts$';
+
+/** The families' persistence the engine writes: the drain tables and migrations, the log copy's repository. */
+const DRAIN_TABLES = '^src/modules/drains/tables/';
+const DRAIN_MIGRATIONS = '^src/modules/drains/migrations/';
+const LOG_COPY = '^src/modules/logs/repository\\.ts$';
+const PERSISTENCE = `${DRAIN_TABLES}|${DRAIN_MIGRATIONS}|${LOG_COPY}`;
 
 /** The engine's layers, lowest first: a layer may import its own and those before it. */
 const LAYERS = [
@@ -49,31 +63,31 @@ module.exports = {
     ...layerRules,
     {
       name: 'drains-domain-below-its-users',
-      comment: 'The drain domain imports the model, the destination table, the drain audit entry, the store (its types only: next rule), errors and the logger type: no engine stage, no family, no kernel, no composition root.',
+      comment: 'The drain domain imports the model, the destination table, the drain audit entry, the store and the drain tables (their types only: next rule), errors and the logger type: no engine stage, no other part of a family, no kernel, no composition root.',
       severity: 'error',
       from: { path: '^src/drains/' },
-      to: { path: '^src/', pathNot: '^src/(drains|model|destinations|audit|store)/|^src/errors\\.ts$|^src/telemetry/logger\\.ts$' },
+      to: { path: '^src/', pathNot: `^src/(drains|model|destinations|audit|store)/|^src/errors\\.ts$|^src/telemetry/logger\\.ts$|${DRAIN_TABLES}` },
     },
     {
       name: 'drains-domain-store-types-only',
-      comment: 'The drain domain is handed its store (a unit of work, the store) by its caller: it imports the store\'s types, never a repository or a connection.',
+      comment: 'The drain domain is handed its store (a unit of work, the store, the drain tables) by its caller: it imports their types, never a repository or a connection.',
       severity: 'error',
       from: { path: '^src/drains/' },
-      to: { path: '^src/(store/|telemetry/logger\\.ts$)', dependencyTypesNot: ['type-only'] },
+      to: { path: `^src/(store/|telemetry/logger\\.ts$)|${DRAIN_TABLES}`, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'drains-domain-not-below',
-      comment: 'What the drain domain stands on (the model, the destinations, the audit entry, the store) never imports it.',
+      comment: 'What the drain domain stands on (the model, the destinations, the audit entry, the store, the drain tables) never imports it.',
       severity: 'error',
-      from: { path: '^src/(model|destinations|audit|store)/' },
+      from: { path: `^src/(model|destinations|audit|store)/|${PERSISTENCE}` },
       to: { path: '^src/drains/' },
     },
     {
       name: 'telemetry-not-to-engine',
-      comment: 'Telemetry is told of what the stages do (events.ts); it imports no stage and no store.',
+      comment: 'Telemetry is told of what the stages do (events.ts); it imports no stage and no store (nor the families\' tables the engine writes).',
       severity: 'error',
       from: { path: '^src/telemetry/' },
-      to: { path: `${ENGINE}|^src/store/` },
+      to: { path: `${ENGINE}|^src/store/|${PERSISTENCE}` },
     },
     {
       name: 'store-not-to-seed',
@@ -84,10 +98,10 @@ module.exports = {
     },
     {
       name: 'engine-not-to-api',
-      comment: 'The delivery engine runs without the REST layer (logdrain worker): it never imports it.',
+      comment: 'The delivery engine runs without the REST layer (logdrain worker): it never imports it. Of the families it imports only the persistence it writes (the drain tables and migrations, the log copy), which imports no REST code (family-persistence-below-the-engine).',
       severity: 'error',
       from: { path: ENGINE },
-      to: { path: '^src/(api|modules|commands)/|^src/server\\.ts$' },
+      to: { path: '^src/(api|modules|commands)/|^src/server\\.ts$', pathNot: PERSISTENCE },
     },
     {
       name: 'modules-not-to-engine',
@@ -112,31 +126,45 @@ module.exports = {
     },
     {
       name: 'drain-tables-drains-family-only',
-      comment: 'The drain tables (src/store/drains/) are the engine\'s and the drains family\'s: no other family, nor the API kernel, imports them.',
+      comment: 'The drain tables and migrations (src/modules/drains/tables/, migrations/) are the engine\'s and the drains family\'s: no other family, nor the API kernel, imports them (the families-apart rule says it of families; this one names the tables, and the API kernel).',
       severity: 'error',
       from: { path: '^src/(modules|api)/', pathNot: '^src/modules/(drains/|platform-deps\\.ts$)' },
-      to: { path: '^src/store/drains/' },
+      to: { path: `${DRAIN_TABLES}|${DRAIN_MIGRATIONS}` },
     },
     {
       name: 'log-copy-logs-family-only',
-      comment: 'The platform log copy (src/store/logs-repo.ts) is written by the engine and read by the logs family alone.',
+      comment: 'The platform log copy (src/modules/logs/repository.ts) is written by the engine and read by the logs family alone.',
       severity: 'error',
       from: { path: '^src/(modules|api)/', pathNot: '^src/modules/(logs/|platform-deps\\.ts$)' },
-      to: { path: '^src/store/logs-repo\\.ts$' },
+      to: { path: LOG_COPY },
+    },
+    {
+      name: 'family-persistence-below-the-engine',
+      comment: 'The families\' persistence the engine imports (the drain tables and migrations, the log copy) stands below the engine, the drain domain and the store: it imports the store kernel (never the whole store), the model, errors, the event loop\'s turns and its own files, never a route, service, schema, the API kernel, an engine stage or the drain domain.',
+      severity: 'error',
+      from: { path: PERSISTENCE },
+      to: { path: '^src/', pathNot: `^src/store/(?!store\\.ts$)|^src/model/|^src/errors\\.ts$|^src/event-loop\\.ts$|${PERSISTENCE}` },
     },
     {
       name: 'store-kernel-knows-no-engine-table',
-      comment: 'The store kernel (everything in src/store/ but the whole store\'s composition, store.ts, and the engine\'s tables) imports neither the drain tables nor the log copy.',
+      comment: 'The store kernel (everything in src/store/ but the whole store\'s composition, store.ts, and the migration list) imports neither the drain tables nor the log copy; the migration list imports only the drain migrations, to keep their ids in the order every database applied them.',
       severity: 'error',
-      from: { path: '^src/store/[^/]+\\.ts$', pathNot: '^src/store/(store|logs-repo)\\.ts$' },
-      to: { path: '^src/store/(drains/|logs-repo\\.ts$)' },
+      from: { path: '^src/store/', pathNot: '^src/store/(store\\.ts|migrations/index\\.ts)$' },
+      to: { path: PERSISTENCE },
+    },
+    {
+      name: 'store-migrations-only-drain-migrations',
+      comment: 'The store kernel\'s migration list names the drain migrations (ids 003, 005-008, 012, 020-022, applied among the kernel\'s) and no other part of the drains family.',
+      severity: 'error',
+      from: { path: '^src/store/migrations/' },
+      to: { path: `${DRAIN_TABLES}|${LOG_COPY}` },
     },
     {
       name: 'store-not-to-api',
-      comment: 'The store kernel serves every tier: it imports no route, family or engine stage.',
+      comment: 'The store kernel serves every tier: it imports no route, family or engine stage. The whole store and the migration list may import the families\' persistence the engine writes (store-kernel-knows-no-engine-table says which).',
       severity: 'error',
       from: { path: '^src/store/' },
-      to: { path: `^src/(api|modules|commands)/|^src/server\\.ts$|${ENGINE}` },
+      to: { path: `^src/(api|modules|commands)/|^src/server\\.ts$|${ENGINE}`, pathNot: PERSISTENCE },
     },
     {
       name: 'families-apart',

@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { openStore } from '../src/store/store.js';
-import type { ParkedRecord } from '../src/store/drains/backlog-repo.js';
+import type { ParkedRecord } from '../src/modules/drains/tables/backlog.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
 import { statCpuSeconds } from './e2e/proc-stat.js';
 

@@ -1,6 +1,6 @@
 /**
  * What the platform copy costs Postgres (`npm run bench:platform-copy`): RECORDS synthetic records
- * (the e2e data set's generator) written through the worker's path (logs-repo insertCopies, in
+ * (the e2e data set's generator) written through the worker's path (the logs repository's insertCopies, in
  * flushes of FLUSH records), each way in turn on a fresh database of the server at
  * BENCH_POSTGRES_URL: the statement path (json_to_recordset) and COPY, each with the key and
  * indexes of before migration 018 and of after it. Figures: the CPU of the connection's backend
@@ -14,7 +14,7 @@ import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { decodeRecord } from '../../src/model/record.js';
 import { dayOf } from '../../src/model/time.js';
 import { openStore } from '../../src/store/store.js';
-import { copyRow, type LogCopy } from '../../src/store/logs-repo.js';
+import { copyRow, type LogCopy } from '../../src/modules/logs/repository.js';
 import { postgresCpuSeconds } from '../e2e/harness.js';
 import { ORGS } from '../e2e/harness.js';
 import { statFields, CLK_TCK } from '../e2e/proc-stat.js';

@@ -19,16 +19,16 @@
  */
 import type { DeliveryRecord } from '../model/delivery.js';
 import { noteDrainActivity } from '../store/change-epochs.js';
-import type { DeadLetter } from '../store/drains/dead-letters-repo.js';
-import type { HourlyIncrement } from '../store/drains/health-repo.js';
+import type { DeadLetter } from '../modules/drains/tables/dead-letters.js';
+import type { HourlyIncrement } from '../modules/drains/tables/health.js';
 import type { DropReason } from '../model/drop-reasons.js';
-import type { ParkedRecord } from '../store/drains/backlog-repo.js';
+import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
 import type { Sql } from '../store/sql.js';
-import { createDeliveriesRepo } from '../store/drains/deliveries-repo.js';
-import { createHealthRepo } from '../store/drains/health-repo.js';
-import { createDeadLettersRepo } from '../store/drains/dead-letters-repo.js';
-import { createBacklogRepo } from '../store/drains/backlog-repo.js';
-import type { LogCopy, LogsRepo } from '../store/logs-repo.js';
+import { createDeliveriesRepo } from '../modules/drains/tables/deliveries.js';
+import { createHealthRepo } from '../modules/drains/tables/health.js';
+import { createDeadLettersRepo } from '../modules/drains/tables/dead-letters.js';
+import { createBacklogRepo } from '../modules/drains/tables/backlog.js';
+import type { LogCopy, LogsRepo } from '../modules/logs/repository.js';
 import type { Logger } from '../telemetry/logger.js';
 import { isPermanentWriteError } from '../store/write-errors.js';
 

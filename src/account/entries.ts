@@ -7,8 +7,8 @@ import type { ReadyBatch } from '../batch/batcher.js';
 import { DELIVERY_RETENTION_MS, type AttemptOutcome, type DeliveryRecord } from '../model/delivery.js';
 import { newId } from '../model/ids.js';
 import { dayOf, hourOf } from '../model/time.js';
-import type { ParkedRecord } from '../store/drains/backlog-repo.js';
-import type { HourlyIncrement } from '../store/drains/health-repo.js';
+import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
+import type { HourlyIncrement } from '../modules/drains/tables/health.js';
 import { dropReasonOf } from '../model/drop-reasons.js';
 import type { AccountingEntry } from './accountant.js';
 

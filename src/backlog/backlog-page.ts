@@ -9,7 +9,7 @@
 import type { DrainPlan } from '../plan/drain-plans.js';
 import type { ReadyBatch } from '../batch/batcher.js';
 import { SerialisedEntry } from '../encode/encoder.js';
-import type { BacklogRow, ResourceCursor } from '../store/drains/backlog-repo.js';
+import type { BacklogRow, ResourceCursor } from '../modules/drains/tables/backlog.js';
 
 /** A batch of parked records and the backlog rows it carries. */
 export interface ParkedBatch {

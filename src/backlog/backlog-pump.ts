@@ -19,10 +19,10 @@ import type { DrainRegistry } from '../plan/drain-registry.js';
 import type { ParkingSet } from './parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
-import { createBacklogRepo, type ResourceCursor } from '../store/drains/backlog-repo.js';
+import { createBacklogRepo, type ResourceCursor } from '../modules/drains/tables/backlog.js';
 import { noteDrainActivity } from '../store/change-epochs.js';
-import { createDeliveriesRepo } from '../store/drains/deliveries-repo.js';
-import { createHealthRepo } from '../store/drains/health-repo.js';
+import { createDeliveriesRepo } from '../modules/drains/tables/deliveries.js';
+import { createHealthRepo } from '../modules/drains/tables/health.js';
 import type { Deliverer } from '../deliver/deliverer.js';
 import { droppedEntry, successEntry } from '../account/entries.js';
 import { batchesByResource, pageCut, type ResourceQueue } from './backlog-page.js';
@@ -30,7 +30,7 @@ import type { SpillPolicy, SpillRound } from './spill.js';
 import { retryPolicy } from '../deliver/retry-policy.js';
 import { SCRUB_DEFERRED, scrubParkedJson } from '../shape/deferred-scrub.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
-import type { BacklogRow } from '../store/drains/backlog-repo.js';
+import type { BacklogRow } from '../modules/drains/tables/backlog.js';
 import type { DrainCircuits } from '../deliver/circuit.js';
 
 export interface BacklogPumpOptions {

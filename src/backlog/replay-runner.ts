@@ -4,7 +4,7 @@
  * redaction, scrub rules, format, signing), as ordinary batches of kind `replay` with new batch
  * ids and the records' own ids, each carrying `Logdrain-Replay: <replayId>`.
  *
- * A worker claims a replay for a lease (store/replays-repo.ts) and reads its window a page at a
+ * A worker claims a replay for a lease (modules/drains/tables/replays.ts) and reads its window a page at a
  * time in the key's order (ts, id). After each page it records the position reached, with the
  * lease renewed in the same conditional write, and renews the lease before each attempt. A write
  * answering false (the lease lost, the replay cancelled) stops the replay before another batch
@@ -25,8 +25,8 @@ import type { ReadyBatch } from '../batch/batcher.js';
 import type { Deliverer } from '../deliver/deliverer.js';
 import type { ParkingSet } from './parking.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { LogRow } from '../store/logs-repo.js';
-import type { Replay } from '../store/drains/replays-repo.js';
+import type { LogRow } from '../modules/logs/repository.js';
+import type { Replay } from '../modules/drains/tables/replays.js';
 import type { AgentRecord } from '../model/record.js';
 import type { Environment, Severity } from '../model/drain.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';

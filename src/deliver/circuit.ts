@@ -10,7 +10,7 @@
  *             Delivered: closed (the backlog then drains as it always does). Failed: open again,
  *             for a longer backoff.
  *
- * The state is shared by every worker through the store (store/circuits-repo.ts: one row per
+ * The state is shared by every worker through the store (modules/drains/tables/circuits.ts: one row per
  * drain, conditional updates): the worker whose update opened the circuit writes the audit entry,
  * counts the opening and tells the metrics; the others see the row on their next refresh (every
  * backlog pump pass) or when their own opening loses. Locally a drain is braked from the moment
@@ -21,7 +21,7 @@ import type { AttemptOutcome } from '../model/delivery.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
-import { createCircuitsRepo, type CircuitRow } from '../store/drains/circuits-repo.js';
+import { createCircuitsRepo, type CircuitRow } from '../modules/drains/tables/circuits.js';
 import { auditDrain } from '../audit/drain-audit.js';
 import { hourOf } from '../model/time.js';
 import { circuitOpenMs } from './retry-policy.js';

@@ -7,7 +7,7 @@
  *              any batch, under the batch id the route answered
  *   heartbeat  one `svc.drain.heartbeat` record, one accounted attempt (heartbeat.ts decides when)
  *
- * The API enqueues verify and test probes in the store (store/drains/probes-repo.ts); the runner claims
+ * The API enqueues verify and test probes in the store (modules/drains/tables/probes.ts); the runner claims
  * them with a lease it renews while they run, so two workers never both send one and the claim
  * of a worker that died is taken by another once its lease has passed. It hears of a new probe
  * through the store's notification (LISTEN/NOTIFY on Postgres, the same in one PGlite process)
@@ -16,7 +16,7 @@
 import type { Drain } from '../model/drain.js';
 import { isVerifiedForEndpoint } from '../model/drain.js';
 import type { Store } from '../store/store.js';
-import type { ClaimedProbe } from '../store/drains/probes-repo.js';
+import type { ClaimedProbe } from '../modules/drains/tables/probes.js';
 import type { Actor } from '../audit/drain-audit.js';
 import type { Logger } from '../telemetry/logger.js';
 import { compilePlan, type DrainPlan } from '../plan/drain-plans.js';

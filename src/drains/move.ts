@@ -14,7 +14,7 @@ import { AppError } from '../errors.js';
 import type { Drain, DrainState } from '../model/drain.js';
 import { drainAuditEntry, type Actor } from '../audit/drain-audit.js';
 import type { AuditEntry } from '../store/audit-repo.js';
-import type { DrainUnitOfWork } from '../store/drains/tables.js';
+import type { DrainUnitOfWork } from '../modules/drains/tables/index.js';
 import { nextState, type DrainEvent } from './lifecycle.js';
 
 /**

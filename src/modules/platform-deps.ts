@@ -10,8 +10,8 @@
  */
 import type { Config } from '../config/config.js';
 import type { KernelStore } from '../store/kernel.js';
-import type { DrainTables } from '../store/drains/tables.js';
-import type { LogReads } from '../store/logs-repo.js';
+import type { DrainTables } from './drains/tables/index.js';
+import type { LogReads } from './logs/repository.js';
 import type { Sql } from '../store/sql.js';
 import type { UnitOfWork } from '../store/unit-of-work.js';
 import type { Logger } from '../telemetry/logger.js';

@@ -9,7 +9,7 @@
  */
 import { deadLetterClass, decodeRecord, orgIdOf } from '../model/record.js';
 import { deadLetterDropReason } from '../model/drop-reasons.js';
-import { copyRow, type LogCopy } from '../store/logs-repo.js';
+import { copyRow, type LogCopy } from '../modules/logs/repository.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
@@ -25,10 +25,10 @@ import type { DrainPlan } from '../plan/drain-plans.js';
 import type { DrainRegistry } from '../plan/drain-registry.js';
 import { admits } from '../model/quota-ladder.js';
 import { droppedEntry, reachedEntry } from '../account/entries.js';
-import type { HourlyIncrement } from '../store/drains/health-repo.js';
+import type { HourlyIncrement } from '../modules/drains/tables/health.js';
 import type { ParkingSet } from '../backlog/parking.js';
 import { buildResource, resourceKey } from '../model/resource.js';
-import type { ParkedRecord } from '../store/drains/backlog-repo.js';
+import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
 import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';
@@ -44,7 +44,7 @@ export interface PipelineOptions {
   region?: string | undefined;
   /** Where records too heavy to scrub on this thread are scrubbed (scrub-pool.ts); without it, every scrub is inline. */
   scrubPool?: ScrubPool;
-  /** The store writes the platform copy with COPY: each copy carries its row (logs-repo.ts copyRow). */
+  /** The store writes the platform copy with COPY: each copy carries its row (modules/logs/repository.ts copyRow). */
   copyRows?: boolean;
 }
 

@@ -1,4 +1,5 @@
 import type { Sql } from './sql.js';
+import { keysetAfter, keysetOrder, type KeysetColumn } from './keyset.js';
 
 export interface AuditEntry {
   id: string;
@@ -10,6 +11,9 @@ export interface AuditEntry {
   details: Record<string, unknown>;
   at: Date;
 }
+
+/** The audit log's keyset sort: newest first, ties by id. */
+const AUDIT_SORT: readonly KeysetColumn[] = [{ expr: 'at', cast: 'timestamptz' }, { expr: 'id' }];
 
 export function createAuditRepo(sql: Sql) {
   return {
@@ -43,14 +47,11 @@ export function createAuditRepo(sql: Sql) {
         params.push(q.targetId);
         where += ` and target_id = $${params.length}`;
       }
-      if (q.after) {
-        params.push(q.after.at.toISOString(), q.after.id);
-        where += ` and (at, id) < ($${params.length - 1}::timestamptz, $${params.length})`;
-      }
+      if (q.after) where += ` and ${keysetAfter(AUDIT_SORT, [q.after.at, q.after.id], 'desc', (v) => `$${params.push(v)}`)}`;
       const rows = await sql.query<{
         id: string; org_id: string; action: string; actor: AuditEntry['actor']; target_type: string;
         target_id: string; details: Record<string, unknown>; at: Date;
-      }>(`select * from audit_log where ${where} order by at desc, id desc limit $2`, params);
+      }>(`select * from audit_log where ${where} order by ${keysetOrder(AUDIT_SORT, 'desc')} limit $2`, params);
       return rows.map((r) => ({
         id: r.id, orgId: r.org_id, action: r.action, actor: r.actor, targetType: r.target_type,
         targetId: r.target_id, details: r.details, at: r.at,

@@ -7,10 +7,10 @@ import { openSql, type Sql } from './sql.js';
 import { withStoreErrorsMarked } from './unavailable.js';
 import { migrate, type Migration } from './migrate.js';
 import { createQueueRepo } from './queue-repo.js';
-import { createLogsRepo } from './logs-repo.js';
+import { createLogsRepo } from '../modules/logs/repository.js';
 import { insertAudit, type AuditWriter } from './unit-of-work.js';
 import { composeKernelStore } from './kernel.js';
-import { createDrainTables, createDrainUnitOfWork } from './drains/tables.js';
+import { createDrainTables, createDrainUnitOfWork } from '../modules/drains/tables/index.js';
 import { createSecretBox, type SecretBox } from '../security/secret-box.js';
 
 export interface StoreOptions {
@@ -39,7 +39,7 @@ export async function openStore(options: StoreOptions) {
 
 /**
  * The whole store, for the delivery engine, the composition roots and the tests: the kernel
- * (kernel.ts), the drain tables (drains/tables.ts), the ingest queue and the platform log copy.
+ * (kernel.ts), the drain tables (modules/drains/tables/), the ingest queue and the platform log copy.
  * The route families get `kernel`, and the drains and logs families their tables besides.
  */
 function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) {
@@ -50,7 +50,7 @@ function composeStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) 
     ...drainTables,
     queue: createQueueRepo(sql),
     logs: createLogsRepo(sql),
-    /** A unit of work whose `tx` holds the drain tables too (drains/tables.ts). */
+    /** A unit of work whose `tx` holds the drain tables too (modules/drains/tables/index.ts). */
     unitOfWork: createDrainUnitOfWork(sql, auditWriter),
     /** What the route families are handed: no drain table, no log copy. */
     kernel,

@@ -6,7 +6,7 @@
  * The kernel binds only what every family shares (the audit log, idempotency keys, tenancy). A
  * family builds its own repositories from the transaction (`tx.sql`); one that caches what it
  * writes registers `tx.afterCommit(fn)` when it writes, so a commit moves only the caches of what
- * it wrote (the drain tables: store/drains/tables.ts).
+ * it wrote (the drain tables: modules/drains/tables/index.ts).
  *
  * Inside `fn`, use only `tx`: the store's own repositories run outside the transaction (on PGlite,
  * whose one connection the transaction holds, they would wait for it to end). Reads for the answer

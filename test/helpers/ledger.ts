@@ -14,7 +14,7 @@
 import { expect } from 'vitest';
 import type { ReceivedRequest } from '../../src/devtools/https-receiver.js';
 import type { Sql } from '../../src/store/sql.js';
-import { createDeliveriesRepo } from '../../src/store/drains/deliveries-repo.js';
+import { createDeliveriesRepo } from '../../src/modules/drains/tables/deliveries.js';
 import { parseBatch } from './receiver.js';
 import { attributesOf, decodeExportLogsRequest } from './otlp-decoder.js';
 import { waitFor } from './app.js';

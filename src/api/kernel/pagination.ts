@@ -1,13 +1,18 @@
 /**
  * Pagination for every family. Keyset paging: an opaque cursor holds the sort key of a page's last
  * row (N typed parts: keysetCursor), the statement asks for the rows after it (keysetAfter,
- * keysetOrder) and one more than the page holds, and the page is cut from those rows with the next
- * cursor when there are more (keysetPage). Also the query helpers the paginated routes share.
+ * keysetOrder) and one more than the page holds (keysetFetch), and the page is cut from those rows
+ * with the next cursor when there are more (keysetPage); those four are the store kernel's
+ * (store/keyset.ts), re-exported here. Also the query helpers the paginated routes share.
  */
 import type { AppError } from '../../errors.js';
 import { KernelErrors } from './error-registry.js';
 import { withinInstantBounds } from './instant.js';
 import { unstorableTextIn } from './storable-text.js';
+
+// The statement half (the condition, the order, the rows read, the page cut) is the store kernel's,
+// so the store's repositories and the families' persistence the engine writes use it too.
+export { keysetAfter, keysetFetch, keysetOrder, keysetPage, type KeysetColumn, type SortDirection } from '../../store/keyset.js';
 
 const badRequest = (field: string, message: string) => KernelErrors.VALIDATION_FAILED(message, { field, message: [message] });
 
@@ -84,42 +89,6 @@ export function keysetCursor<const K extends readonly CursorPart[]>(parts: K, op
       return values as CursorValues<K>;
     },
   };
-}
-
-/** One column of a keyset sort: its SQL expression, and the cast its cursor value takes as a parameter. */
-export interface KeysetColumn {
-  expr: string;
-  cast?: string;
-}
-
-export type SortDirection = 'asc' | 'desc';
-
-/**
- * The condition for the rows after the cursor's in `direction` (a row comparison, so ties on the
- * first columns are ordered by the next): `(a, b) < ($n::cast, $m)` descending, `>` ascending.
- * `param` adds a parameter and answers its placeholder; a Date goes in as its ISO text.
- */
-export function keysetAfter(columns: readonly KeysetColumn[], values: readonly unknown[], direction: SortDirection, param: (v: unknown) => string): string {
-  const placeholders = columns.map((c, i) => {
-    const v = values[i];
-    return `${param(v instanceof Date ? v.toISOString() : v)}${c.cast ? `::${c.cast}` : ''}`;
-  });
-  return `(${columns.map((c) => c.expr).join(', ')}) ${direction === 'desc' ? '<' : '>'} (${placeholders.join(', ')})`;
-}
-
-/** The ORDER BY list of a keyset sort: every column in `direction`. */
-export function keysetOrder(columns: readonly KeysetColumn[], direction: SortDirection): string {
-  return columns.map((c) => `${c.expr} ${direction}`).join(', ');
-}
-
-/** The rows a keyset statement asks for: one more than the page, to tell whether another follows. */
-export const keysetFetch = (limit: number): number => limit + 1;
-
-/** The page cut from the `keysetFetch(limit)` rows read, and the cursor of its last row when more follow. */
-export function keysetPage<R>(rows: readonly R[], limit: number, cursorOf: (last: R) => string): { items: R[]; nextCursor: string | null } {
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
 }
 
 /** The kernel's cursor of a row's time and id (the drain, delivery, audit and log listings). */

@@ -7,7 +7,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
 import type { KernelStore } from '../../store/kernel.js';
-import type { DrainTables } from '../../store/drains/tables.js';
+import type { DrainTables } from './tables/index.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Drain } from '../../model/drain.js';
 import { auditActorOf, type Principal } from '../../api/kernel/auth.js';
@@ -34,7 +34,7 @@ export interface DrainDeps {
   config: Pick<Config, 'drains' | 'logDrainsEnabled' | 'endpointAllowHosts' | 'drainConfigListen' | 'quota' | 'logRetentionDays'>;
   /** The kernel store: credentials, the audit log, units of work. */
   store: KernelStore;
-  /** The drain tables (store/drains/), which the delivery engine writes too. */
+  /** The drain tables (modules/drains/tables/), which the delivery engine writes too. */
   drainTables: DrainTables;
   limiter: RateLimiter;
   logger: Logger;

@@ -1,7 +1,8 @@
 /**
  * The drain route family: /admin/orgs/:orgId/log-drains and its operations. Its tables are the
- * delivery engine's too, so they and their migrations live in the store (store/drains/), handed to
- * the family as `drainTables`; the family adds no migration of its own.
+ * delivery engine's too: they (tables/) and their migrations (migrations/, listed among the store
+ * kernel's under the ids they were released with) import nothing of the REST layer, so the engine
+ * may import them; the composition root hands them to the family as `drainTables`.
  */
 import type { FastifyInstance } from 'fastify';
 import type { DrainDeps } from './context.js';

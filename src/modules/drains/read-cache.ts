@@ -17,7 +17,7 @@
  * An entry is trusted only while the counters it was read under (taken before its statements)
  * have not moved, so a write racing a read is never hidden.
  */
-import type { DrainTables } from '../../store/drains/tables.js';
+import type { DrainTables } from './tables/index.js';
 import type { Drain } from '../../model/drain.js';
 import { drainActivityEpoch, drainConfigEpoch } from '../../store/change-epochs.js';
 import { hourOf } from '../../model/time.js';

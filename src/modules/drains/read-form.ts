@@ -1,9 +1,9 @@
 /** The drain read form (spec 01 part 2.1): never a header value, never a secret. */
 import type { Drain } from '../../model/drain.js';
 import type { DeliveryRecord } from '../../model/delivery.js';
-import type { DrainTables } from '../../store/drains/tables.js';
-import type { DrainHealthFacts } from '../../store/drains/health-repo.js';
-import type { CircuitRow } from '../../store/drains/circuits-repo.js';
+import type { DrainTables } from './tables/index.js';
+import type { DrainHealthFacts } from './tables/health.js';
+import type { CircuitRow } from './tables/circuits.js';
 import { HOUR_MS, dayOf, hourOf } from '../../model/time.js';
 import { degradationFor, type Quota } from '../../model/quota-ladder.js';
 import type { DeliveryRead, DrainRead } from './schemas.js';

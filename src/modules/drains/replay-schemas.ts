@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { RULE } from '../../api/kernel/schema.js';
 import { CursorParam, errorResponses, LimitParam, Nullable } from '../../api/kernel/schema-types.js';
 import { INSTANT_FORMS } from '../../api/kernel/instant.js';
-import { REPLAY_STATUSES } from '../../store/drains/replays-repo.js';
+import { REPLAY_STATUSES } from './tables/replays.js';
 
 /** The log reads' forms (ISO 8601 date or date-time with a zone, or relative to now); instantOf checks the calendar. */
 const INSTANT = '^(\\d{1,7}[smhdw]|\\d{4}-\\d{2}-\\d{2}|\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:?\\d{2}))$';

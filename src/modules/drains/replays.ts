@@ -8,10 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import { ulid } from 'ulid';
 import type { Drain } from '../../model/drain.js';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
-import type { Replay } from '../../store/drains/replays-repo.js';
+import type { Replay } from './tables/replays.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 import { INSTANT_RANGE, instantOf } from '../../api/kernel/instant.js';
-import { decodeCursor, encodeCursor } from '../../api/kernel/pagination.js';
+import { decodeCursor, encodeCursor, keysetFetch, keysetPage } from '../../api/kernel/pagination.js';
 import type { Bucket } from '../../api/kernel/rate-limit.js';
 import { auditDrain } from '../../audit/drain-audit.js';
 import { DAY_MS, HOUR_MS } from '../../model/time.js';
@@ -66,10 +66,9 @@ export function registerReplayRoutes(app: FastifyInstance, deps: DrainDeps): voi
     const drain = await loadDrain(drainTables, req.params);
     const limit = Number(req.query.limit);
     const after = req.query.cursor === undefined ? undefined : decodeCursor(req.query.cursor);
-    const rows = await drainTables.replays.list(drain.orgId, drain.id, limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { replays: page.map(replayReadForm), nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+    const rows = await drainTables.replays.list(drain.orgId, drain.id, keysetFetch(limit), after);
+    const page = keysetPage(rows, limit, (last) => encodeCursor(last.createdAt, last.id));
+    return { replays: page.items.map(replayReadForm), nextCursor: page.nextCursor };
   });
 
   app.get<{ Params: ReplayParams }>(`${path}/:replayId`, { schema: replaySchemas.get, config: { access } }, async (req) => {

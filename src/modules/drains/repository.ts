@@ -1,14 +1,14 @@
 /**
- * The drains family's repository: the drain tables (store/drains/, shared with the delivery
- * engine, which may not import a family) as the routes use them. Reads run on the store's
+ * The drains family's repository: the drain tables (tables/, shared with the delivery
+ * engine, which imports no other part of the family) as the routes use them. Reads run on the store's
  * connection; a unit of work's writes on its transaction (`tx.sql`), where a written drain moves
- * the drain configuration counter once the transaction commits (store/drains/tables.ts). A name
+ * the drain configuration counter once the transaction commits (tables/index.ts). A name
  * another live drain of the organization holds is answered here as DRAIN_NAME_TAKEN.
  */
 import type { Drain } from '../../model/drain.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { bindDrainTables, type DrainTables, type DrainUnitOfWork } from '../../store/drains/tables.js';
-import type { DrainPatch } from '../../store/drains/drains-repo.js';
+import { bindDrainTables, type DrainTables, type DrainUnitOfWork } from './tables/index.js';
+import type { DrainPatch } from './tables/drains.js';
 import { DrainErrors } from './errors.js';
 
 /** The unique index that keeps a live drain's name its organization's own (migration 001). */

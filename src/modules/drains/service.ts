@@ -13,12 +13,12 @@ import { ulid } from 'ulid';
 import type { Drain, DrainType } from '../../model/drain.js';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
 import type { DeliveryKind } from '../../model/delivery.js';
-import type { DrainPatch } from '../../store/drains/drains-repo.js';
-import type { DrainUnitOfWork } from '../../store/drains/tables.js';
+import type { DrainPatch } from './tables/drains.js';
+import type { DrainUnitOfWork } from './tables/index.js';
 import { generateSecret } from '../../security/webhook-secret.js';
 import { isAllowedHost } from '../../security/ssrf-guard.js';
 import type { Principal } from '../../api/kernel/auth.js';
-import { decodeCursor, encodeCursor } from '../../api/kernel/pagination.js';
+import { decodeCursor, encodeCursor, keysetFetch, keysetPage } from '../../api/kernel/pagination.js';
 import { DrainErrors, drainNotFound, drainValidation } from './errors.js';
 import { actorOf, loadDrain, type DrainDeps } from './context.js';
 import { deliveryReadForm, drainReadForm, last4 } from './read-form.js';
@@ -362,12 +362,11 @@ export function createDrainService(deps: DrainDeps) {
       const after = cursor === undefined ? undefined : decodeCursor(cursor);
       const rows = await tables.deliveries.page(drain.id, {
         kind: kind as DeliveryKind | undefined,
-        limit: limit + 1,
+        limit: keysetFetch(limit),
         after: after && { startedAt: after.at, id: after.id },
       });
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return { deliveries: page.map(deliveryReadForm), nextCursor: rows.length > limit && last ? encodeCursor(last.startedAt, last.id) : null };
+      const page = keysetPage(rows, limit, (last) => encodeCursor(last.startedAt, last.id));
+      return { deliveries: page.items.map(deliveryReadForm), nextCursor: page.nextCursor };
     },
 
     /** A page of the organization's drain audit entries (no other family's), newest first. */
@@ -376,13 +375,12 @@ export function createDrainService(deps: DrainDeps) {
       const limit = Number(query.limit);
       // Drain entries only: the organization's log holds every family's entries.
       const rows = await store.audit.page(orgId, {
-        targetType: DRAIN_TARGET, action, targetId: drainId, limit: limit + 1, after: cursor === undefined ? undefined : decodeCursor(cursor),
+        targetType: DRAIN_TARGET, action, targetId: drainId, limit: keysetFetch(limit), after: cursor === undefined ? undefined : decodeCursor(cursor),
       });
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
+      const page = keysetPage(rows, limit, (last) => encodeCursor(last.at, last.id));
       return {
-        entries: page.map((e) => ({ id: e.id, action: e.action, actor: e.actor, drainId: e.targetId, details: e.details, at: e.at.toISOString() })),
-        nextCursor: rows.length > limit && last ? encodeCursor(last.at, last.id) : null,
+        entries: page.items.map((e) => ({ id: e.id, action: e.action, actor: e.actor, drainId: e.targetId, details: e.details, at: e.at.toISOString() })),
+        nextCursor: page.nextCursor,
       };
     },
   };

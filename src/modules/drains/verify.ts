@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { Drain } from '../../model/drain.js';
 import type { KernelStore } from '../../store/kernel.js';
-import type { DrainTablesTx } from '../../store/drains/tables.js';
+import type { DrainTablesTx } from './tables/index.js';
 import type { Actor } from '../../audit/drain-audit.js';
 import { hashToken } from '../../security/token-hash.js';
 

@@ -12,7 +12,7 @@ import { grantedOf, markDeprecated as markDeprecatedAnswer, type Access } from '
 import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
-import type { LogQuery, LogReads } from '../../store/logs-repo.js';
+import type { LogQuery, LogReads } from './repository.js';
 
 export const READ_SCOPE = 'logs:read';
 
@@ -20,7 +20,7 @@ export interface LogDeps {
   /** The read budget and the deprecated scopes' sunset. */
   config: Pick<Config, 'logsReadPerMinute' | 'deprecatedScopesSunset'>;
   store: KernelStore;
-  /** The platform copy's reads (the delivery engine writes it: store/logs-repo.ts). */
+  /** The platform copy's reads (the delivery engine writes it: repository.ts). */
   logs: LogReads;
   limiter: RateLimiter;
 }

@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { LogQuery, LogReads } from '../../store/logs-repo.js';
+import type { LogQuery, LogReads } from './repository.js';
 import { decodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseSelection } from './log-query.js';

@@ -1,7 +1,7 @@
 /**
  * The log read family (spec 01 part 4.3): one agent's logs, one skill's logs
  * on an agent, an organization's logs, and the organization's NDJSON export,
- * all served from the platform copy the workers write (store/logs-repo.ts), whose reads the
+ * all served from the platform copy the workers write (repository.ts), whose reads the
  * composition root hands the family (`LogDeps.logs`).
  */
 import type { FastifyInstance } from 'fastify';

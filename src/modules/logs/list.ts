@@ -5,8 +5,8 @@
  * matches, so a large selection costs no more than a small one.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LogQuery, LogReads } from '../../store/logs-repo.js';
-import { encodeCursor } from '../../api/kernel/pagination.js';
+import type { LogQuery, LogReads } from './repository.js';
+import { encodeCursor, keysetFetch, keysetPage } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseListQuery } from './log-query.js';
 import type { ListQuery, LogList } from './schemas.js';
@@ -25,13 +25,12 @@ export async function answerLogList(
   const query: LogQuery = { ...scope, source: q.source, environment: q.environment, since: q.since, until: q.until };
   const byCursor = q.after !== undefined;
   const [rows, counted] = await Promise.all([
-    deps.logs.page(query, q.limit + 1, byCursor ? { after: q.after } : { offset: (q.page - 1) * q.limit }),
+    deps.logs.page(query, keysetFetch(q.limit), byCursor ? { after: q.after } : { offset: (q.page - 1) * q.limit }),
     deps.logs.countUpTo(query, TOTAL_COUNT_CAP),
   ]);
   const hasNextPage = rows.length > q.limit;
-  const page = rows.slice(0, q.limit);
-  const last = page[page.length - 1];
-  const nextCursor = hasNextPage && last ? encodeCursor(last.ts, last.id) : null;
+  // A page by offset is cut the same way, and its last row's cursor continues it by key.
+  const { items: page, nextCursor } = keysetPage(rows, q.limit, (last) => encodeCursor(last.ts, last.id));
   const totalCount = Math.min(counted, TOTAL_COUNT_CAP);
 
   if (q.pageExplicit) {

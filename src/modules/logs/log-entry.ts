@@ -5,7 +5,7 @@
  * need no existence checks.
  */
 import { SEVERITY_NUMBER, type Severity } from '../../model/drain.js';
-import type { LogRow } from '../../store/logs-repo.js';
+import type { LogRow } from './repository.js';
 import type { LogEntry } from './schemas.js';
 
 export function logEntry(r: LogRow): LogEntry {

@@ -1,7 +1,7 @@
 /**
  * The platform's own copy of every record (spec 01 part 4.3), partitioned
  * by the record's UTC day so retention is a cheap DROP of whole partitions.
- * Partitions are created ahead by the workers (store/logs-repo.ts).
+ * Partitions are created ahead by the workers (modules/logs/repository.ts).
  * (ts, id) is the key: a record re-read after a crash is stored once.
  */
 export const sql = /* sql */ `

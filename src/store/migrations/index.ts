@@ -1,23 +1,23 @@
 import * as m001 from './001-initial.js';
 import * as m002 from './002-rate-limits.js';
-import * as m003 from '../drains/migrations/003-backlog.js';
+import * as m003 from '../../modules/drains/migrations/003-backlog.js';
 import * as m004 from './004-agent-logs.js';
-import * as m005 from '../drains/migrations/005-dropped-record-ids.js';
-import * as m006 from '../drains/migrations/006-backlog-parked-at.js';
-import * as m007 from '../drains/migrations/007-backlog-by-resource.js';
-import * as m008 from '../drains/migrations/008-drain-config-version.js';
+import * as m005 from '../../modules/drains/migrations/005-dropped-record-ids.js';
+import * as m006 from '../../modules/drains/migrations/006-backlog-parked-at.js';
+import * as m007 from '../../modules/drains/migrations/007-backlog-by-resource.js';
+import * as m008 from '../../modules/drains/migrations/008-drain-config-version.js';
 import * as m009 from './009-agent-logs-org-key.js';
 import * as m010 from './010-idempotency-keys.js';
 import * as m011 from './011-rate-limits-unlogged.js';
-import * as m012 from '../drains/migrations/012-drain-probes.js';
+import * as m012 from '../../modules/drains/migrations/012-drain-probes.js';
 import * as m013 from './013-audit-by-target-type.js';
 import * as m014 from './014-ingest-queue-pending.js';
 import * as m015 from './015-agent-logs-skill-index.js';
 import * as m016 from './016-agents-base-agent.js';
 import * as m018 from './018-agent-logs-org-first-key.js';
-import * as m020 from '../drains/migrations/020-drain-replays.js';
-import * as m021 from '../drains/migrations/021-drain-circuits.js';
-import * as m022 from '../drains/migrations/022-drain-hourly-reasons.js';
+import * as m020 from '../../modules/drains/migrations/020-drain-replays.js';
+import * as m021 from '../../modules/drains/migrations/021-drain-circuits.js';
+import * as m022 from '../../modules/drains/migrations/022-drain-hourly-reasons.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [

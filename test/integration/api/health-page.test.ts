@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
-import { createCircuitsRepo } from '../../../src/store/drains/circuits-repo.js';
+import { createCircuitsRepo } from '../../../src/modules/drains/tables/circuits.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -349,7 +349,7 @@ describe('the drain health page in a browser', () => {
     const drainId = (await ctx.app.request('GET', ctx.drains, { token: ctx.token })).body.drains[0].id as string;
     const row = `#drain-rows tr[data-drain-id="${drainId}"]`;
     const until = new Date(Date.now() + 3_600_000);
-    // Opened as a worker opens it (store/circuits-repo.ts), for an hour: nothing is sent meanwhile.
+    // Opened as a worker opens it (modules/drains/tables/circuits.ts), for an hour: nothing is sent meanwhile.
     expect(await createCircuitsRepo(ctx.app.store.sql).open(drainId, until.getTime() - Date.now())).toBeDefined();
     const openUntil = (await createCircuitsRepo(ctx.app.store.sql).get(drainId))!.openUntil!.toISOString();
     // The read form's live facts may be a second old: refresh until the page shows it.

@@ -12,7 +12,7 @@ import { silentLogger } from '../../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { waitFor } from '../../helpers/app.js';
 import { record } from '../../helpers/records.js';
-import type { LogCopy } from '../../../src/store/logs-repo.js';
+import type { LogCopy } from '../../../src/modules/logs/repository.js';
 
 describe('accountant on Postgres', () => {
   let db: TestDatabase;

@@ -1,9 +1,9 @@
-/** The platform copy of records (store/logs-repo.ts) on PGlite and on Postgres. */
+/** The platform copy of records (modules/logs/repository.ts) on PGlite and on Postgres. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import { record } from '../../helpers/records.js';
 import type { Store } from '../../../src/store/store.js';
-import { copyRow, createLogsRepo, type LogQuery } from '../../../src/store/logs-repo.js';
+import { copyRow, createLogsRepo, type LogQuery } from '../../../src/modules/logs/repository.js';
 import type { QueryOptions, Sql } from '../../../src/store/sql.js';
 import { migrate } from '../../../src/store/migrate.js';
 import type { AgentRecord } from '../../../src/model/record.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import type { Store } from '../../../src/store/store.js';
 import type { Drain } from '../../../src/model/drain.js';
-import { createDrainUnitOfWork as createUnitOfWork } from '../../../src/store/drains/tables.js';
+import { createDrainUnitOfWork as createUnitOfWork } from '../../../src/modules/drains/tables/index.js';
 import { moveDrain, moveDrainAsItIs, MOVE_REFUSALS } from '../../../src/drains/move.js';
 import { applyQuotaLevel } from '../../../src/drains/quota.js';
 import { AppError } from '../../../src/errors.js';

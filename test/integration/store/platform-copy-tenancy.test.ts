@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import { record } from '../../helpers/records.js';
 import type { Store } from '../../../src/store/store.js';
-import type { LogCopy } from '../../../src/store/logs-repo.js';
+import type { LogCopy } from '../../../src/modules/logs/repository.js';
 import { createAccountant, PLATFORM_COPY_SOURCE } from '../../../src/account/accountant.js';
 import { silentLogger } from '../../../src/telemetry/logger.js';
 

@@ -8,7 +8,7 @@ import { hashToken } from '../../../src/security/token-hash.js';
 import type { Drain } from '../../../src/model/drain.js';
 import type { DeliveryRecord } from '../../../src/model/delivery.js';
 import { hourOf } from '../../../src/model/time.js';
-import { PARK_ROWS } from '../../../src/store/drains/backlog-repo.js';
+import { PARK_ROWS } from '../../../src/modules/drains/tables/backlog.js';
 
 const SEED = new URL('../../fixtures/seed-acme.json', import.meta.url).pathname;
 

@@ -11,7 +11,7 @@ import { serviceBatch } from '../../../src/batch/service-batch.js';
 import { dropReasonOf, deadLetterDropReason, DROP_REASONS, FAILURE_REASONS } from '../../../src/model/drop-reasons.js';
 import { orgIdOf, MAX_RECORD_BYTES } from '../../../src/model/record.js';
 import { sampledIn } from '../../../src/select/selector.js';
-import type { HourlyIncrement } from '../../../src/store/drains/health-repo.js';
+import type { HourlyIncrement } from '../../../src/modules/drains/tables/health.js';
 import type { AttemptResult } from '../../../src/account/entries.js';
 
 const rec = (over: Record<string, unknown> = {}) => ({

@@ -78,10 +78,10 @@ describe('import boundaries', () => {
   it('report a family importing the whole store, or a table the engine writes that is not its own, and the store kernel importing one', () => {
     const probes: [file: string, imports: string[], rule: string][] = [
       ['src/modules/telephony/__probe_store__.ts', ['../../store/store.js'], 'families-kernel-store-only'],
-      ['src/modules/telephony/__probe_drains__.ts', ['../../store/drains/drains-repo.js', '../../store/drains/tables.js'], 'drain-tables-drains-family-only'],
-      ['src/api/kernel/__probe_drains__.ts', ['../../store/drains/backlog-repo.js'], 'drain-tables-drains-family-only'],
-      ['src/modules/workflows/__probe_logs__.ts', ['../../store/logs-repo.js'], 'log-copy-logs-family-only'],
-      ['src/store/__probe_kernel__.ts', ['./drains/deliveries-repo.js', './logs-repo.js'], 'store-kernel-knows-no-engine-table'],
+      ['src/modules/telephony/__probe_drains__.ts', ['../drains/tables/drains.js', '../drains/tables/index.js'], 'drain-tables-drains-family-only'],
+      ['src/api/kernel/__probe_drains__.ts', ['../../modules/drains/tables/backlog.js'], 'drain-tables-drains-family-only'],
+      ['src/modules/workflows/__probe_logs__.ts', ['../logs/repository.js'], 'log-copy-logs-family-only'],
+      ['src/store/__probe_kernel__.ts', ['../modules/drains/tables/deliveries.js', '../modules/logs/repository.js'], 'store-kernel-knows-no-engine-table'],
     ];
     const files = probes.map(([file, imports]) =>
       probe(file, `${imports.map((m, i) => `import * as m${i} from '${m}';`).join('\n')}\nexport const probe = [${imports.map((_, i) => `m${i}`).join(', ')}];\n`));
@@ -89,8 +89,8 @@ describe('import boundaries', () => {
     // the drains and logs families import their own tables.
     const sink = readFileSync(join(copy, 'src/source/sink.ts'), 'utf8');
     files.push(probe('src/source/sink.ts', "import { createKafkaSink } from './kafka-sink.js';\nexport const probe = createKafkaSink;\nexport interface RecordSink { write(records: readonly { orgId: string; payload: string }[]): Promise<void> }\n"));
-    files.push(probe('src/modules/drains/__probe_own__.ts', "import { createDrainTables } from '../../store/drains/tables.js';\nexport const probe = createDrainTables;\n"));
-    files.push(probe('src/modules/logs/__probe_own__.ts', "import type { LogReads } from '../../store/logs-repo.js';\nexport type Probe = LogReads;\n"));
+    files.push(probe('src/modules/drains/__probe_own__.ts', "import { createDrainTables } from './tables/index.js';\nexport const probe = createDrainTables;\n"));
+    files.push(probe('src/modules/logs/__probe_own__.ts', "import type { LogReads } from './repository.js';\nexport type Probe = LogReads;\n"));
     const found = describeViolations(cruise(copy, files));
     writeFileSync(join(copy, 'src/source/sink.ts'), sink);
     for (const [file, imports, rule] of probes) {
@@ -114,7 +114,7 @@ describe('import boundaries', () => {
       ['src/telemetry/__probe__.ts', ['../deliver/outcome.js', '../store/store.js'], 'telemetry-not-to-engine'],
       ['src/store/__probe__.ts', ['../seed/seed-file.js'], 'store-not-to-seed'],
       ['src/drains/__probe__.ts', ['../plan/drain-plans.js', '../deliver/probes.js', '../modules/drains/index.js', '../api/kernel/auth.js', '../server.js'], 'drains-domain-below-its-users'],
-      ['src/drains/__probe_store__.ts', ['../store/drains/drains-repo.js'], 'drains-domain-store-types-only'],
+      ['src/drains/__probe_store__.ts', ['../modules/drains/tables/drains.js'], 'drains-domain-store-types-only'],
       ['src/model/__probe_drains__.ts', ['../drains/move.js'], 'drains-domain-not-below'],
       ['src/store/__probe_drains__.ts', ['../drains/lifecycle.js'], 'drains-domain-not-below'],
     ];
@@ -131,5 +131,23 @@ describe('import boundaries', () => {
     }
     // The tree the probes were written into breaks nothing else.
     expect(found.filter((v) => !probes.some(([file]) => v.includes(`: ${file} -> `)))).toEqual([]);
+  });
+  it("report the families' persistence importing above itself, the engine importing any other part of a family, and the migration list importing a table", () => {
+    const probes: [file: string, imports: string[], rule: string][] = [
+      ['src/modules/drains/tables/__probe__.ts', ['../routes.js', '../service.js', '../schemas.js', '../../../api/kernel/pagination.js', '../../../store/store.js', '../../../deliver/outcome.js', '../../../drains/move.js'], 'family-persistence-below-the-engine'],
+      ['src/modules/drains/migrations/__probe__.ts', ['../index.js'], 'family-persistence-below-the-engine'],
+      ['src/backlog/__probe_family__.ts', ['../modules/drains/service.js', '../modules/logs/list.js'], 'engine-not-to-api'],
+      ['src/store/migrations/__probe__.ts', ['../../modules/drains/tables/backlog.js'], 'store-migrations-only-drain-migrations'],
+    ];
+    const files = probes.map(([file, imports]) =>
+      probe(file, `${imports.map((m, i) => `import * as m${i} from '${m}';`).join('\n')}\nexport const probe = [${imports.map((_, i) => `m${i}`).join(', ')}];\n`));
+    // The engine and the drain domain (types only) may import the persistence they write.
+    files.push(probe('src/deliver/__probe_own__.ts', "import { createCircuitsRepo } from '../modules/drains/tables/circuits.js';\nimport { copyRow } from '../modules/logs/repository.js';\nexport const probe = [createCircuitsRepo, copyRow];\n"));
+    files.push(probe('src/drains/__probe_own__.ts', "import type { DrainUnitOfWork } from '../modules/drains/tables/index.js';\nexport type Probe = DrainUnitOfWork;\n"));
+    const found = describeViolations(cruise(copy, files));
+    for (const [file, imports, rule] of probes) {
+      for (const m of imports) expect(found).toContain(`${rule}: ${file} -> ${join(dirname(file), m).replace(/\.js$/, '.ts')}`);
+    }
+    expect(found.filter((v) => v.includes('__probe_own__'))).toEqual([]);
   });
 });

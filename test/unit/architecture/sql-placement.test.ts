@@ -1,7 +1,8 @@
 /**
  * Where SQL runs: a statement (`.query(`, `.exec(`, `.copyIn(` on a store handle) is written only in
  * a repository (`repository.ts`, or `<aggregate>-repository.ts` in a family that names every role
- * by its aggregate), a family's `sql/` folder, the store (`src/store/`), a migration, or a file of
+ * by its aggregate), a family's `sql/` folder, the store (`src/store/`), the drain tables the
+ * engine shares with the drains family (`src/modules/drains/tables/`), a migration, or a file of
  * the allow-list below with its reason. Postgres' unique-violation code (23505) is read in the same
  * places only: a route or service asks the repository's named predicate. A family names its
  * repository files one way (no `repo.ts`).
@@ -25,6 +26,7 @@ const UNIQUE_CODE_ALLOWED: Record<string, string> = {
 
 const inRepositoryPlace = (path: string): boolean =>
   path.startsWith('src/store/')
+  || path.startsWith('src/modules/drains/tables/')
   || /(^|\/)sql\//.test(path)
   || /(^|\/)([a-z0-9]+-)?repository\.ts$/.test(path)
   || /(^|\/)([a-z0-9]+-)?migrations?\.ts$/.test(path)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pageCut } from '../../../src/backlog/backlog-page.js';
-import type { BacklogRow } from '../../../src/store/drains/backlog-repo.js';
+import type { BacklogRow } from '../../../src/modules/drains/tables/backlog.js';
 
 const row = (id: number, resource: string): BacklogRow => ({
   id, resourceKey: `k-${resource}`, resourceJson: resource, recordJson: '{}', recordId: `r${id}`, bytes: 2, scrubHits: 0,

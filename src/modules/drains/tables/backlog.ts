@@ -1,5 +1,5 @@
-import type { Sql } from '../sql.js';
-import type { DrainGauge } from '../../model/drain.js';
+import type { Sql } from '../../../store/sql.js';
+import type { DrainGauge } from '../../../model/drain.js';
 
 export interface ParkedRecord {
   drainId: string;

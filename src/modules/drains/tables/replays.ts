@@ -5,7 +5,8 @@
  * running, so a worker whose lease passed (or whose replay was cancelled) learns it by the write
  * answering false, and stops before sending another page.
  */
-import type { Sql } from '../sql.js';
+import type { Sql } from '../../../store/sql.js';
+import { keysetAfter, keysetOrder, type KeysetColumn } from '../../../store/keyset.js';
 
 export const REPLAY_STATUSES = ['queued', 'running', 'completed', 'cancelled', 'failed'] as const;
 export type ReplayStatus = (typeof REPLAY_STATUSES)[number];
@@ -105,6 +106,9 @@ export const ISO_MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 const COLUMNS = `id, org_id, drain_id, since, until, status, to_char(position_ts at time zone 'UTC', ${ISO_MICROS}) as position_ts, position_id, records_total, records_read, records_sent, batches_sent, error, requested_by, created_at, updated_at, ended_at`;
 const LEASE = (n: number) => `now() + make_interval(secs => $${n}::double precision / 1000)`;
 
+/** The replays' keyset sort: newest first, ties by id. */
+const REPLAY_SORT: readonly KeysetColumn[] = [{ expr: 'created_at', cast: 'timestamptz' }, { expr: 'id' }];
+
 export function createReplaysRepo(sql: Sql) {
   return {
     /** Inserts a queued replay; null when the drain already has one not ended (the partial unique index). */
@@ -129,11 +133,8 @@ export function createReplaysRepo(sql: Sql) {
     async list(orgId: string, drainId: string, limit: number, after?: { at: Date; id: string }): Promise<Replay[]> {
       const params: unknown[] = [orgId, drainId, limit];
       let where = 'org_id = $1 and drain_id = $2';
-      if (after) {
-        params.push(after.at.toISOString(), after.id);
-        where += ' and (created_at, id) < ($4::timestamptz, $5)';
-      }
-      const rows = await sql.query<Row>(`select ${COLUMNS} from drain_replays where ${where} order by created_at desc, id desc limit $3`, params);
+      if (after) where += ` and ${keysetAfter(REPLAY_SORT, [after.at, after.id], 'desc', (v) => `$${params.push(v)}`)}`;
+      const rows = await sql.query<Row>(`select ${COLUMNS} from drain_replays where ${where} order by ${keysetOrder(REPLAY_SORT, 'desc')} limit $3`, params);
       return rows.map(fromRow);
     },
 

@@ -1,6 +1,6 @@
-import type { Sql } from '../sql.js';
-import type { Drain, DrainState, Selectors, StoredHeader, ScrubRule } from '../../model/drain.js';
-import { noteDrainActivity, noteDrainConfigChange } from '../change-epochs.js';
+import type { Sql } from '../../../store/sql.js';
+import type { Drain, DrainState, Selectors, StoredHeader, ScrubRule } from '../../../model/drain.js';
+import { noteDrainActivity, noteDrainConfigChange } from '../../../store/change-epochs.js';
 
 interface DrainRow {
   id: string;
@@ -85,7 +85,7 @@ const DRAIN_CONFIG_CHANNEL = 'logdrain_drain_config';
 
 /**
  * `onWrite`: told after each write to the drains table, besides the process's drain configuration
- * counter (change-epochs.ts); a unit of work's binding (tables.ts) moves the counter again once the
+ * counter (change-epochs.ts); a unit of work's binding (index.ts) moves the counter again once the
  * transaction commits.
  */
 export function createDrainsRepo(sql: Sql, onWrite: () => void = () => {}) {

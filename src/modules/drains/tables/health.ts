@@ -1,6 +1,6 @@
-import type { Sql } from '../sql.js';
-import { HOUR_MS, hourOf } from '../../model/time.js';
-import { DROP_REASONS, noDrops, type DropReason, type DroppedByReason } from '../../model/drop-reasons.js';
+import type { Sql } from '../../../store/sql.js';
+import { HOUR_MS, hourOf } from '../../../model/time.js';
+import { DROP_REASONS, noDrops, type DropReason, type DroppedByReason } from '../../../model/drop-reasons.js';
 
 /**
  * Counts to add to a drain's hour. `dropped` is the failures' total (model/drop-reasons.ts); `seen`

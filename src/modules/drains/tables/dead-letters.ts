@@ -1,5 +1,5 @@
-import type { Sql } from '../sql.js';
-import { RECORD_LIMITS } from '../../model/record-limits.js';
+import type { Sql } from '../../../store/sql.js';
+import { RECORD_LIMITS } from '../../../model/record-limits.js';
 
 /** Payloads are kept up to this many characters: enough to diagnose, bounded against hostile input. */
 export const DEAD_LETTER_PAYLOAD_MAX = RECORD_LIMITS.deadLetterPayload;

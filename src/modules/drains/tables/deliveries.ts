@@ -1,5 +1,6 @@
-import type { Sql } from '../sql.js';
-import type { DeliveryKind, DeliveryRecord } from '../../model/delivery.js';
+import type { Sql } from '../../../store/sql.js';
+import { keysetAfter, keysetOrder, type KeysetColumn } from '../../../store/keyset.js';
+import type { DeliveryKind, DeliveryRecord } from '../../../model/delivery.js';
 
 interface DeliveryRow {
   id: string;
@@ -74,6 +75,9 @@ export interface DeliveryPageQuery {
   after?: { startedAt: Date; id: string } | undefined;
 }
 
+/** The delivery records' keyset sort: newest attempt first, ties by id. */
+const DELIVERY_SORT: readonly KeysetColumn[] = [{ expr: 'started_at', cast: 'timestamptz' }, { expr: 'id' }];
+
 export function createDeliveriesRepo(sql: Sql) {
   return {
     /**
@@ -110,12 +114,9 @@ export function createDeliveriesRepo(sql: Sql) {
         params.push(q.kind);
         where += ` and kind = $${params.length}`;
       }
-      if (q.after) {
-        params.push(q.after.startedAt.toISOString(), q.after.id);
-        where += ` and (started_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`;
-      }
+      if (q.after) where += ` and ${keysetAfter(DELIVERY_SORT, [q.after.startedAt, q.after.id], 'desc', (v) => `$${params.push(v)}`)}`;
       const rows = await sql.query<DeliveryRow>(
-        `select ${COLUMNS.join(', ')} from deliveries where ${where} order by started_at desc, id desc limit $2`,
+        `select ${COLUMNS.join(', ')} from deliveries where ${where} order by ${keysetOrder(DELIVERY_SORT, 'desc')} limit $2`,
         params,
       );
       return rows.map(fromRow);

@@ -1,4 +1,4 @@
-import type { Sql } from '../sql.js';
+import type { Sql } from '../../../store/sql.js';
 
 export function createVerificationsRepo(sql: Sql) {
   return {

@@ -4,7 +4,7 @@
  * once never take the same row, and a row whose lease has passed is free
  * again: the worker that held it stopped renewing (it died).
  */
-import type { Sql } from '../sql.js';
+import type { Sql } from '../../../store/sql.js';
 
 export const PROBES_CHANNEL = 'logdrain_probes';
 

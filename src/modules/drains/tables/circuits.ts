@@ -10,7 +10,7 @@
  * Times are the database's (`now()`), as the probe queue's leases are, so workers' clocks do not
  * decide who probes.
  */
-import type { Sql } from '../sql.js';
+import type { Sql } from '../../../store/sql.js';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 

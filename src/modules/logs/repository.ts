@@ -1,15 +1,18 @@
 /**
  * The platform copy of agent records: batched inserts into day partitions,
  * partition upkeep (create ahead, drop past retention), and the keyset and
- * page queries of the log read routes.
+ * page queries of the log read routes. The logs family's, written by the
+ * delivery engine: it imports only the store kernel, the model and the event
+ * loop's turns, so the engine may import it (.dependency-cruiser.cjs).
  */
-import type { Sql } from './sql.js';
-import type { AgentRecord } from '../model/record.js';
-import { BytePieces } from './byte-pieces.js';
-import { nextTurn } from '../event-loop.js';
-import { runsOf } from './runs.js';
-import { DAY_MS, dayOf } from '../model/time.js';
-import { isPermanentWriteError } from './write-errors.js';
+import type { Sql } from '../../store/sql.js';
+import type { AgentRecord } from '../../model/record.js';
+import { BytePieces } from '../../store/byte-pieces.js';
+import { nextTurn } from '../../event-loop.js';
+import { runsOf } from '../../store/runs.js';
+import { DAY_MS, dayOf } from '../../model/time.js';
+import { isPermanentWriteError } from '../../store/write-errors.js';
+import { keysetAfter, keysetOrder, type KeysetColumn } from '../../store/keyset.js';
 
 /** Partitions are kept ready this many days ahead (clock skew of producers). */
 export const DAYS_AHEAD = 2;
@@ -149,6 +152,12 @@ const fromRow = (r: Record<string, unknown>): LogRow => ({
   spanId: r.span_id as string | null,
   attributes: r.attributes as Record<string, unknown> | null,
 });
+
+/**
+ * The platform copy's keyset sort, (ts, id): newest first for the log reads, oldest first for a
+ * replay's pages (whose position is the time as text to the microsecond, cast as the column's).
+ */
+const LOG_SORT: readonly KeysetColumn[] = [{ expr: 'ts', cast: 'timestamptz' }, { expr: 'id' }];
 
 export function createLogsRepo(sql: Sql) {
   const ready = new Set<number>();
@@ -299,13 +308,10 @@ export function createLogsRepo(sql: Sql) {
     async page(q: LogQuery, limit: number, opts: { after?: { at: Date; id: string } | undefined; offset?: number } = {}): Promise<LogRow[]> {
       const params: unknown[] = [];
       let w = where(q, params);
-      if (opts.after) {
-        params.push(opts.after.at.toISOString(), opts.after.id);
-        w += ` and (ts, id) < ($${params.length - 1}::timestamptz, $${params.length})`;
-      }
+      if (opts.after) w += ` and ${keysetAfter(LOG_SORT, [opts.after.at, opts.after.id], 'desc', (v) => `$${params.push(v)}`)}`;
       params.push(limit, opts.offset ?? 0);
       const rows = await sql.query<Record<string, unknown>>(
-        `select * from agent_logs where ${w} order by ts desc, id desc limit $${params.length - 1} offset $${params.length}`,
+        `select * from agent_logs where ${w} order by ${keysetOrder(LOG_SORT, 'desc')} limit $${params.length - 1} offset $${params.length}`,
         params,
       );
       return rows.map(fromRow);
@@ -313,19 +319,16 @@ export function createLogsRepo(sql: Sql) {
 
     /** Matches counted up to `cap` + 1, so a caller can tell "more than cap" without counting everything. */
     /**
-     * A replay's page (store/replays-repo.ts): the organization's records of [since, until] after
+     * A replay's page (modules/drains/tables/replays.ts): the organization's records of [since, until] after
      * `after`, oldest first in the key's order (ts, id), each with its time to the microsecond as
      * text (`tsText`), the position a replay records.
      */
     async replayPage(orgId: string, since: Date, until: Date, after: { ts: string; id: string } | null, limit: number): Promise<(LogRow & { tsText: string })[]> {
       const params: unknown[] = [orgId, since.toISOString(), until.toISOString(), limit];
       let w = 'org_id = $1 and ts >= $2 and ts <= $3';
-      if (after) {
-        params.push(after.ts, after.id);
-        w += ' and (ts, id) > ($5::timestamptz, $6)';
-      }
+      if (after) w += ` and ${keysetAfter(LOG_SORT, [after.ts, after.id], 'asc', (v) => `$${params.push(v)}`)}`;
       const rows = await sql.query<Record<string, unknown>>(
-        `select *, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts_text from agent_logs where ${w} order by ts, id limit $4`,
+        `select *, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts_text from agent_logs where ${w} order by ${keysetOrder(LOG_SORT, 'asc')} limit $4`,
         params,
       );
       return rows.map((r) => ({ ...fromRow(r), tsText: r.ts_text as string }));

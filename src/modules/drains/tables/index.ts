@@ -1,22 +1,22 @@
 /**
  * The drain tables (drains, deliveries, verifications, probes, the hourly counters, dead letters,
  * the backlog and daily usage): written by the delivery engine and served by the drains route
- * family. They live in the store, not in src/modules/drains/, because the engine runs without the
- * REST layer (`logdrain worker`) and may not import a family (.dependency-cruiser.cjs); no other
- * family may import them.
+ * family, whose they are. The engine runs without the REST layer (`logdrain worker`) and imports
+ * no other part of a family; it may import these because they import only the store kernel, the
+ * model and each other (.dependency-cruiser.cjs). No other family may import them.
  */
-import type { Sql } from '../sql.js';
-import { createUnitOfWork, insertAudit, type AuditWriter, type UnitOfWork } from '../unit-of-work.js';
-import { noteDrainConfigChange } from '../change-epochs.js';
-import { createDrainsRepo } from './drains-repo.js';
-import { createDeliveriesRepo } from './deliveries-repo.js';
-import { createVerificationsRepo } from './verifications-repo.js';
-import { createProbesRepo } from './probes-repo.js';
-import { createHealthRepo } from './health-repo.js';
-import { createDeadLettersRepo } from './dead-letters-repo.js';
-import { createBacklogRepo } from './backlog-repo.js';
-import { createCircuitsRepo } from './circuits-repo.js';
-import { createReplaysRepo } from './replays-repo.js';
+import type { Sql } from '../../../store/sql.js';
+import { createUnitOfWork, insertAudit, type AuditWriter, type UnitOfWork } from '../../../store/unit-of-work.js';
+import { noteDrainConfigChange } from '../../../store/change-epochs.js';
+import { createDrainsRepo } from './drains.js';
+import { createDeliveriesRepo } from './deliveries.js';
+import { createVerificationsRepo } from './verifications.js';
+import { createProbesRepo } from './probes.js';
+import { createHealthRepo } from './health.js';
+import { createDeadLettersRepo } from './dead-letters.js';
+import { createBacklogRepo } from './backlog.js';
+import { createCircuitsRepo } from './circuits.js';
+import { createReplaysRepo } from './replays.js';
 
 /** The drain tables' repositories on one connection (the store's, or a transaction's). */
 export function createDrainTables(sql: Sql, onDrainWrite?: () => void) {
