@@ -6,13 +6,13 @@
  * are audited once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS } from '../../helpers/stores.js';
-import type { Store } from '../../../src/store/store.js';
-import type { Drain } from '../../../src/model/drain.js';
-import { createCircuitsRepo } from '../../../src/modules/drains/tables/circuits.js';
-import { createDrainCircuits, CIRCUIT_CLOSED, CIRCUIT_OPENED } from '../../../src/deliver/circuit.js';
-import { hourOf } from '../../../src/model/time.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
+import { STORE_KINDS } from '../../../../helpers/stores.js';
+import type { Store } from '../../../../../src/store/store.js';
+import type { Drain } from '../../../../../src/model/drain.js';
+import { createCircuitsRepo } from '../../../../../src/modules/drains/tables/circuits.js';
+import { createDrainCircuits, CIRCUIT_CLOSED, CIRCUIT_OPENED } from '../../../../../src/deliver/circuit.js';
+import { hourOf } from '../../../../../src/model/time.js';
+import { createLogger } from '../../../../../src/telemetry/logger.js';
 
 const testLogger = () => createLogger('silent', 'test');
 

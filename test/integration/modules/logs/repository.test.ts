@@ -1,12 +1,12 @@
 /** The platform copy of records (modules/logs/repository.ts) on PGlite and on Postgres. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS } from '../../helpers/stores.js';
-import { record } from '../../helpers/records.js';
-import type { Store } from '../../../src/store/store.js';
-import { copyRow, createLogsRepo, type LogQuery } from '../../../src/modules/logs/repository.js';
-import type { QueryOptions, Sql } from '../../../src/store/sql.js';
-import { migrate } from '../../../src/store/migrate.js';
-import type { AgentRecord } from '../../../src/model/record.js';
+import { STORE_KINDS } from '../../../helpers/stores.js';
+import { record } from '../../../helpers/records.js';
+import type { Store } from '../../../../src/store/store.js';
+import { copyRow, createLogsRepo, type LogQuery } from '../../../../src/modules/logs/repository.js';
+import type { QueryOptions, Sql } from '../../../../src/store/sql.js';
+import { migrate } from '../../../../src/store/migrate.js';
+import type { AgentRecord } from '../../../../src/model/record.js';
 
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-11-20T12:00:00.000Z');

@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { STORE_KINDS } from '../../helpers/stores.js';
-import { record } from '../../helpers/records.js';
-import type { Store } from '../../../src/store/store.js';
-import type { LogCopy } from '../../../src/modules/logs/repository.js';
-import { createAccountant, PLATFORM_COPY_SOURCE } from '../../../src/account/accountant.js';
-import { silentLogger } from '../../../src/telemetry/logger.js';
+import { STORE_KINDS } from '../../../helpers/stores.js';
+import { record } from '../../../helpers/records.js';
+import type { Store } from '../../../../src/store/store.js';
+import type { LogCopy } from '../../../../src/modules/logs/repository.js';
+import { createAccountant, PLATFORM_COPY_SOURCE } from '../../../../src/account/accountant.js';
+import { silentLogger } from '../../../../src/telemetry/logger.js';
 
 const copyOf = (r: ReturnType<typeof record>): LogCopy => ({ json: JSON.stringify(r), day: Math.floor(Date.parse(r.timestamp) / 86_400_000) });
 

@@ -6,11 +6,11 @@
  * back one moves it no further than its statement did.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS } from '../../helpers/stores.js';
-import type { Store } from '../../../src/store/store.js';
-import type { Drain } from '../../../src/model/drain.js';
-import { drainConfigEpoch } from '../../../src/store/change-epochs.js';
-import { bindDrainTables } from '../../../src/modules/drains/tables/index.js';
+import { STORE_KINDS } from '../../../../helpers/stores.js';
+import type { Store } from '../../../../../src/store/store.js';
+import type { Drain } from '../../../../../src/model/drain.js';
+import { drainConfigEpoch } from '../../../../../src/store/change-epochs.js';
+import { bindDrainTables } from '../../../../../src/modules/drains/tables/index.js';
 
 const ACTOR = { type: 'user' as const, id: 'usr_epoch' };
 let n = 0;
