@@ -47,6 +47,8 @@ const ownTotals = new Map<string, number>();
 const add = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
 let stallMs = 0;
 let sampled = 0;
+/** Each stall's sampled running time (ms): the process's own work in it, whatever the machine added. */
+const running: number[] = [];
 const lines: string[] = [];
 for (const s of report.stalls) {
   const leaf = new Map<string, number>();
@@ -63,6 +65,7 @@ for (const s of report.stalls) {
   }
   stallMs += s.ms;
   sampled += n;
+  running.push((n * interval) / 1000);
   const top = [...leaf].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v} ${k}`).join('; ');
   lines.push(`${s.ms.toFixed(0).padStart(5)} ms, ${String(n).padStart(4)} samples: ${top}`);
 }
@@ -70,6 +73,8 @@ const gcIn = report.gcs.filter((g) => report.stalls.some((s) => g.startUs >= s.s
 console.log(`loop delay (monitorEventLoopDelay, ms): ${JSON.stringify(report.delay)}`);
 console.log(`${report.stalls.length} stalls, ${stallMs.toFixed(0)} ms in all, ${(sampled * interval / 1000).toFixed(0)} ms of it sampled running (interval ${interval.toFixed(0)} µs)`);
 console.log(`gc pauses over 5 ms: ${report.gcs.length} (${report.gcs.reduce((a, g) => a + g.ms, 0).toFixed(0)} ms), ${gcIn.length} inside stalls; longest ${Math.max(0, ...report.gcs.map((g) => g.ms))} ms`);
+const ran = [...running].sort((a, b) => b - a);
+console.log(`stalls with over 20 ms of samples running: ${ran.filter((r) => r > 20).length}; the most running in one: ${(ran[0] ?? 0).toFixed(0)} ms; over 50 ms: ${ran.filter((r) => r > 50).length}`);
 const longest = [...report.stalls].sort((a, b) => b.ms - a.ms).slice(0, 10).map((s) => s.ms);
 console.log(`longest stalls (ms): ${longest.join(', ')}`);
 const table = (title: string, m: Map<string, number>) => {
