@@ -14,7 +14,7 @@ const BOTH_MODES = [
   ...['aborted-body', 'health-page', 'hostile-input', 'hostile-strings', 'injection', 'isolation', 'rate-limits', 'secrets', 'tenancy-cache']
     .map((f) => `test/integration/api/${f}.test.ts`),
   ...[
-    'channels/email', 'drains/admin', 'drains/drains', 'drains/error-hints', 'ingest/isolation', 'logs/reads', 'persona/versions', 'skills/search',
+    'channels/email', 'drains/admin', 'drains/drains', 'drains/error-hints', 'ingest/aborted-body', 'ingest/isolation', 'logs/reads', 'persona/versions', 'skills/search',
     'telephony/voice', 'templates/deploy', 'workflows/executor', 'workflows/notifications',
   ].map((f) => `test/integration/modules/${f}.test.ts`),
 ];

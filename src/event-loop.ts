@@ -19,14 +19,23 @@ export const SLICE_MS = 10;
 /** When the work of this turn began, as far as the tasks working in slices know. */
 let turnStartedAt = performance.now();
 
-/** Resolves on the next turn of the event loop, after pending I/O callbacks. */
+/** The next turn that tasks yielding now wait for: one for all of them. */
+let pendingTurn: Promise<void> | undefined;
+
+/**
+ * Resolves on the next turn of the event loop, after pending I/O callbacks. Every task that yields
+ * before that turn waits for the same immediate, so the turn's work starts the clock once: with an
+ * immediate each, every callback of the same check phase restarted it, and four requests working in
+ * slices held one turn for four budgets back to back.
+ */
 export const nextTurn = (): Promise<void> =>
-  new Promise((resolve) =>
+  (pendingTurn ??= new Promise((resolve) =>
     setImmediate(() => {
+      pendingTurn = undefined;
       turnStartedAt = performance.now();
       resolve();
     }),
-  );
+  ));
 
 /** Whether this turn's work has used `budgetMs`. */
 const spent = (budgetMs: number): boolean => performance.now() - turnStartedAt >= budgetMs;

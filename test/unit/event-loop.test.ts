@@ -1,6 +1,17 @@
-/** The embedded store's statement gate (event-loop.ts): order and turns, never durations. */
+/** Turns of the event loop and the embedded store's statement gate (event-loop.ts): order and turns, never durations. */
 import { describe, expect, it } from 'vitest';
-import { turnGate } from '../../src/event-loop.js';
+import { nextTurn, turnGate } from '../../src/event-loop.js';
+
+describe('nextTurn', () => {
+  it('resumes every task that yielded in a turn together on the next one, its clock started once', async () => {
+    const order: string[] = [];
+    const first = nextTurn().then(() => order.push('first task'));
+    setImmediate(() => order.push('an immediate queued between them'));
+    const second = nextTurn().then(() => order.push('second task'));
+    await Promise.all([first, second]);
+    expect(order.slice(0, 2)).toEqual(['first task', 'second task']);
+  });
+});
 
 describe('turnGate', () => {
   it('hands on to a request statement before a background one queued earlier', async () => {

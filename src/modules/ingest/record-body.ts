@@ -1,10 +1,16 @@
 /**
  * Splits an ingest body (a JSON array, or NDJSON lines) into its records
- * without parsing the body whole. One scan over the text finds each record's
- * bounds and how deep it nests; only records within the bounds are parsed,
- * each on its own. A body nested thousands deep (which JSON.parse turns into
- * millions of objects before anything can refuse it) costs one pass over its
- * characters, and counting stops at the record cap instead of after it.
+ * without parsing the body whole, and without holding it whole either: the
+ * body is read a chunk at a time as it arrives (body-chunks.ts), each chunk
+ * checked for UTF-8 and decoded on its own (model/utf8.ts), and a scan that
+ * keeps its place across chunks finds each record's bounds and how deep it
+ * nests. Only records within the bounds are parsed, each on its own. No call
+ * touches the whole body, so a 16 MiB body costs many short turns of the
+ * event loop rather than a few long ones (joining its chunks, decoding it
+ * whole), and other requests are answered between them. A body nested
+ * thousands deep (which JSON.parse turns into millions of objects before
+ * anything can refuse it) costs one pass over its characters, and counting
+ * stops at the record cap instead of after it.
  *
  * Bodies arrive as bytes and must be UTF-8: a decoder would turn other bytes
  * into U+FFFD and the record would be delivered as text other than was sent.
@@ -14,7 +20,7 @@
 import { AppError } from '../../errors.js';
 import { RECORD_LIMITS } from '../../model/record-limits.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
-import { invalidUtf8At } from '../../model/utf8.js';
+import { Utf8Stream } from '../../model/utf8.js';
 import { slicer } from '../../event-loop.js';
 
 export type BodyItem =
@@ -25,136 +31,168 @@ export type BodyItem =
   /** Not UTF-8: `at` is the first bad byte's offset in the record. */
   | { kind: 'not_utf8'; at: number };
 
+/** A body's bytes as they arrive: the next chunk, or undefined once the body has ended. */
+export interface BodyChunks {
+  next(): Promise<Uint8Array | undefined>;
+}
+
 const tooMany = (max: number): AppError =>
   KernelErrors.PAYLOAD_TOO_LARGE(`at most ${max} records a request`, { field: 'records', max });
 const notJson = (): AppError => KernelErrors.VALIDATION_FAILED('body is not valid JSON', { field: 'body' });
+const notUtf8 = (at: number): AppError => KernelErrors.VALIDATION_FAILED(`body is not valid UTF-8 (byte ${at})`, { field: 'body' });
 
-const QUOTE = 34, BACKSLASH = 92, COMMA = 44, OPEN_OBJ = 123, CLOSE_OBJ = 125, OPEN_ARR = 91, CLOSE_ARR = 93;
+const QUOTE = 34, BACKSLASH = 92, COMMA = 44, OPEN_OBJ = 123, CLOSE_OBJ = 125, OPEN_ARR = 91, CLOSE_ARR = 93, NEWLINE = 10;
 const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
-/** Characters scanned between two checks of the slice's time. */
+/** Characters of one text scanned between two checks of the slice's time. */
 const STEP_CHARS = 1 << 20;
 
 /**
- * Scans `text` from `from` to `to`, a step at a time (`step`), so that a 16 MiB body is read in
- * slices between which the event loop turns. `inArray`: the range is a JSON array of records
- * (depth 1 holds the records); otherwise the range is one record. Calls `onItem` with each
- * record's bounds and, when it nests too deep, the top-level field it happened in ('' when the
- * record itself is the nesting). `ok()` is false when the text is not well-formed at the level this
- * scan reads (an array never closed, text after it); the records' own syntax is JSON.parse's to judge.
+ * Finds records in a text given a piece at a time, keeping its place (inside a string, after a
+ * backslash, how deep) from one piece to the next. `inArray`: the text is a JSON array of records
+ * (depth 1 holds the records), each handed to `onItem` whole once its end is seen, with the offset
+ * in its text of the top-level field it nests too deep in (-1: the record itself; -2: not too deep).
+ * Otherwise the text is one record, which the caller holds: only its depth is reported, at `end()`.
+ * `ok()` is false when the text is not well-formed at the level this scan reads (an array never
+ * closed, text after it); the records' own syntax is JSON.parse's to judge.
  */
-class Scanner {
+export class RecordScanner {
   private readonly base: number; // depth of the array holding records
   private readonly fieldMax: number; // depth past which a field's value is too deep
   private depth = 0;
   private inString = false;
-  private itemStart: number;
-  private lastKeyStart = -1; // the last string seen at record level: the field a nested value belongs to
-  private deepAt = -2; // -2: not too deep; -1: too deep at record level; else the start of the field's name
+  /** Backslashes ending the part of the current string scanned in earlier pieces: odd escapes what follows. */
+  private slashRun = 0;
+  private inItem: boolean;
+  /** The current record's text from earlier pieces, and its length. */
+  private parts: string[] = [];
+  private partsLength = 0;
+  private lastKeyAt = -1; // offset in the record of the last string seen at record level: the field a nested value belongs to
+  private deepAt = -2; // -2: not too deep; -1: too deep at record level; else the offset of the field's name
   private closed = false;
   private failed = false;
-  private i: number;
+  private fed = 0; // characters fed before the current piece (record mode: offsets in the one record)
 
   constructor(
-    private readonly text: string,
-    from: number,
-    private readonly to: number,
     private readonly inArray: boolean,
-    private readonly onItem: (start: number, end: number, deepAt: number) => void,
+    private readonly onItem: (text: string, deepAt: number) => void = () => {},
   ) {
     this.base = inArray ? 1 : 0;
     this.fieldMax = this.base + 1 + RECORD_LIMITS.fieldDepth;
-    this.itemStart = inArray ? -1 : from;
-    this.i = from;
+    this.inItem = !inArray;
   }
 
-  get done(): boolean {
-    return this.failed || this.i >= this.to;
+  get broken(): boolean {
+    return this.failed;
   }
 
-  /** Whether the range was well-formed; once `done`. */
+  /** Whether the text was well-formed at this scan's level; once it has all been fed. */
   ok(): boolean {
     if (this.failed) return false;
     return this.inArray ? this.closed : true;
   }
 
-  /** Scans about `chars` more characters (a string is skipped whole); at the end, reports the last item. */
-  step(chars = STEP_CHARS): void {
-    const { text, to, inArray, base } = this;
-    const stop = Math.min(to, this.i + chars);
-    let i = this.i;
-    for (; i < stop; i++) {
+  /** The one record's depth finding (record mode): -2, -1 or the offset of the field's name. */
+  get recordDeepAt(): number {
+    return this.deepAt;
+  }
+
+  /** Scans the next piece of the text (a string is skipped to its closing quote with one search). */
+  feed(piece: string): void {
+    const { inArray, base } = this;
+    const n = piece.length;
+    // Where the current record's text starts in this piece: 0 when it began in an earlier one.
+    let start = this.inItem ? 0 : -1;
+    let i = 0;
+    for (; i < n && !this.failed; i++) {
       if (this.inString) {
-        // A string is skipped to its closing quote at native speed: a 240 KB message is one search.
-        const end = closingQuote(text, i, to);
+        const end = this.closingQuote(piece, i);
         if (end < 0) {
-          i = to;
+          i = n;
           break;
         }
         this.inString = false;
         i = end;
         continue;
       }
-      const c = text.charCodeAt(i);
+      const c = piece.charCodeAt(i);
       if (this.closed) {
-        if (!isSpace(c)) {
-          this.failed = true;
-          break;
-        }
+        if (!isSpace(c)) this.failed = true;
         continue;
       }
       if (isSpace(c)) continue;
       if (inArray && this.depth === 0) {
-        if (c !== OPEN_ARR) {
-          this.failed = true;
-          break;
-        }
-        this.depth = 1;
+        if (c !== OPEN_ARR) this.failed = true;
+        else this.depth = 1;
         continue;
       }
-      if (this.depth === base && this.itemStart < 0 && c !== COMMA && c !== CLOSE_ARR) this.itemStart = i;
+      if (inArray && this.depth === base && !this.inItem && c !== COMMA && c !== CLOSE_ARR) {
+        this.inItem = true;
+        start = i;
+      }
       if (c === QUOTE) {
         this.inString = true;
-        if (this.depth === base + 1) this.lastKeyStart = i;
+        this.slashRun = 0;
+        if (this.depth === base + 1) this.lastKeyAt = this.at(start, i);
       } else if (c === OPEN_OBJ || c === OPEN_ARR) {
         this.depth++;
-        if (this.depth > this.fieldMax && this.deepAt === -2) this.deepAt = this.lastKeyStart < 0 ? -1 : this.lastKeyStart;
+        if (this.depth > this.fieldMax && this.deepAt === -2) this.deepAt = this.lastKeyAt < 0 ? -1 : this.lastKeyAt;
       } else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
         this.depth--;
         if (inArray && this.depth === 0) {
-          if (this.itemStart >= 0) this.onItem(this.itemStart, i, this.deepAt);
+          if (this.inItem) this.endItem(piece, start, i);
           this.closed = true;
         }
-        if (this.depth < 0) {
-          this.failed = true;
-          break;
-        }
+        if (this.depth < 0) this.failed = true;
       } else if (c === COMMA && inArray && this.depth === base) {
-        if (this.itemStart >= 0) this.onItem(this.itemStart, i, this.deepAt);
-        this.itemStart = -1;
-        this.lastKeyStart = -1;
-        this.deepAt = -2;
+        if (this.inItem) this.endItem(piece, start, i);
+        start = -1;
       }
     }
-    this.i = i;
-    if (!this.failed && i >= to && !inArray) this.onItem(this.itemStart, to, this.deepAt);
+    if (inArray && this.inItem && !this.failed && start >= 0 && start < n) {
+      this.parts.push(piece.slice(start));
+      this.partsLength += n - start;
+    }
+    this.fed += n;
   }
-}
 
-/**
- * The index of the quote closing a string whose text starts at `from` (after its opening quote),
- * or -1 when it does not close before `to`. A quote preceded by an odd run of backslashes is
- * escaped; each run is counted once, so the search stays linear.
- */
-function closingQuote(text: string, from: number, to: number): number {
-  let q = text.indexOf('"', from);
-  while (q >= 0 && q < to) {
-    let slashes = 0;
-    for (let k = q - 1; k >= from && text.charCodeAt(k) === BACKSLASH; k--) slashes++;
-    if (slashes % 2 === 0) return q;
-    q = text.indexOf('"', q + 1);
+  /** The offset in the current record of index `i` of this piece, whose record text starts at `start`. */
+  private at(start: number, i: number): number {
+    return this.inArray ? this.partsLength + (i - start) : this.fed + i;
   }
-  return -1;
+
+  private endItem(piece: string, start: number, end: number): void {
+    this.parts.push(piece.slice(start, end));
+    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
+    const deepAt = this.deepAt;
+    this.parts = [];
+    this.partsLength = 0;
+    this.inItem = false;
+    this.lastKeyAt = -1;
+    this.deepAt = -2;
+    this.onItem(text, deepAt);
+  }
+
+  /**
+   * The index in `piece` of the quote closing the current string, scanning from `from`, or -1 when it
+   * does not close in this piece. A quote preceded by an odd run of backslashes is escaped; a run that
+   * reaches back to `from` continues the one that ended the string's part in earlier pieces.
+   */
+  private closingQuote(piece: string, from: number): number {
+    const carried = this.slashRun;
+    let q = piece.indexOf('"', from);
+    while (q >= 0) {
+      let k = q - 1;
+      while (k >= from && piece.charCodeAt(k) === BACKSLASH) k--;
+      const slashes = q - 1 - k + (k < from ? carried : 0);
+      if (slashes % 2 === 0) return q;
+      q = piece.indexOf('"', q + 1);
+    }
+    let k = piece.length - 1;
+    while (k >= from && piece.charCodeAt(k) === BACKSLASH) k--;
+    this.slashRun = piece.length - 1 - k + (k < from ? carried : 0);
+    return -1;
+  }
 }
 
 /** The name of the field starting at a string's opening quote (its JSON text read back, bounded). */
@@ -168,108 +206,138 @@ function fieldName(text: string, quoteAt: number): string {
   }
 }
 
-function item(text: string, start: number, end: number, deepAt: number): BodyItem {
+/** One record's text, parsed unless it nests too deep (`deepAt`, as RecordScanner reports it). */
+function item(text: string, deepAt: number): BodyItem {
   if (deepAt !== -2) return { kind: 'too_deep', field: deepAt === -1 ? 'record' : fieldName(text, deepAt) };
   try {
-    return { kind: 'value', value: JSON.parse(text.slice(start, end)) };
+    return { kind: 'value', value: JSON.parse(text) };
   } catch {
     return { kind: 'invalid' };
   }
 }
 
-/**
- * A JSON array body: its records, each parsed on its own. A body that is not an array is parsed
- * whole only when it nests no deeper than a record may (so that a JSON object answers "must be an
- * array" rather than "not JSON"); past `maxItems` records the scan stops with a 413. The scan and
- * the parses run in slices with turns of the event loop between them (`turn`, event-loop.ts).
- */
-export async function splitJsonArray(text: string, maxItems: number, turn = slicer()): Promise<BodyItem[] | { notArray: unknown }> {
-  let first = 0;
-  while (first < text.length && isSpace(text.charCodeAt(first))) first++;
-  if (text.charCodeAt(first) !== OPEN_ARR) {
-    const one = await splitNdjsonLine(text, turn);
-    if (one.kind === 'invalid') throw notJson();
-    return { notArray: one.kind === 'value' ? one.value : {} };
+/** One record held whole as text (an NDJSON line, a body that is not an array): scanned in steps, then parsed. */
+export async function splitRecord(text: string, turn: () => Promise<void> | undefined = slicer()): Promise<BodyItem> {
+  const scanner = new RecordScanner(false);
+  for (let from = 0; from < text.length && !scanner.broken; from += STEP_CHARS) {
+    scanner.feed(text.slice(from, from + STEP_CHARS));
+    await turn();
   }
+  if (!scanner.ok()) return { kind: 'invalid' };
+  return item(text, scanner.recordDeepAt);
+}
+
+/**
+ * A JSON array body read from its chunks: its records, each parsed on its own as soon as its end
+ * has arrived. Refused whole (400, naming the first bad byte) unless its bytes are UTF-8. A body that
+ * is not an array is held whole and parsed only when it nests no deeper than a record may (so that a
+ * JSON object answers "must be an array" rather than "not JSON"); past `maxItems` records the read
+ * stops with a 413. Each chunk and each record is one step, with turns of the event loop between
+ * steps once the turn's budget is spent (`turn`, event-loop.ts).
+ */
+export async function readJsonArrayBody(chunks: BodyChunks, maxItems: number, turn = slicer()): Promise<BodyItem[] | { notArray: unknown }> {
+  const utf8 = new Utf8Stream();
   const items: BodyItem[] = [];
+  const texts: [string, number][] = [];
   let invalid = false;
-  const bounds: [number, number, number][] = [];
-  const scanner = new Scanner(text, first, text.length, true, (start, end, deepAt) => {
-    if (items.length + bounds.length >= maxItems) throw tooMany(maxItems);
-    bounds.push([start, end, deepAt]);
+  // A body that is not UTF-8 is refused as such wherever its bad byte is: a refusal for its records
+  // (too many, an array that does not close) waits for the body's end, reading only its bytes meanwhile.
+  let refusal: AppError | undefined;
+  const scanner = new RecordScanner(true, (text, deepAt) => {
+    if (refusal) return;
+    if (items.length + texts.length >= maxItems) refusal = tooMany(maxItems);
+    else texts.push([text, deepAt]);
   });
-  while (!scanner.done) {
-    scanner.step();
-    for (const [start, end, deepAt] of bounds) {
-      const one = item(text, start, end, deepAt);
+  /** Undecided until the first character that is not white space; then the text of a body that is not an array. */
+  let whole: string[] | undefined;
+  let isArray: boolean | undefined;
+  const take = async (text: string): Promise<void> => {
+    if (isArray === undefined) {
+      let first = 0;
+      while (first < text.length && isSpace(text.charCodeAt(first))) first++;
+      if (first < text.length) {
+        isArray = text.charCodeAt(first) === OPEN_ARR;
+        if (!isArray) whole = [];
+      }
+    }
+    if (whole) {
+      whole.push(text);
+      return;
+    }
+    if (refusal) return;
+    scanner.feed(text);
+    if (scanner.broken) refusal ??= notJson();
+    for (const [recordText, deepAt] of texts) {
+      const one = item(recordText, deepAt);
       invalid ||= one.kind === 'invalid';
       items.push(one);
       await turn();
     }
-    bounds.length = 0;
+    texts.length = 0;
+  };
+  for (let chunk = await chunks.next(); chunk !== undefined; chunk = await chunks.next()) {
+    const piece = utf8.write(chunk);
+    if ('badAt' in piece) throw notUtf8(piece.badAt);
+    await take(piece.text);
     await turn();
   }
-  // A malformed array (or a record that is not JSON) refuses the body whole, as a JSON body.
-  if (!scanner.ok() || invalid) throw notJson();
+  const last = utf8.end();
+  if ('badAt' in last) throw notUtf8(last.badAt);
+  await take(last.text);
+  if (whole) {
+    const one = await splitRecord(whole.join(''), turn);
+    if (one.kind === 'invalid') throw notJson();
+    return { notArray: one.kind === 'value' ? one.value : {} };
+  }
+  if (refusal) throw refusal;
+  // A malformed array (or a record that is not JSON) refuses the body whole, as a JSON body. So does an
+  // empty body or one of white space alone, which is not JSON either.
+  if (isArray === undefined || !scanner.ok() || invalid) throw notJson();
   return items;
-}
-
-async function splitNdjsonLine(line: string, turn: () => Promise<void> | undefined): Promise<BodyItem> {
-  let bounds: [number, number, number] | undefined;
-  const scanner = new Scanner(line, 0, line.length, false, (start, end, deepAt) => {
-    bounds = [start, end, deepAt];
-  });
-  while (!scanner.done) {
-    scanner.step();
-    await turn();
-  }
-  return bounds ? item(line, ...bounds) : { kind: 'invalid' };
-}
-
-/** A JSON array body's bytes: refused whole (400, naming the first bad byte) unless they are UTF-8. */
-export async function splitJsonArrayBody(bytes: Buffer, maxItems: number, turn = slicer()): Promise<BodyItem[] | { notArray: unknown }> {
-  const bad = invalidUtf8At(bytes);
-  if (bad >= 0) throw KernelErrors.VALIDATION_FAILED(`body is not valid UTF-8 (byte ${bad})`, { field: 'body' });
-  return splitJsonArray(bytes.toString('utf8'), maxItems, turn);
 }
 
 /**
- * An NDJSON body's bytes. UTF-8 throughout (the common case, checked natively in one pass): split as
- * text. Otherwise line by line on the bytes (a newline byte is never inside a UTF-8 sequence), each
- * line that is not UTF-8 refused on its own.
+ * An NDJSON body read from its chunks: one record a non-blank line, each line checked for UTF-8 and
+ * decoded on its own (a newline byte is never inside a UTF-8 sequence), so a line that is not UTF-8
+ * is refused alone, naming its first bad byte, and a line that is not JSON is that record's refusal.
  */
-export async function splitNdjsonBody(bytes: Buffer, maxItems: number, turn = slicer()): Promise<BodyItem[]> {
-  if (invalidUtf8At(bytes) < 0) return splitNdjson(bytes.toString('utf8'), maxItems, turn);
+export async function readNdjsonBody(chunks: BodyChunks, maxItems: number, turn = slicer()): Promise<BodyItem[]> {
+  const utf8 = new Utf8Stream();
   const items: BodyItem[] = [];
-  let from = 0;
-  while (from <= bytes.length) {
-    let to = bytes.indexOf(0x0a, from);
-    if (to < 0) to = bytes.length;
-    const line = bytes.subarray(from, to);
-    from = to + 1;
-    const bad = invalidUtf8At(line);
-    const text = bad < 0 ? line.toString('utf8') : '';
-    if (bad < 0 && text.trim() === '') continue;
+  let line: string[] = [];
+  let badAt = -1;
+  const endLine = async (): Promise<void> => {
+    if (badAt < 0) {
+      const last = utf8.end();
+      if ('badAt' in last) badAt = last.badAt;
+      else line.push(last.text);
+    }
+    const text = badAt < 0 ? line.join('') : '';
+    const at = badAt;
+    line = [];
+    badAt = -1;
+    utf8.reset();
+    if (at < 0 && text.trim() === '') return;
     if (items.length >= maxItems) throw tooMany(maxItems);
-    items.push(bad < 0 ? await splitNdjsonLine(text, turn) : { kind: 'not_utf8', at: bad });
+    items.push(at < 0 ? await splitRecord(text, turn) : { kind: 'not_utf8', at });
+  };
+  for (let chunk = await chunks.next(); chunk !== undefined; chunk = await chunks.next()) {
+    let from = 0;
+    while (from <= chunk.length) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const to = nl < 0 ? chunk.length : nl;
+      if (badAt < 0 && to > from) {
+        const piece = utf8.write(chunk.subarray(from, to));
+        if ('badAt' in piece) badAt = piece.badAt;
+        else line.push(piece.text);
+      }
+      if (nl < 0) break;
+      await endLine();
+      await turn();
+      from = nl + 1;
+    }
     await turn();
   }
-  return items;
-}
-
-/** NDJSON: one record a non-blank line; a line that is not JSON is that record's refusal. */
-export async function splitNdjson(text: string, maxItems: number, turn = slicer()): Promise<BodyItem[]> {
-  const items: BodyItem[] = [];
-  let from = 0;
-  while (from <= text.length) {
-    let to = text.indexOf('\n', from);
-    if (to < 0) to = text.length;
-    const line = text.slice(from, to);
-    from = to + 1;
-    if (line.trim() === '') continue;
-    if (items.length >= maxItems) throw tooMany(maxItems);
-    items.push(await splitNdjsonLine(line, turn));
-    await turn();
-  }
+  await endLine();
   return items;
 }

@@ -10,6 +10,7 @@
  * body is then split record by record (record-body.ts), so neither its size
  * in records nor its depth is paid for before it is refused.
  */
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../model/record.js';
 import type { KernelStore } from '../../store/kernel.js';
@@ -18,7 +19,8 @@ import { grantedOf } from '../../api/kernel/access.js';
 import { errorResponses } from '../../api/kernel/schema-types.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { defineScopes } from '../../api/kernel/scopes.js';
-import { splitJsonArrayBody, splitNdjsonBody, type BodyItem } from './record-body.js';
+import { readJsonArrayBody, readNdjsonBody, type BodyChunks, type BodyItem } from './record-body.js';
+import { bodyChunks } from './body-chunks.js';
 import { requireUtf8Charset } from '../../api/kernel/json-body.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { slicer } from '../../event-loop.js';
@@ -94,16 +96,21 @@ export interface IngestDeps {
 export function registerRecordRoutes(scope: FastifyInstance, deps: IngestDeps): void {
   // The family's own context (registerFamily): its parsers, which split rather than parse, serve this route only.
   scope.removeContentTypeParser('application/json');
-  // Bytes, not text: a body must be UTF-8 (record-body.ts), and in no other charset (kernel/json-body.ts).
-  // Async parsers: the body is split in slices between which the event loop turns (record-body.ts).
-  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (req: FastifyRequest, body: string | Buffer) => {
-    requireUtf8Charset(req.headers['content-type']);
-    return new SplitBody(await splitJsonArrayBody(body as Buffer, MAX_INGEST_RECORDS));
-  });
-  scope.addContentTypeParser('application/x-ndjson', { parseAs: 'buffer' }, async (req: FastifyRequest, body: string | Buffer) => {
-    requireUtf8Charset(req.headers['content-type']);
-    return new SplitBody(await splitNdjsonBody(body as Buffer, MAX_INGEST_RECORDS));
-  });
+  // The request's stream, not a buffer: the body is read, checked for UTF-8 (and in no other charset,
+  // kernel/json-body.ts) and split a chunk at a time as it arrives, never joined or decoded whole
+  // (record-body.ts), in slices between which the event loop turns.
+  const reading = (split: (chunks: BodyChunks) => Promise<BodyItem[] | { notArray: unknown }>) =>
+    async (req: FastifyRequest, payload: Readable): Promise<SplitBody> => {
+      requireUtf8Charset(req.headers['content-type']);
+      const chunks = bodyChunks(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? MAX_INGEST_BODY_BYTES);
+      try {
+        return new SplitBody(await split(chunks));
+      } finally {
+        chunks.release();
+      }
+    };
+  scope.addContentTypeParser('application/json', reading((chunks) => readJsonArrayBody(chunks, MAX_INGEST_RECORDS)));
+  scope.addContentTypeParser('application/x-ndjson', reading((chunks) => readNdjsonBody(chunks, MAX_INGEST_RECORDS)));
 
   scope.post('/internal/records', {
     bodyLimit: MAX_INGEST_BODY_BYTES,

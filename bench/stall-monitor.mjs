@@ -1,0 +1,49 @@
+/**
+ * An event-loop stall monitor, loaded into a measured process with `--import`:
+ * `BENCH_INGEST_NODE_ARGS='--import ./bench/stall-monitor.mjs --cpu-prof --cpu-prof-dir=/tmp/prof'`.
+ *
+ * A timer due every 5 ms notes each turn that held it up past STALL_MS, and a gc observer each
+ * collection longer than 5 ms; both are written at exit to `<tmpdir>/logdrain-stalls-<pid>.json`,
+ * their times in microseconds of the monotonic clock that a V8 CPU profile's timestamps use, so
+ * that bench/stall-report.ts can name the samples inside each stall.
+ */
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const EVERY_MS = 5;
+const STALL_MS = 20;
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+/** performance.now() (ms) to the monotonic clock (µs). */
+const perfToUs = nowUs() - performance.now() * 1000;
+
+const stalls = [];
+const gcs = [];
+let last = nowUs();
+setInterval(() => {
+  const now = nowUs();
+  const heldMs = (now - last) / 1000 - EVERY_MS;
+  if (heldMs > STALL_MS) stalls.push({ startUs: last + EVERY_MS * 1000, endUs: now, ms: Math.round(heldMs * 10) / 10 });
+  last = now;
+}, EVERY_MS).unref();
+
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if (e.duration > 5) gcs.push({ startUs: Math.round(perfToUs + e.startTime * 1000), ms: Math.round(e.duration * 10) / 10, kind: e.detail?.kind });
+  }
+}).observe({ entryTypes: ['gc'] });
+
+const delay = monitorEventLoopDelay({ resolution: 5 });
+delay.enable();
+
+process.on('exit', () => {
+  const ms = (ns) => Math.round(ns / 1e5) / 10;
+  writeFileSync(join(tmpdir(), `logdrain-stalls-${process.pid}.json`), JSON.stringify({
+    pid: process.pid,
+    stallMs: STALL_MS,
+    delay: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max), count: delay.count },
+    stalls,
+    gcs,
+  }));
+});
