@@ -213,10 +213,12 @@ try {
     const replayed = run.arrivals.filter((a) => a.replay).reduce((n, a) => n + a.records, 0);
     const first = Math.min(...run.arrivals.map((a) => a.at));
     const liveWithReplaySeconds = (Math.max(...live.map((a) => a.at)) - first) / 1000;
+    // How long the replays took to send everything, from the run's first arrival to their last.
+    const replaysDoneSeconds = (Math.max(...run.arrivals.filter((a) => a.replay).map((a) => a.at)) - first) / 1000;
     const alone = [...liveAloneSeconds].sort((a, b) => a - b)[Math.floor(liveAloneSeconds.length / 2)]!;
     scenarios.replay = {
       replays: replays.length, platformCopyRecords: copied, replayedRecords: replayed, liveRecords,
-      liveAloneSeconds: alone, liveWithReplaySeconds,
+      liveAloneSeconds: alone, liveWithReplaySeconds, replaysDoneSeconds,
       liveRecordsPerSecondAlone: RECORDS / alone, liveRecordsPerSecondWithReplay: liveRecords / liveWithReplaySeconds,
       liveThroughputRatio: (liveRecords / liveWithReplaySeconds) / (RECORDS / alone),
     };
