@@ -186,7 +186,7 @@ export function createReplayRunner(opts: ReplayRunnerOptions): ReplayRunner {
     const last = rows[rows.length - 1]!;
     page.position = { ts: last.tsText, id: last.id };
     if (!(await lease.advance({ position: page.position, read: rows.length, sent, batches: batches.length }))) return 'lost';
-    return 'more'; // a short page: the next read finds nothing and completes the replay
+    return 'more'; // after a short page the next read finds nothing and completes the replay
   }
 
   /** One batch sent: retried under the drain's backoff, accounted; a final refusal fails the replay. */
