@@ -21,7 +21,8 @@
  *                        fed live once the group has settled: logdrain-1-worker-live, -2-workers-live)
  *   logdrain-latency     BATCH_LINGER_MS=100 fed at RATE records a second: Kafka append to 2xx
  *   logdrain-replay      the data set consumed live while each drain replays the platform copy the
- *                        run before stored (the same records): live throughput beside live alone
+ *                        run before stored (its records under other ids): live throughput beside
+ *                        live alone
  *
  * Figures: records per second, records per CPU-second of the consuming processes, peak RSS,
  * bytes on the wire; ratios to the baseline and the peer of the same run (machines here are
