@@ -6,13 +6,17 @@
  * routes live records, and at full speed it takes that thread's time from them. So while live
  * records flow (records consumed within LIVE_WINDOW_MS, or records taken from the source and not
  * yet accounted for), and while the source is not reading yet (a worker joining its consumer group
- * does not know what live records wait for it), replays take turns, one page at a time, and after a page that kept a replay
- * busy `t` ms every replay waits `t * (1 - share) / share` ms: replays use at most `share` of the
- * worker's time, and live records the rest. With no live records flowing, every replay runs at full
- * speed, so a replay always progresses and ends in bounded time once live traffic is light.
+ * does not know what live records wait for it), replays take turns, one page at a time, and after
+ * a page that kept a replay busy `t` ms every replay waits `t * (1 - share) / share` ms: replays use
+ * at most `share` of the worker's time, and live records the rest. So a replay always progresses:
+ * beside a light live stream (pages not slowed by live work) the replays together go at about
+ * `share` of their full speed, and with no live records flowing every replay runs at full speed.
+ * The pacing follows live records, not the loop's load: a light stream that leaves the thread idle
+ * still holds replays to their share.
  *
  * A page's time is measured on the wall clock: while live work runs between the page's steps the
- * page takes longer and the pause after it grows with it, so the share is an upper bound.
+ * page takes longer and the pause after it grows with it, so the share is an upper bound. A page's
+ * waits for a slot and its retries' backoff are not charged, but it keeps the turn through them.
  */
 
 /** Live records consumed within this long keep replays paced. */
