@@ -33,6 +33,7 @@ import { createProbeRunner } from './deliver/probes.js';
 import { createScrubPool } from './shape/scrub-pool.js';
 import { createDrainCircuits } from './deliver/circuit.js';
 import { createReplayRunner } from './backlog/replay-runner.js';
+import { createReplayPacer } from './backlog/replay-pacing.js';
 
 export interface Worker {
   readonly source: RecordSource;
@@ -130,12 +131,6 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
     listen: config.drainConfigListen, region: config.region,
   });
   await probes.start();
-  // Replays of the platform copy, sent beside live traffic, which goes first (replay-runner.ts).
-  const replays = createReplayRunner({
-    store, registry, deliverer, accountant, parking, logger, owner, pollMs: config.replayPollMs, leaseMs: config.replayLeaseMs,
-    batch: config.batch, retry: config.retry, region: config.region, scrubPool,
-  });
-  replays.start();
   const heartbeat = createHeartbeat({ store, registry, probes, logger, owner, intervalMs: config.heartbeatIntervalMs, braked: circuits.braked });
 
   // Every chunk waits for plans that hold each drain change answered before its records were
@@ -156,6 +151,15 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
         beforeChunk, onCapacityReached,
       });
 
+  // Replays of the platform copy, sent beside live traffic, which goes first (replay-runner.ts): for
+  // the drain's slots, and for this thread while the source hands over records (replay-pacing.ts).
+  const pacer = createReplayPacer({ maxShare: config.replayMaxSharePercent / 100, liveInFlight: () => source.inFlightRecords(), sourceReady: () => source.ready() });
+  const replays = createReplayRunner({
+    store, registry, deliverer, accountant, parking, logger, owner, pollMs: config.replayPollMs, leaseMs: config.replayLeaseMs,
+    batch: config.batch, retry: config.retry, region: config.region, scrubPool, pacer,
+  });
+  replays.start();
+
   const sweep = setInterval(() => {
     void maintainLogs();
     store.deliveries.sweepExpired().catch((e) => logger.warn({ event: 'sweep_failed', err: (e as Error).message }, 'delivery sweep failed'));
@@ -163,7 +167,11 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   }, 3_600_000);
   sweep.unref();
 
-  await source.start(createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool, copyRows: store.logs.takesRows }));
+  const pipeline = createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool, copyRows: store.logs.takesRows });
+  await source.start((chunk) => {
+    pacer.liveConsumed(chunk.messages.length);
+    pipeline(chunk);
+  });
   logger.info({ event: 'worker.started', source: source.name }, 'worker started');
 
   let stopping: Promise<void> | undefined;

@@ -15,7 +15,9 @@
  * Live records go first: a replay sends one batch at a time, takes a page only while the drain
  * delivers live (not parked, no backlog waiting) and sends a batch only while none of the drain's
  * live batches waits for one of its slots; its attempts take the drain's own slots (lanes.ts), and
- * its deliveries count against the drain's daily quota as live ones do.
+ * its deliveries count against the drain's daily quota as live ones do. The worker's thread goes to
+ * live records first too: while they flow, replays take turns a page at a time and use at most a
+ * share of the worker's time (replay-pacing.ts).
  */
 import type { Store } from '../store/store.js';
 import type { Accountant } from '../account/accountant.js';
@@ -30,6 +32,7 @@ import type { Replay } from '../modules/drains/tables/replays.js';
 import type { AgentRecord } from '../model/record.js';
 import type { Environment, Severity } from '../model/drain.js';
 import type { ScrubPool } from '../shape/scrub-pool.js';
+import type { ReplayPacer } from './replay-pacing.js';
 import { SELECTED } from '../select/selector.js';
 import { admits } from '../model/quota-ladder.js';
 import { shapeRecord } from '../shape/delivered-record.js';
@@ -55,6 +58,8 @@ export interface ReplayRunnerOptions {
   region?: string | undefined;
   /** Where records too heavy to scrub on this thread are scrubbed (without it, inline). */
   scrubPool?: ScrubPool;
+  /** Paces the replays' pages by live traffic (replay-pacing.ts). */
+  pacer: ReplayPacer;
   /** Records read a page (a test makes it small to see several pages). */
   pageRows?: number;
 }
@@ -139,39 +144,59 @@ export function createReplayRunner(opts: ReplayRunnerOptions): ReplayRunner {
         await sleep(Math.max(WAIT_MS, Math.min(opts.pollMs, opts.leaseMs / 4)));
         continue;
       }
-      const rows = await opts.store.logs.replayPage(replay.orgId, replay.since, replay.until, position, pageRows);
-      if (rows.length === 0) {
-        const finished = await opts.store.replays.finish(replay.id, opts.owner, 'completed');
-        if (finished) opts.logger.info({ event: 'replay.completed', replayId: replay.id, drainId: replay.drainId }, 'replay completed');
-        return finished ? 'ended' : 'lost';
+      // The worker's time goes to live records first: while they flow, the page waits its turn.
+      const wait = opts.pacer.take();
+      if (wait > 0) {
+        if (!(await lease.keep())) return 'lost';
+        await sleep(wait);
+        continue;
       }
-      const batches = await batchesOf(plan, replay.id, rows);
-      let sent = 0;
-      for (const batch of batches) {
-        const outcome = await send(plan, batch, lease);
-        if (outcome === 'lost') return 'lost';
-        if (outcome !== 'sent') {
-          await opts.store.replays.finish(replay.id, opts.owner, 'failed', outcome.failed);
-          opts.logger.warn({ event: 'replay.failed', replayId: replay.id, drainId: replay.drainId, reason: outcome.failed }, 'replay failed');
-          return 'ended';
-        }
-        sent += batch.entries.length;
+      const page = new PageClock();
+      let outcome: Stop | 'ended' | 'more';
+      try {
+        outcome = await onePage(replay, plan, lease, position, page);
+      } finally {
+        opts.pacer.pageDone(page.busyMs());
       }
-      const last = rows[rows.length - 1]!;
-      position = { ts: last.tsText, id: last.id };
-      if (!(await lease.advance({ position, read: rows.length, sent, batches: batches.length }))) return 'lost';
-      if (rows.length < pageRows) continue; // the next read finds nothing: completed
+      if (outcome !== 'more') return outcome;
+      position = page.position ?? position;
     }
   }
 
+  /** One page read, sent and recorded; `page.position` is where the next one starts. */
+  async function onePage(replay: Replay, plan: DrainPlan, lease: Lease, from: Replay['position'], page: PageClock): Promise<Stop | 'ended' | 'more'> {
+    const rows = await opts.store.logs.replayPage(replay.orgId, replay.since, replay.until, from, pageRows);
+    if (rows.length === 0) {
+      const finished = await opts.store.replays.finish(replay.id, opts.owner, 'completed');
+      if (finished) opts.logger.info({ event: 'replay.completed', replayId: replay.id, drainId: replay.drainId }, 'replay completed');
+      return finished ? 'ended' : 'lost';
+    }
+    const batches = await batchesOf(plan, replay.id, rows);
+    let sent = 0;
+    for (const batch of batches) {
+      const outcome = await send(plan, batch, lease, page);
+      if (outcome === 'lost') return 'lost';
+      if (outcome !== 'sent') {
+        await opts.store.replays.finish(replay.id, opts.owner, 'failed', outcome.failed);
+        opts.logger.warn({ event: 'replay.failed', replayId: replay.id, drainId: replay.drainId, reason: outcome.failed }, 'replay failed');
+        return 'ended';
+      }
+      sent += batch.entries.length;
+    }
+    const last = rows[rows.length - 1]!;
+    page.position = { ts: last.tsText, id: last.id };
+    if (!(await lease.advance({ position: page.position, read: rows.length, sent, batches: batches.length }))) return 'lost';
+    return 'more'; // after a short page the next read finds nothing and completes the replay
+  }
+
   /** One batch sent: retried under the drain's backoff, accounted; a final refusal fails the replay. */
-  async function send(plan: DrainPlan, batch: ReadyBatch, lease: Lease): Promise<'sent' | 'lost' | { failed: string }> {
+  async function send(plan: DrainPlan, batch: ReadyBatch, lease: Lease, page: PageClock): Promise<'sent' | 'lost' | { failed: string }> {
     const drainId = plan.drain.id;
     for (let attempt = 1; ; attempt++) {
       // The drain's live batches waiting for a slot go first.
       while (opts.deliverer.waitingFor(drainId) > 0) {
         if (!(await lease.keep())) return 'lost';
-        await sleep(WAIT_MS);
+        await page.idle(sleep(WAIT_MS));
       }
       // Renewed before every attempt, not only when due: a cancel stops the replay before its next batch.
       if (!(await lease.keep(true))) return 'lost';
@@ -185,7 +210,7 @@ export function createReplayRunner(opts: ReplayRunnerOptions): ReplayRunner {
       if (next.action !== 'retry') return { failed: `destination refused a batch: ${r.row.errorClass ?? 'error'}${r.row.statusCode ? ` (${r.row.statusCode})` : ''}` };
       if (attempt >= REPLAY_MAX_ATTEMPTS) return { failed: `destination failing: ${r.row.errorClass ?? 'error'} after ${attempt} attempts` };
       if (stopped) return 'lost';
-      await sleep(next.afterMs);
+      await page.idle(sleep(next.afterMs));
       if (stopped) return 'lost';
     }
   }
@@ -250,6 +275,24 @@ export function createReplayRunner(opts: ReplayRunnerOptions): ReplayRunner {
       await Promise.all(running.values());
     },
   };
+}
+
+/** A page's time, less its waits (for a slot, a retry's backoff): what the replay kept the worker busy. */
+class PageClock {
+  private readonly startedAt = performance.now();
+  private idleMs = 0;
+  /** Where the page ended, once recorded. */
+  position: Replay['position'] = null;
+
+  async idle(wait: Promise<void>): Promise<void> {
+    const from = performance.now();
+    await wait;
+    this.idleMs += performance.now() - from;
+  }
+
+  busyMs(): number {
+    return performance.now() - this.startedAt - this.idleMs;
+  }
 }
 
 /** The replay's hold on its row: renewed when a third of it has passed, and with each page recorded. */

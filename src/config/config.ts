@@ -129,6 +129,8 @@ export const configSchema = Type.Object({
   probeLeaseMs: int('PROBE_LEASE_MS', 30_000, { min: 100, max: 3_600_000 }, 'how long a worker\'s claim on a probe holds without renewal: a dead worker\'s probe is retaken after it'),
   replayPollMs: int('REPLAY_POLL_MS', 1000, { min: 10, max: 600_000 }, 'how often a worker looks for drain replays to run or resume'),
   replayLeaseMs: int('REPLAY_LEASE_MS', 30_000, { min: 100, max: 3_600_000 }, 'how long a worker\'s claim on a drain replay holds without renewal: a dead worker\'s replay is resumed by another after it'),
+  /** The duty cycle of replays beside live records (src/backlog/replay-pacing.ts). */
+  replayMaxSharePercent: int('REPLAY_MAX_SHARE_PERCENT', 20, { min: 1, max: 100 }, 'while live records flow, the share of a worker\'s time its drain replays may use, in percent; with none flowing replays run at full speed'),
   parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, { min: 1, max: 100 }, 'failed attempts of a live batch before its records are parked in the backlog'),
   maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 20_000, { min: 100, max: 10_000_000 }, 'upper bound on records taken from the source but not yet accounted for'),
   /** The scrub pool (src/shape/scrub-pool.ts). */
