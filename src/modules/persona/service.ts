@@ -70,17 +70,14 @@ export function createPersonaService(deps: PersonaServiceDeps) {
   /** Stores a new published version and makes it current (served from the agent's next message). */
   const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig, action: string): Promise<PersonaVersion> =>
     unit(async (tx, r) => {
-      const version = await r.takeNumber(agentId);
-      const created = await r.insert({ agentId, version, status: 'published', persona, config, createdBy: actor.userId });
-      await r.setCurrent(agentId, version);
-      await audit(tx, actor, agentId, action, { version });
+      const created = await r.insertCurrent({ agentId, persona, config, createdBy: actor.userId });
+      await audit(tx, actor, agentId, action, { version: created.version });
       return created;
     });
 
   return {
     async listVersions(agentId: string, status: VersionStatus | 'all'): Promise<{ versions: PersonaVersion[]; current: number | null }> {
-      const [versions, state] = await Promise.all([repo.list(agentId, status), repo.state(agentId)]);
-      return { versions, current: state.currentVersion };
+      return repo.listWithCurrent(agentId, status);
     },
 
     async getVersion(agentId: string, version: number): Promise<{ version: PersonaVersion; current: number | null }> {
