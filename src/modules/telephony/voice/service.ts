@@ -126,11 +126,9 @@ export function createVoiceService(deps: TelephonyDeps) {
 
   return {
     async list(agentId: string) {
-      const voices = await repo.list(agentId);
-      const versions = await repo.versions(voices.map((v) => v.id), true);
-      return voices.map((v) => ({
+      return (await repo.listWithVersions(agentId)).map(({ voice: v, versions }) => ({
         ...voiceRecord(v),
-        versions: versions.filter((x) => x.voiceId === v.id).map((x) => ({
+        versions: versions.map((x) => ({
           id: x.id, version: x.version, ...(x.description !== null ? { description: x.description } : {}), active: x.version === v.activeVersion,
           createdAt: iso(x.createdAt), createdBy: x.createdBy, ...configOf(x),
         })),
