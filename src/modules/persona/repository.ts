@@ -101,8 +101,9 @@ export function createPersonaRepo(sql: Sql) {
      * Takes the agent's next version number, inserts it as a published version and makes it
      * current, in one statement: the agent's row is held from here to the end of the transaction,
      * so the fewer round trips after it, the sooner the next version of the agent can be taken.
+     * `config` undefined: the agent's own configuration, as `state` reads it.
      */
-    async insertCurrent(v: { agentId: string; persona: Persona; config: PersonaConfig; createdBy: string }): Promise<PersonaVersion> {
+    async insertCurrent(v: { agentId: string; persona: Persona; config?: PersonaConfig | undefined; createdBy: string }): Promise<PersonaVersion> {
       const rows = await sql.query<VersionRow>(
         `with taken as (
            insert into persona_agents (agent_id, next_version, current_version, current_since) values ($2, 2, 1, now())
@@ -111,9 +112,11 @@ export function createPersonaRepo(sql: Sql) {
            returning next_version - 1 as version
          )
          insert into persona_versions (id, agent_id, version, status, persona, config, created_by, agent_version)
-         select $1, $2, taken.version, 'published', $3::jsonb, $4::jsonb, $5, (select version from agents where id = $2) from taken
+         select $1, $2, taken.version, 'published', $3::jsonb,
+                coalesce($4::jsonb, (select config from persona_agents where agent_id = $2), '{}'::jsonb), $5, (select version from agents where id = $2)
+         from taken
          returning ${COLUMNS}`,
-        [ulid(), v.agentId, JSON.stringify(v.persona), JSON.stringify(v.config), v.createdBy],
+        [ulid(), v.agentId, JSON.stringify(v.persona), v.config === undefined ? null : JSON.stringify(v.config), v.createdBy],
         { prepare: 'persona_insert_current' },
       );
       return versionOf(rows[0]!);

@@ -68,7 +68,8 @@ export function createPersonaService(deps: PersonaServiceDeps) {
   const presetOf = async (id: string): Promise<Preset | undefined> => (await repo.preset(id)) ?? BUILT_IN_PRESETS.find((p) => p.id === id);
 
   /** Stores a new published version and makes it current (served from the agent's next message). */
-  const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig, action: string): Promise<PersonaVersion> =>
+  /** `config` undefined: the agent's current configuration (read in the same statement). */
+  const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig | undefined, action: string): Promise<PersonaVersion> =>
     unit(async (tx, r) => {
       const created = await r.insertCurrent({ agentId, persona, config, createdBy: actor.userId });
       await audit(tx, actor, agentId, action, { version: created.version });
@@ -87,8 +88,7 @@ export function createPersonaService(deps: PersonaServiceDeps) {
     },
 
     async createVersion(actor: Actor, agentId: string, persona: Persona): Promise<PersonaVersion> {
-      const { config } = await repo.state(agentId);
-      return publishNew(actor, agentId, persona, config, 'persona.version.created');
+      return publishNew(actor, agentId, persona, undefined, 'persona.version.created');
     },
 
     /** Makes an earlier version current at once. A draft is never current: it is published instead. */
