@@ -58,6 +58,11 @@ const PERSONA_CREATED = '/developer/agents/agt_sales/persona';
 /** Versions the list scenario answers. */
 const PERSONA_VERSIONS = 20;
 const VOICES = '/developer/voice-agents/agt_support';
+/**
+ * The voice that takes the pushed versions is another agent's: the list reads every voice of its
+ * agent, and would otherwise answer the push scenario's thousands of versions in the runs after it.
+ */
+const PUSHED_VOICES = '/developer/voice-agents/agt_sales';
 /** Voices of the voice list scenario, and versions each (every version carries a bundle). */
 const VOICE_COUNT = 5;
 const VOICE_VERSIONS = 4;
@@ -264,15 +269,18 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
-    // Voices with versions for the voice list; one more voice takes the pushed versions.
+    // Voices with versions for the voice list; one more voice, of another agent, takes the pushed versions.
     let pushVoiceId = '';
     for (let i = 0; i <= VOICE_COUNT; i++) {
-      const v = await request(base, 'POST', VOICES, { name: `bench-voice-${i}` }, TELEPHONY_KEY);
+      const v = await request(base, 'POST', i === VOICE_COUNT ? PUSHED_VOICES : VOICES, { name: `bench-voice-${i}` }, TELEPHONY_KEY);
       if (v.status !== 201) throw new Error(`${mode}: creating voice ${i + 1} answered ${v.status} ${JSON.stringify(v.json)}`);
-      pushVoiceId = (v.json as { id: string }).id;
-      if (i === VOICE_COUNT) break;
+      if (i === VOICE_COUNT) {
+        pushVoiceId = (v.json as { id: string }).id;
+        break;
+      }
+      const voiceId = (v.json as { id: string }).id;
       for (let n = 0; n < VOICE_VERSIONS; n++) {
-        const r = await request(base, 'POST', `${VOICES}/${pushVoiceId}/version`, { version: `1.0.${n}`, ...VOICE_VERSION }, TELEPHONY_KEY);
+        const r = await request(base, 'POST', `${VOICES}/${voiceId}/version`, { version: `1.0.${n}`, ...VOICE_VERSION }, TELEPHONY_KEY);
         if (r.status !== 201) throw new Error(`${mode}: pushing version ${n + 1} of voice ${i + 1} answered ${r.status} ${JSON.stringify(r.json)}`);
       }
     }
@@ -292,7 +300,7 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
       { name: `template catalog list (${TEMPLATE_COUNT} templates, first page of 20)`, method: 'GET', path: TEMPLATE_LIST, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
       { name: 'template manifest read (latest version, with reconciliation)', method: 'GET', path: `/marketplace/templates/${manifestTemplateId}/manifest`, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
       { name: `voice list (${VOICE_COUNT} voices, ${VOICE_VERSIONS} versions each, with bundles)`, family: 'read', method: 'GET', path: VOICES, auth: true, token: TELEPHONY_KEY, status: 200 },
-      { name: 'voice version push', family: 'write', method: 'POST', path: `${VOICES}/${pushVoiceId}/version`, body: { version: '2.0.{{seq}}', ...VOICE_VERSION }, uniqueBody: true, auth: true, token: TELEPHONY_KEY, status: 201 },
+      { name: 'voice version push', family: 'write', method: 'POST', path: `${PUSHED_VOICES}/${pushVoiceId}/version`, body: { version: '2.0.{{seq}}', ...VOICE_VERSION }, uniqueBody: true, auth: true, token: TELEPHONY_KEY, status: 201 },
       // The deliveries list once more, long after the sends: the sandbox plans no receipt for the
       // send scenario's number (src/vendors/messaging/sandbox.ts), so both runs read the same rows
       // with nothing else running; a gap between them would be the sends' aftermath.
