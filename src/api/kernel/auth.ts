@@ -112,6 +112,8 @@ const orgOf = (store: KernelStore, orgId: string) => briefly(store, `org\u0000${
 export const organizationOf = orgOf;
 const roleOf = (store: KernelStore, userId: string, orgId: string) => briefly(store, `role\u0000${userId}\u0000${orgId}`, () => store.auth.roleIn(userId, orgId));
 const agentOf = (store: KernelStore, agentId: string) => briefly(store, `agent\u0000${agentId}`, () => store.auth.agent(agentId));
+/** The agent, as the kernel looked it up to authorize a request (kept CREDENTIAL_CACHE_MS, renewed at once after an agent write of this process). */
+export const agentFactsOf = agentOf;
 
 export async function authenticate(req: FastifyRequest, store: KernelStore): Promise<Principal> {
   const header = req.headers.authorization;

@@ -20,6 +20,13 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
 }
 
+/**
+ * A string out of `values`, as an `enum` (an answer's form of a union of literals, which the
+ * serializer would likewise write by validating the value against each branch in turn).
+ */
+export const OneOfStrings = <T extends string>(values: readonly T[], options: { description?: string } = {}): TUnsafe<T> =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+
 export type Optionals<T extends Record<string, TSchema>> = { [K in keyof T]: TOptional<T[K]> };
 
 /** Every field of `fields` optional (a PATCH body's). */

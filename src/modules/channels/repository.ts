@@ -108,6 +108,7 @@ export function createChannelsRepo(sql: Sql) {
            and ($4::text is null or channel = $4) and ($5::timestamptz is null or created_at >= $5)
          order by created_at desc, id desc limit $6`,
         [agentId, f.userId ?? null, f.status ?? null, f.channel ?? null, f.since?.toISOString() ?? null, f.limit],
+        { prepare: 'channels_list_deliveries' },
       );
       return rows.map(deliveryOf);
     },

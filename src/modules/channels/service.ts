@@ -10,6 +10,7 @@
  */
 import { ulid } from 'ulid';
 import { withIdempotency } from '../../api/kernel/idempotency.js';
+import { agentFactsOf } from '../../api/kernel/auth.js';
 import type { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -227,8 +228,9 @@ export function createChannelService(deps: ChannelServiceDeps) {
 
   const senderOf = (channel: SendChannel, channelIdentifier: string | null, agentId: string) => channelIdentifier ?? `${channel}:${agentId}`;
 
+  /** The agent as the kernel's access check read it for this request: no statement of its own. */
   async function agentOf(agentId: string) {
-    const agent = await repo.agent(agentId);
+    const agent = await agentFactsOf(store, agentId);
     if (!agent) throw refused(`Unknown agent ${agentId}`);
     return agent;
   }

@@ -58,12 +58,19 @@ export function createPersonaRepo(sql: Sql) {
       return { currentVersion: r?.current_version ?? null, config: r?.config ?? {} };
     },
 
-    async list(agentId: string, status: VersionStatus | 'all'): Promise<PersonaVersion[]> {
-      const rows = await sql.query<VersionRow>(
-        `select ${COLUMNS} from persona_versions where agent_id = $1 and ($2 = 'all' or status = $2) order by version desc`,
+    /**
+     * `list` and `state`'s current version in one statement (the list route reads both on every
+     * request); the state is read alone only when there is no version to carry it.
+     */
+    async listWithCurrent(agentId: string, status: VersionStatus | 'all'): Promise<{ versions: PersonaVersion[]; current: number | null }> {
+      const rows = await sql.query<VersionRow & { current: number | null }>(
+        `select ${COLUMNS}, (select current_version from persona_agents where agent_id = $1) as current
+         from persona_versions where agent_id = $1 and ($2 = 'all' or status = $2) order by version desc`,
         [agentId, status],
+        { prepare: 'persona_list_with_current' },
       );
-      return rows.map(versionOf);
+      if (rows.length === 0) return { versions: [], current: (await this.state(agentId)).currentVersion };
+      return { versions: rows.map(versionOf), current: rows[0]!.current ?? null };
     },
 
     async get(agentId: string, version: number): Promise<PersonaVersion | undefined> {
@@ -88,6 +95,31 @@ export function createPersonaRepo(sql: Sql) {
         [agentId],
       );
       return rows[0]!.taken;
+    },
+
+    /**
+     * Takes the agent's next version number, inserts it as a published version and makes it
+     * current, in one statement: the agent's row is held from here to the end of the transaction,
+     * so the fewer round trips after it, the sooner the next version of the agent can be taken.
+     * `config` undefined: the agent's own configuration, as `state` reads it.
+     */
+    async insertCurrent(v: { agentId: string; persona: Persona; config?: PersonaConfig | undefined; createdBy: string }): Promise<PersonaVersion> {
+      const rows = await sql.query<VersionRow>(
+        `with taken as (
+           insert into persona_agents (agent_id, next_version, current_version, current_since) values ($2, 2, 1, now())
+           on conflict (agent_id) do update set next_version = persona_agents.next_version + 1,
+             current_version = persona_agents.next_version, current_since = excluded.current_since
+           returning next_version - 1 as version
+         )
+         insert into persona_versions (id, agent_id, version, status, persona, config, created_by, agent_version)
+         select $1, $2, taken.version, 'published', $3::jsonb,
+                coalesce($4::jsonb, (select config from persona_agents where agent_id = $2), '{}'::jsonb), $5, (select version from agents where id = $2)
+         from taken
+         returning ${COLUMNS}`,
+        [ulid(), v.agentId, JSON.stringify(v.persona), v.config === undefined ? null : JSON.stringify(v.config), v.createdBy],
+        { prepare: 'persona_insert_current' },
+      );
+      return versionOf(rows[0]!);
     },
 
     /** Inserts a version; a second draft of the agent fails on the one-draft index (isDraftConflict). */

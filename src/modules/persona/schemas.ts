@@ -1,6 +1,7 @@
 /** The persona routes' request and response schemas (TypeBox; enforced by the kernel, answers serialised through them). */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { RULE } from '../../api/kernel/schema.js';
+import { Nullable, OneOfStrings } from '../../api/kernel/schema-types.js';
 
 /** Bounds on what a persona body may hold. */
 export const PERSONA_LIMITS = { text: 100_000, item: 2000, items: 100, short: 500, url: 2048 } as const;
@@ -20,7 +21,11 @@ const PersonaParts = Type.Object(
 /** A persona in a request: a string, or the channel-aware object form; anything else (null, a number, an array) is refused. */
 export const PersonaIn = (rule = PERSONA_RULE) =>
   Type.Union([Type.String({ maxLength: PERSONA_LIMITS.text, [RULE]: rule }), Type.Object(PersonaParts.properties, { additionalProperties: false, [RULE]: rule })]);
-export const PersonaOut = Type.Union([Type.String(), PersonaParts]);
+/**
+ * A persona in an answer: a string or the object form, as a type pair (the serializer tells them
+ * apart by the value's type, where a union would have it validate each value against each branch).
+ */
+export const PersonaOut = Type.Unsafe<string | Static<typeof PersonaParts>>({ ...PersonaParts, type: ['string', 'object'] });
 
 const VoiceChip = Type.Object({ title: Short(), isEnabled: Type.Boolean() }, { additionalProperties: false });
 
@@ -119,7 +124,7 @@ export const EnhanceInstructionsBody = Type.Object(
 export type EnhanceInstructionsBody = Static<typeof EnhanceInstructionsBody>;
 
 // Answers.
-const VersionStatus = Type.Union([Type.Literal('draft'), Type.Literal('published')]);
+const VersionStatus = OneOfStrings(['draft', 'published']);
 const listed = {
   version: Type.Integer(),
   createdDate: Type.Number({ description: 'Unix ms' }),
@@ -138,7 +143,7 @@ export const VersionFull = Type.Object(
     agentId: Type.String(),
     config: Config,
     createdAt: Type.String({ format: 'date-time' }),
-    agentVersion: Type.Union([Type.String(), Type.Null()]),
+    agentVersion: Nullable(Type.String()),
   },
   { additionalProperties: false },
 );

@@ -68,19 +68,17 @@ export function createPersonaService(deps: PersonaServiceDeps) {
   const presetOf = async (id: string): Promise<Preset | undefined> => (await repo.preset(id)) ?? BUILT_IN_PRESETS.find((p) => p.id === id);
 
   /** Stores a new published version and makes it current (served from the agent's next message). */
-  const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig, action: string): Promise<PersonaVersion> =>
+  /** `config` undefined: the agent's current configuration (read in the same statement). */
+  const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig | undefined, action: string): Promise<PersonaVersion> =>
     unit(async (tx, r) => {
-      const version = await r.takeNumber(agentId);
-      const created = await r.insert({ agentId, version, status: 'published', persona, config, createdBy: actor.userId });
-      await r.setCurrent(agentId, version);
-      await audit(tx, actor, agentId, action, { version });
+      const created = await r.insertCurrent({ agentId, persona, config, createdBy: actor.userId });
+      await audit(tx, actor, agentId, action, { version: created.version });
       return created;
     });
 
   return {
     async listVersions(agentId: string, status: VersionStatus | 'all'): Promise<{ versions: PersonaVersion[]; current: number | null }> {
-      const [versions, state] = await Promise.all([repo.list(agentId, status), repo.state(agentId)]);
-      return { versions, current: state.currentVersion };
+      return repo.listWithCurrent(agentId, status);
     },
 
     async getVersion(agentId: string, version: number): Promise<{ version: PersonaVersion; current: number | null }> {
@@ -90,8 +88,7 @@ export function createPersonaService(deps: PersonaServiceDeps) {
     },
 
     async createVersion(actor: Actor, agentId: string, persona: Persona): Promise<PersonaVersion> {
-      const { config } = await repo.state(agentId);
-      return publishNew(actor, agentId, persona, config, 'persona.version.created');
+      return publishNew(actor, agentId, persona, undefined, 'persona.version.created');
     },
 
     /** Makes an earlier version current at once. A draft is never current: it is published instead. */

@@ -1,21 +1,25 @@
 /** Request and response schemas of the SIP trunk routes (spec 02 parts 2.1, 4.1). */
 import { Type, type Static } from '@sinclair/typebox';
 import { RULE } from '../../../api/kernel/schema.js';
+import { OneOfStrings } from '../../../api/kernel/schema-types.js';
 import { errors, Success } from '../schemas.js';
 import { USERNAME_PATTERN, USERNAME_RULE } from './digest.js';
 
 const Mode = Type.Union([Type.Literal('optional'), Type.Literal('always'), Type.Literal('never')]);
 const Region = Type.Union([Type.Literal('us'), Type.Literal('eu'), Type.Literal('ap')]);
+// The answer's forms: an enum is written as it is, where a union's value is validated against each branch.
+const ModeOut = OneOfStrings(['optional', 'always', 'never']);
+const RegionOut = OneOfStrings(['us', 'eu', 'ap']);
 
 export const Trunk = Type.Object(
   {
     id: Type.String(),
     domain: Type.String(),
     sipEndpoint: Type.String(),
-    region: Region,
-    status: Type.Union(['provisioning', 'active', 'failed', 'suspended', 'deleted'].map((s) => Type.Literal(s))),
-    tls: Mode,
-    srtp: Mode,
+    region: RegionOut,
+    status: OneOfStrings(['provisioning', 'active', 'failed', 'suspended', 'deleted']),
+    tls: ModeOut,
+    srtp: ModeOut,
     digestAuthEnabled: Type.Boolean(),
     digestUsers: Type.Array(Type.String(), { description: 'Usernames only' }),
     acl: Type.Array(Type.Object({ ip: Type.String(), description: Type.Optional(Type.String()), createdAt: Type.Number() })),
@@ -25,7 +29,7 @@ export const Trunk = Type.Object(
     createdByEmail: Type.Optional(Type.String()),
     connectionDetails: Type.Object({
       sipUri: Type.String(),
-      region: Region,
+      region: RegionOut,
       transport: Type.Array(Type.String()),
       port: Type.Integer(),
     }),

@@ -100,7 +100,7 @@ export function createTrunkService(deps: TelephonyDeps) {
     view,
 
     async list(orgId: string): Promise<TrunkView[]> {
-      return (await repo.withParts(await repo.list(orgId))).map(trunkView);
+      return (await repo.listWithParts(orgId)).map(trunkView);
     },
 
     async get(orgId: string, trunkId: string): Promise<TrunkView> {

@@ -90,6 +90,22 @@ export function voiceRepo(sql: Sql) {
       return (await sql.query<VRow>('select * from telephony_voices where agent_id = $1 order by seq', [agentId])).map(voiceOf);
     },
 
+    /**
+     * `list` with each voice's versions as `versions(ids, true)` gives them (newest first, bundles
+     * included), in one statement: the voice list route reads them on every request.
+     */
+    async listWithVersions(agentId: string): Promise<{ voice: VoiceRow; versions: VersionRow[] }[]> {
+      const rows = await sql.query<VRow & { versions: VerRow[] }>(
+        `select v.*, coalesce((select json_agg(json_build_object('id', x.id, 'voice_id', x.voice_id, 'version', x.version, 'description', x.description,
+                  'config', x.config, 'bundle', x.bundle, 'created_by', x.created_by, 'created_at', x.created_at, 'updated_at', x.updated_at) order by x.seq desc)
+                from telephony_voice_versions x where x.voice_id = v.id), '[]') as versions
+         from telephony_voices v where v.agent_id = $1 order by v.seq`,
+        [agentId],
+        { prepare: 'telephony_voices_list_with_versions' },
+      );
+      return rows.map((r) => ({ voice: voiceOf(r), versions: r.versions.map(versionOf) }));
+    },
+
     /** Throws the unique violation (isNameTaken) when enabling or renaming meets another active voice's name. */
     async update(id: string, changes: VoiceChanges, at: number): Promise<void> {
       const sets: string[] = ['updated_at = $2'];

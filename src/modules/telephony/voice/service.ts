@@ -70,8 +70,8 @@ export function createVoiceService(deps: TelephonyDeps) {
     return v;
   }
 
-  /** Runs `fn` on the agent's locked voice (404 when unknown) in one unit of work; answers the voice as it is after. */
-  async function mutate(actor: AgentActor, voiceId: string, fn: (tx: UnitOfWork, v: VoiceRow, r: ReturnType<typeof voiceRepo>) => Promise<void>): Promise<VoiceRow> {
+  /** Runs `fn` on the agent's locked voice (404 when unknown) in one unit of work. */
+  async function write(actor: AgentActor, voiceId: string, fn: (tx: UnitOfWork, v: VoiceRow, r: ReturnType<typeof voiceRepo>) => Promise<void>): Promise<void> {
     if (!RESOURCE_ID.test(voiceId)) throw voiceNotFound();
     await store.unitOfWork(async (tx) => {
       const r = voiceRepo(tx.sql);
@@ -79,6 +79,11 @@ export function createVoiceService(deps: TelephonyDeps) {
       if (!v) throw voiceNotFound();
       await fn(tx, v, r);
     });
+  }
+
+  /** `write`, answering the voice as it is after. */
+  async function mutate(actor: AgentActor, voiceId: string, fn: (tx: UnitOfWork, v: VoiceRow, r: ReturnType<typeof voiceRepo>) => Promise<void>): Promise<VoiceRow> {
+    await write(actor, voiceId, fn);
     return (await repo.get(actor.agentId, voiceId))!;
   }
 
@@ -101,7 +106,7 @@ export function createVoiceService(deps: TelephonyDeps) {
       id: `vver_${ulid()}`, voiceId, version, description: description ?? null, config: configFieldsOf(body),
       bundle: typeof body.bundle === 'string' ? body.bundle : null, createdBy: actor.principal.userId, createdAt: now, updatedAt: now,
     };
-    await mutate(actor, voiceId, async (tx, _v, r) => {
+    await write(actor, voiceId, async (tx, _v, r) => {
       try {
         await r.insertVersion(row);
       } catch (e) {
@@ -126,11 +131,9 @@ export function createVoiceService(deps: TelephonyDeps) {
 
   return {
     async list(agentId: string) {
-      const voices = await repo.list(agentId);
-      const versions = await repo.versions(voices.map((v) => v.id), true);
-      return voices.map((v) => ({
+      return (await repo.listWithVersions(agentId)).map(({ voice: v, versions }) => ({
         ...voiceRecord(v),
-        versions: versions.filter((x) => x.voiceId === v.id).map((x) => ({
+        versions: versions.map((x) => ({
           id: x.id, version: x.version, ...(x.description !== null ? { description: x.description } : {}), active: x.version === v.activeVersion,
           createdAt: iso(x.createdAt), createdBy: x.createdBy, ...configOf(x),
         })),
@@ -143,10 +146,15 @@ export function createVoiceService(deps: TelephonyDeps) {
 
     /** Pushes a version; every field rule is checked, each failed one named (400 field validation). */
     async pushVersion(actor: AgentActor, voiceId: string, body: VersionBody) {
-      await find(actor.agentId, voiceId);
-      if (!isVersion(body.version)) throw fieldRules('version', [`Invalid semantic version: ${body.version}`]);
-      const rules = configRules(body as VersionConfig);
-      if (rules.length > 0) throw fieldRules(rules[0]!.split(' ')[0]!, rules);
+      // An unknown voice is answered before the body's rules: looked up here only when a rule
+      // failed, and otherwise by the push's own locked read (the same 404).
+      const versionValid = isVersion(body.version);
+      const rules = versionValid ? configRules(body as VersionConfig) : [];
+      if (!versionValid || rules.length > 0) {
+        await find(actor.agentId, voiceId);
+        if (!versionValid) throw fieldRules('version', [`Invalid semantic version: ${body.version}`]);
+        throw fieldRules(rules[0]!.split(' ')[0]!, rules);
+      }
       return versionRecord(await push(actor, voiceId, body.version, body.description, body as unknown as Record<string, unknown>));
     },
 
