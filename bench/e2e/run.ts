@@ -21,8 +21,8 @@
  *                        fed live once the group has settled: logdrain-1-worker-live, -2-workers-live)
  *   logdrain-latency     BATCH_LINGER_MS=100 fed at RATE records a second: Kafka append to 2xx
  *   logdrain-replay      the data set consumed live while each drain replays the platform copy the
- *                        run before stored (its records under other ids): live throughput beside
- *                        live alone
+ *                        run before stored (its records under other ids, an hour earlier): live
+ *                        throughput beside live alone, and the replayed records by id
  *
  * Figures: records per second, records per CPU-second of the consuming processes, peak RSS,
  * bytes on the wire; ratios to the baseline and the peer of the same run (machines here are
@@ -202,17 +202,39 @@ try {
       async withDrains(drains) {
         // The copy under other ids: the live records (the same data set) are then stored as new
         // records are, not each refused by COPY as a duplicate and written again by the statement
-        // path, a cost of this scenario's data, not of replays.
-        await h.query("update bench_replay_source set id = 'rp-' || id");
+        // path, a cost of this scenario's data, not of replays. And an hour earlier, with the window
+        // ending at its last record: the live records the run stores carry the data set's own times,
+        // and a window reaching them would hold each record the worker stores ahead of a replay's
+        // position too (a replay sends what its window holds when it reads it), so the replays
+        // would send more than the copy and the run would end, at its count, before they had.
+        await h.query("update bench_replay_source set id = 'rp-' || id, ts = ts - interval '1 hour'");
         await h.query('insert into agent_logs select * from bench_replay_source');
-        const since = new Date(Date.now() - 6 * 3600_000).toISOString();
+        // To the millisecond, as the API takes the bounds: the last one a millisecond past the copy's last record.
+        const [bounds] = await h.query("select min(ts) as since, max(ts) + interval '1 millisecond' as until from bench_replay_source");
+        const window = { since: new Date(bounds!.since as Date).toISOString(), until: new Date(bounds!.until as Date).toISOString() };
         for (const d of drains) {
-          const r = await h.call('POST', `/admin/orgs/${d.orgId}/log-drains/${d.id}/replays`, { since, until: new Date().toISOString() });
+          const r = await h.call('POST', `/admin/orgs/${d.orgId}/log-drains/${d.id}/replays`, window);
           replays.push(String(r.id));
         }
       },
     });
     keep(run.f);
+    // Each record by id: the replays' records are the copy's (`rp-`), each once unless a delivery
+    // was sent again (at least once: an attempt timed out at the worker but received here), counted
+    // apart from the distinct records; any other id in a replay batch is a record outside the copy.
+    const replayCounts = new Map<string, number>();
+    const liveIds = new Set<string>();
+    for (const a of run.arrivals) {
+      for (const r of decodeArrival(a)) {
+        if (a.replay) replayCounts.set(r.id, (replayCounts.get(r.id) ?? 0) + 1);
+        else liveIds.add(r.id);
+      }
+    }
+    const replayedDistinct = [...replayCounts.keys()].filter((id) => id.startsWith('rp-')).length;
+    const replayedOutsideCopy = replayCounts.size - replayedDistinct;
+    const replayedDuplicates = [...replayCounts.values()].reduce((n, c) => n + c - 1, 0);
+    if (replayedOutsideCopy > 0) throw new Error(`the replays sent ${replayedOutsideCopy} records that are not the copy's`);
+    if (replayedDistinct < copied) log(`  logdrain-replay: the run ended with ${replayedDistinct} of the copy's ${copied} records replayed (${replayedDuplicates} sent again)`);
     const live = run.arrivals.filter((a) => !a.replay);
     const liveRecords = live.reduce((n, a) => n + a.records, 0);
     const replayed = run.arrivals.filter((a) => a.replay).reduce((n, a) => n + a.records, 0);
@@ -233,7 +255,8 @@ try {
     const liveStartSeconds = (firstLive - first) / 1000;
     const alone = [...liveAloneSeconds].sort((a, b) => a - b)[Math.floor(liveAloneSeconds.length / 2)]!;
     scenarios.replay = {
-      replays: replays.length, platformCopyRecords: copied, replayedRecords: replayed, liveRecords,
+      replays: replays.length, platformCopyRecords: copied, replayedRecords: replayed, replayedDistinct, replayedDuplicates,
+      liveRecords, liveDistinct: liveIds.size,
       liveAloneSeconds: alone, liveWithReplaySeconds, replaysDoneSeconds, liveStartSeconds, replayedBeforeLive, replayedBesideLive,
       liveRecordsPerSecondAlone: RECORDS / alone, liveRecordsPerSecondWithReplay: liveRecords / liveWithReplaySeconds,
       liveThroughputRatio: (liveRecords / liveWithReplaySeconds) / (RECORDS / alone),

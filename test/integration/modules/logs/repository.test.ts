@@ -123,6 +123,35 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect([first[0]!.id, ...rest.map((r) => r.id)]).toEqual(['x3', 'x2', 'x1']);
   });
 
+  it("reads a replay's window a page at a time in (ts, id) order: records sharing a time across a page's end each read once", async () => {
+    const o = org();
+    // Three times, seven records at each (two id families at one time, as a copy beside its
+    // records stored again): pages of three end inside each group of one time.
+    const times = [at(3000), at(2000), at(1000)];
+    const named = (t: number) => ['e1', 'e2', 'e3', 'e4', 'r1', 'r2', 'r3'].map((x) => `${x}t${t}`);
+    const recs = times.flatMap((timestamp, t) => named(t).map((id) => record({ id, orgId: o, timestamp })));
+    await store.logs.insert([...recs].reverse(), 7, NOW);
+    await store.logs.insert([record({ id: 'later', orgId: o, timestamp: at(0) }), record({ id: 'x0t0', orgId: 'org_elsewhere', timestamp: times[0] })], 7, NOW);
+    const since = new Date(times[0]!);
+    const until = new Date(times[2]!);
+
+    const read: string[] = [];
+    let position: { ts: string; id: string } | null = null;
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await store.logs.replayPage(o, since, until, position, 3);
+      if (page.length === 0) break;
+      read.push(...page.map((r) => r.id));
+      const last = page[page.length - 1]!;
+      position = { ts: last.tsText, id: last.id };
+      if (pages === 1) {
+        // Stored while the replay reads: behind its position (not read), and ahead of it at the last time (read).
+        await store.logs.insert([record({ id: 'e0t0', orgId: o, timestamp: times[0] }), record({ id: 'e0t2', orgId: o, timestamp: times[2] })], 7, NOW);
+      }
+    }
+    expect(read).toEqual([...named(0), ...named(1), 'e0t2', ...named(2)]);
+    expect(new Set(read).size).toBe(read.length);
+  });
+
   it('filters by agent, hidden agents, source, environment and inclusive time bounds', async () => {
     const o = org();
     await store.logs.insert([
