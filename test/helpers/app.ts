@@ -36,7 +36,7 @@ export const recentAppLogs = (): readonly string[] => recent;
  * Debug into a ring of recent event lines (API request lines left out), and
  * also into `<TEST_LOG_DIR>/<file>.log` when TEST_LOG_DIR names a directory.
  */
-function testLogger(): Logger {
+export function testLogger(): Logger {
   const dir = process.env.TEST_LOG_DIR;
   const file = dir ? createWriteStream(`${dir}/${basename(expect.getState().testPath ?? 'app')}.log`, { flags: 'a' }) : undefined;
   return createLogger('debug', 'test-app', {
@@ -67,24 +67,34 @@ export async function startApp(env: Record<string, string>, role: Role = 'start'
     writeRaw: production?.writeRaw ?? ((messages) => running.store.queue.enqueue(messages)),
     workerMetricsUrl: production?.workerMetricsUrl ?? `${base}/metrics`,
     async request(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-      let body: string | undefined;
-      if (opts.body !== undefined) {
-        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
+      const { headers, body } = requestParts(opts);
       const res = await fetch(base + path, { method, headers, body });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text.length > 0 ? JSON.parse(text) : undefined;
-      } catch {
-        /* not JSON */
-      }
-      return { status: res.status, body: parsed, headers: res.headers };
+      return { status: res.status, body: answerBody(await res.text()), headers: res.headers };
     },
   };
+}
+
+export type RequestOptions = NonNullable<Parameters<TestApp['request']>[2]>;
+
+/** A request's headers and body as the suites send them: the key as a bearer token, an object body as JSON. */
+export function requestParts(opts: RequestOptions): { headers: Record<string, string>; body: string | undefined } {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  return { headers, body };
+}
+
+/** An answer's body as the suites read it: parsed JSON, the text when it is not JSON, undefined when empty. */
+export function answerBody(text: string): unknown {
+  try {
+    return text.length > 0 ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
 }
 
 /**

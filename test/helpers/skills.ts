@@ -1,19 +1,19 @@
 /** What the marketplace skill suites share: their seed file (organizations, agents, keys and source skills) and calls. */
 import { expect } from 'vitest';
-import type { TestApp } from './app.js';
+import type { TestApi } from './api-app.js';
 
 export const SKILLS_SEED = new URL('../fixtures/seed-skills.json', import.meta.url).pathname;
 export const SKILLS = '/marketplace/skills';
 
 /** Lists a source skill as `token` (201 expected) and returns the marketplace skill. */
-export async function listSkill(app: TestApp, token: string, body: Record<string, unknown>): Promise<any> {
+export async function listSkill(app: TestApi, token: string, body: Record<string, unknown>): Promise<any> {
   const res = await app.request('POST', `${SKILLS}/list`, { token, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
 }
 
 /** Publishes `version` (201 expected) and returns the version. */
-export async function publish(app: TestApp, token: string, id: string, version: string, extra: Record<string, unknown> = {}): Promise<any> {
+export async function publish(app: TestApi, token: string, id: string, version: string, extra: Record<string, unknown> = {}): Promise<any> {
   const res = await app.request('POST', `${SKILLS}/${id}/versions/publish`, { token, body: { version, ...extra } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApi, type TestApi } from '../../helpers/api-app.js';
 import { record } from '../../helpers/records.js';
 
 function writeSeed(): string {
@@ -44,9 +44,9 @@ function writeSeed(): string {
   return path;
 }
 
-let app: TestApp;
+let app: TestApi;
 beforeAll(async () => {
-  app = await startApp({ SEED_FILE: writeSeed(), DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost', WORKFLOW_EXECUTOR: 'false' });
+  app = await startApi({ SEED_FILE: writeSeed(), DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost', WORKFLOW_EXECUTOR: 'false' });
 });
 afterAll(async () => {
   await app?.stop();

@@ -5,15 +5,15 @@
  * them), or was accepted and stored altered; the fuzz suite (fuzz.test.ts) covers every field.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApi, type TestApi } from '../../helpers/api-app.js';
 import { record } from '../../helpers/records.js';
 
 const NUL = 'a\u0000b';
 const SURROGATE = 'b\ud800';
-let app: TestApp;
+let app: TestApi;
 
 beforeAll(async () => {
-  app = await startApp({});
+  app = await startApi({});
 });
 afterAll(async () => {
   await app?.stop();

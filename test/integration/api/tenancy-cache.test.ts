@@ -4,13 +4,13 @@
  * move the tenancy counter, and the next request reads the store again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../helpers/app.js';
+import { startApi, type TestApi } from '../../helpers/api-app.js';
 import { hashToken } from '../../../src/security/token-hash.js';
 
 describe('credential lookups and tenancy writes', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startApp({});
+    app = await startApi({});
   });
   afterAll(async () => app?.stop());
 

@@ -5,16 +5,16 @@
  * filters, and the scope of part 5.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { writeChannelsSeed } from '../../../helpers/channels-seed.js';
 
-let app: TestApp;
+let app: TestApi;
 const BASE = '/developer/agents/agt_support/channels';
 const send = (body: unknown, token = 'lk_send', headers: Record<string, string> = {}) => app.request('POST', `${BASE}/send`, { token, body, headers });
 const deliveries = async (query = '') => (await app.request('GET', `${BASE}/deliveries${query}`, { token: 'lk_send' })).body.data as any[];
 
 beforeAll(async () => {
-  app = await startApp({ SEED_FILE: writeChannelsSeed() });
+  app = await startApi({ SEED_FILE: writeChannelsSeed() });
 });
 afterAll(async () => {
   await app?.stop();

@@ -5,7 +5,7 @@
  * agent a scoped key cannot see: RESOURCE_NOT_PROJECTED; one a person cannot see: 404 `SubAgent not found`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { agentPath, PERSONA_SEED, PRESETS } from '../../../helpers/persona.js';
 
 type Scope = 'agents:read' | 'agents:write' | 'agents:manage';
@@ -26,9 +26,9 @@ const ROUTES: { method: string; path: string; body?: unknown; scope: Scope }[] =
 ];
 
 describe('persona access', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: PERSONA_SEED });
+    app = await startApi({ SEED_FILE: PERSONA_SEED });
   });
   afterAll(async () => {
     await app?.stop();

@@ -3,13 +3,13 @@
  * sandbox model provider), with part 7's persona messages word for word and the one-draft rule.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { ALL, agentPath, PERSONA_SEED, PRESETS } from '../../../helpers/persona.js';
 
 describe('persona routes', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: PERSONA_SEED });
+    app = await startApi({ SEED_FILE: PERSONA_SEED });
   });
   afterAll(async () => {
     await app?.stop();

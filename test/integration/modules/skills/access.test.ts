@@ -6,17 +6,17 @@
  * (`automations:*`, `*:read`) cover these scopes: none is sensitive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 type Scope = 'automations:write' | 'automations:read' | 'org:manage';
 
 describe('marketplace skill access', () => {
-  let app: TestApp;
+  let app: TestApi;
   let id: string;
   let versionId: string;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SKILLS_SEED });
+    app = await startApi({ SEED_FILE: SKILLS_SEED });
     id = (await listSkill(app, 'sess_ann', { sourceSkillId: 'skl_access', displayName: 'Access' })).id;
     versionId = (await publish(app, 'sess_ann', id, '1.0.0')).id;
   });

@@ -5,17 +5,17 @@
  * caller organization's private ones, anything else 404 on every route).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 describe('marketplace skills: listing, versions and the catalogue', () => {
-  let app: TestApp;
+  let app: TestApi;
   let crm: any;
   let globexPublic: any;
   let globexPrivate: any;
   let acmePrivate: any;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SKILLS_SEED });
+    app = await startApi({ SEED_FILE: SKILLS_SEED });
   });
   afterAll(async () => {
     await app?.stop();

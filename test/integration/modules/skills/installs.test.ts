@@ -5,14 +5,15 @@
  * values sealed at rest and never in an answer, an audit entry or a log line.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recentAppLogs, startApp, type TestApp } from '../../../helpers/app.js';
+import { recentAppLogs } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 const SECRET = 'sk-live-7d1e4f0a9c2b-do-not-leak';
 const SECRET_2 = 'rotated-0c8f1a77e2-also-secret';
 
 describe('marketplace skill installs', () => {
-  let app: TestApp;
+  let app: TestApi;
   let skill: any;
   let other: any;
   const install = (method: string, id: string, agentId: string, body?: unknown, token = 'lk_s_write') =>
@@ -29,7 +30,7 @@ describe('marketplace skill installs', () => {
   };
 
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SKILLS_SEED });
+    app = await startApi({ SEED_FILE: SKILLS_SEED });
     skill = await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_install', displayName: 'Installer' });
     for (const v of ['1.0.0', '1.10.0', '1.9.0', '2.0.0-rc.1']) await publish(app, 'lk_s_write', skill.id, v, { envVarsMetadata: { API_KEY: { description: 'key', required: false } } });
     other = await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_install2', displayName: 'Installer Two' });

@@ -7,7 +7,7 @@
  * alternative, and projection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { record } from '../../../helpers/records.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
 
@@ -18,7 +18,7 @@ const MIN = 60_000;
 
 type Entry = { id: string; timestamp: string; agentId: string; source: string; environment: string; attributes: Record<string, unknown> };
 
-let app: TestApp;
+let app: TestApi;
 const get = (path: string, token = 'lk_read') => app.request('GET', path, { token });
 const ids = (body: { logs: Entry[] }) => body.logs.map((l) => l.id);
 let now = Date.now();
@@ -26,7 +26,7 @@ let now = Date.now();
 let crm: AgentRecord[] = [];
 
 beforeAll(async () => {
-  app = await startApp({ SEED_FILE: SEED, LOGS_READ_RATE_LIMIT_PER_MIN: '100000' });
+  app = await startApi({ SEED_FILE: SEED, LOGS_READ_RATE_LIMIT_PER_MIN: '100000' });
   now = Date.now();
   const at = (minutes: number) => new Date(now - minutes * MIN).toISOString();
   // 25 records of skl_crm, a minute apart, both environments, among records that must not match.

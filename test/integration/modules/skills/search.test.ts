@@ -5,11 +5,11 @@
  * totalPages`, `limit` 1-100 (default 10) and `page` from 1, anything else 400; visible skills only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { frameworkError, listSkill, publish, SKILLS, SKILLS_SEED } from '../../../helpers/skills.js';
 
 describe('marketplace skill search', () => {
-  let app: TestApp;
+  let app: TestApi;
   const ids = {} as Record<'crm' | 'weather' | 'pct' | 'under' | 'bslash' | 'priv' | 'globex' | 'globexPriv', string>;
   const search = async (query: string, token = 'lk_s_read') => {
     const res = await app.request('GET', `${SKILLS}${query}`, { token });
@@ -19,7 +19,7 @@ describe('marketplace skill search', () => {
   const sources = async (query: string, token?: string) => (await search(query, token)).data.map((s) => s.sourceSkillId).sort();
 
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SKILLS_SEED });
+    app = await startApi({ SEED_FILE: SKILLS_SEED });
     ids.crm = (await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_crm', displayName: 'CRM Lookup', category: 'crm' })).id;
     ids.weather = (await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_weather', displayName: 'Weather Now', category: 'utility' })).id;
     ids.pct = (await listSkill(app, 'lk_s_write', { sourceSkillId: 'skl_pct', displayName: 'Pricing', category: 'utility' })).id;

@@ -4,8 +4,8 @@
  * organization's path, which never reads or changes anything.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startTelephonyApp } from '../../../helpers/telephony.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startTelephonyApi } from '../../../helpers/telephony.js';
 
 const ORG = '/developer/orgs/org_acme';
 
@@ -21,10 +21,10 @@ const KEYS: Record<string, readonly Scope[]> = {
 };
 
 describe('telephony scopes and organizations', () => {
-  let app: TestApp;
+  let app: TestApi;
   let trunkId: string;
   beforeAll(async () => {
-    app = await startTelephonyApp();
+    app = await startTelephonyApi();
     const t = await app.request('POST', `${ORG}/sip-trunks`, { token: 'lk_tel_all', body: { acl: ['192.0.2.0/24', '198.51.100.0/24'], enableDigestAuth: true } });
     trunkId = t.body.id;
     await app.request('POST', `${ORG}/sip-trunks/${trunkId}/credentials`, { token: 'lk_tel_all', body: { username: 'matrix-user' } });

@@ -1,7 +1,7 @@
 /** Phone numbers (spec 02 parts 2.2, 3, 4.2, 7; contract telephony T1, T4) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startTelephonyApp, TELEPHONY_SEED } from '../../../helpers/telephony.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startTelephonyApi, TELEPHONY_SEED } from '../../../helpers/telephony.js';
 
 const ACME = '/developer/orgs/org_acme/phone-numbers';
 const GLOBEX = '/developer/orgs/org_globex/phone-numbers';
@@ -10,9 +10,9 @@ const GUS = 'lk_globex_tel';
 const SEARCH = '/developer/phone-numbers/available';
 
 describe('phone number routes', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startTelephonyApp();
+    app = await startTelephonyApi();
   });
   afterAll(async () => {
     await app?.stop();

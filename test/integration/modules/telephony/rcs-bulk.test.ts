@@ -6,8 +6,8 @@
  * loop back is test/unit/modules/telephony/bulk-list.test.ts's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startTelephonyApp } from '../../../helpers/telephony.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startTelephonyApi } from '../../../helpers/telephony.js';
 
 const ACME = '/developer/orgs/org_acme/rcs-agents';
 const GLOBEX = '/developer/orgs/org_globex/rcs-agents';
@@ -20,7 +20,7 @@ async function intoFreshWindow(): Promise<void> {
 }
 
 describe('RCS bulk capability check bounds', () => {
-  let app: TestApp;
+  let app: TestApi;
   let acme: string;
   let globex: string;
   let seq = 0;
@@ -31,7 +31,7 @@ describe('RCS bulk capability check bounds', () => {
     return res.body.id as string;
   };
   beforeAll(async () => {
-    app = await startTelephonyApp();
+    app = await startTelephonyApi();
     acme = await liveAgent(ACME, 'lk_tel_all');
     globex = await liveAgent(GLOBEX, 'lk_globex_tel');
   });

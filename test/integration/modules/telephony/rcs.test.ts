@@ -1,7 +1,7 @@
 /** RCS agents (spec 02 parts 2.3, 3, 4.3, 5, 7, 8; contract telephony T2, T5) through HTTP against the started service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startTelephonyApp } from '../../../helpers/telephony.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startTelephonyApi } from '../../../helpers/telephony.js';
 
 const ACME = '/developer/orgs/org_acme/rcs-agents';
 const GLOBEX = '/developer/orgs/org_globex/rcs-agents';
@@ -12,11 +12,11 @@ const GUS = 'lk_globex_tel';
 const usNumbers = (count: number, from = 0): string[] => Array.from({ length: count }, (_, i) => `+1415${String(5550000 + from + i)}`);
 
 describe('RCS agent routes', () => {
-  let app: TestApp;
+  let app: TestApi;
   let seq = 0;
   beforeAll(async () => {
     // The bulk budget (10 a minute per organization by default) has its own file: rcs-bulk.test.ts.
-    app = await startTelephonyApp({ RCS_BULK_CHECKS_PER_MIN: '1000' });
+    app = await startTelephonyApi({ RCS_BULK_CHECKS_PER_MIN: '1000' });
   });
   afterAll(async () => {
     await app?.stop();

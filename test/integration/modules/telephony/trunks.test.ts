@@ -1,16 +1,16 @@
 /** SIP trunks (spec 02 parts 2.1, 3, 4.1, 7, 8) through HTTP against the started service. */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startTelephonyApp } from '../../../helpers/telephony.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startTelephonyApi } from '../../../helpers/telephony.js';
 
 const BASE = '/developer/orgs/org_acme/sip-trunks';
 const ALL = 'lk_tel_all';
 
 describe('SIP trunk routes', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startTelephonyApp();
+    app = await startTelephonyApi();
   });
   afterAll(async () => {
     await app?.stop();

@@ -6,11 +6,11 @@
  * their scopes, error answers and audit entries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { badRequest, call, createTemplate, publishVersion, TEMPLATES, TEMPLATES_ENV } from '../../../helpers/templates.js';
 
 describe('agent templates: authoring', () => {
-  let app: TestApp;
+  let app: TestApi;
   let fromBase: any;
   let fromPlain: any;
   let declared: any;
@@ -19,7 +19,7 @@ describe('agent templates: authoring', () => {
   const versionCount = async (id: string) => Number((await app.store.sql.query<any>('select count(*)::int as n from template_versions where template_id = $1', [id]))[0].n);
 
   beforeAll(async () => {
-    app = await startApp(TEMPLATES_ENV);
+    app = await startApi(TEMPLATES_ENV);
   });
   afterAll(async () => {
     await app?.stop();

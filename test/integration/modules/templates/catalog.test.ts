@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { call, createTemplate, freshAddress, publishVersion, TEMPLATES, TEMPLATES_ENV, TEMPLATES_SEED } from '../../../helpers/templates.js';
 
 /** The seal as docs/api-templates.md tells a client to compute it, written apart from the server's. */
@@ -23,7 +23,7 @@ function clientSeal(version: any): string {
 }
 
 describe('agent templates: the catalog', () => {
-  let app: TestApp;
+  let app: TestApi;
   let pub: any;
   let priv: any;
   let globexPub: any;
@@ -31,7 +31,7 @@ describe('agent templates: the catalog', () => {
   const get = (path: string, token = 'lk_t_read', address?: string) => call(app, 'GET', path, { token, address });
 
   beforeAll(async () => {
-    app = await startApp(TEMPLATES_ENV);
+    app = await startApi(TEMPLATES_ENV);
     pub = await createTemplate(app, 'lk_t_write', { sourceAgentId: 'agt_base', name: 'pub', displayName: 'Public', visibility: 'public' });
     priv = await createTemplate(app, 'lk_t_write', { creatorOrgId: 'org_acme', name: 'priv', displayName: 'Private', visibility: 'private' });
     globexPub = await createTemplate(app, 'lk_g_all', { sourceAgentId: 'agt_globex', name: 'gpub', displayName: 'Globex Public', visibility: 'public' });
@@ -228,9 +228,9 @@ describe('agent templates: the catalog', () => {
 });
 
 describe('agent templates: the catalog limit without a trusted proxy', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: TEMPLATES_SEED });
+    app = await startApi({ SEED_FILE: TEMPLATES_SEED });
   });
   afterAll(async () => {
     await app?.stop();

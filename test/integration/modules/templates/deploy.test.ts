@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, TEST_MODE, type TestApp } from '../../../helpers/app.js';
+import { TEST_MODE } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { badRequest, call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 
 export const DEPLOY_SEED = new URL('../../../fixtures/seed-templates-deploy.json', import.meta.url).pathname;
@@ -16,7 +17,7 @@ const SECRET = 'tok-live-5e0c1b9a77d2-never-shown';
 const newKey = (): string => `dk-${randomBytes(12).toString('hex')}`;
 
 describe(`template deploys (${TEST_MODE})`, () => {
-  let app: TestApp;
+  let app: TestApi;
   let tpl: any;
   let plain: any;
   let seal: string;
@@ -27,7 +28,7 @@ describe(`template deploys (${TEST_MODE})`, () => {
     (await app.store.sql.query<{ id: string; name: string; visibility: string }>('select id, name, visibility from agents where org_id = $1 order by id', [orgId]));
 
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: DEPLOY_SEED, TRUST_PROXY: 'true' });
+    app = await startApi({ SEED_FILE: DEPLOY_SEED, TRUST_PROXY: 'true' });
     tpl = await createTemplate(app, 'sess_ann', { sourceAgentId: 'agt_base', name: 'receptionist', displayName: 'Receptionist', visibility: 'public' });
     await publishVersion(app, 'sess_ann', tpl.id, { envContract: { API_TOKEN: { description: 'the CRM token', required: true } } });
     plain = await createTemplate(app, 'sess_ann', { sourceAgentId: 'agt_plain', name: 'plain', displayName: 'Plain', visibility: 'public' });
@@ -207,10 +208,10 @@ describe(`template deploys (${TEST_MODE})`, () => {
 });
 
 describe(`deploy sessions, eligible targets and install requests (${TEST_MODE})`, () => {
-  let app: TestApp;
+  let app: TestApi;
   let tpl: any;
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: DEPLOY_SEED, TRUST_PROXY: 'true' });
+    app = await startApi({ SEED_FILE: DEPLOY_SEED, TRUST_PROXY: 'true' });
     tpl = await createTemplate(app, 'sess_ann', { sourceAgentId: 'agt_base', name: 'sessions', displayName: 'Sessions', description: 'Answers the phone', visibility: 'public' });
     await publishVersion(app, 'sess_ann', tpl.id, {});
     await publishVersion(app, 'sess_ann', tpl.id, {});

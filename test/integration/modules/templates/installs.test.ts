@@ -6,13 +6,13 @@
  * retry, removal preview and removal, with their scopes and error answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 
 const SEED = new URL('../../../fixtures/seed-template-installs.json', import.meta.url).pathname;
 
 describe('agent templates: installs', () => {
-  let app: TestApp;
+  let app: TestApi;
   let tpl: any;
   let seal: string;
   let skillId: string;
@@ -24,7 +24,7 @@ describe('agent templates: installs', () => {
     (await call(app, 'GET', `${TEMPLATES}/${id}${version === undefined ? '' : `/versions/${version}`}/manifest`, { token: 'sess_ann' })).body.contentHash as string;
 
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED, TRUST_PROXY: 'true' });
+    app = await startApi({ SEED_FILE: SEED, TRUST_PROXY: 'true' });
     // A marketplace skill of the organization, published with a required env variable.
     const listedSkill = await call(app, 'POST', '/marketplace/skills/list', { token: 'lk_t_all', body: { sourceSkillId: 'skl_acme_crm', displayName: 'CRM', visibility: 'public' } });
     expect(listedSkill.status, JSON.stringify(listedSkill.body)).toBe(201);

@@ -7,13 +7,13 @@
  * unless accepted, and an auto-apply skips that install.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from '../../../helpers/app.js';
+import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 
 const SEED = new URL('../../../fixtures/seed-template-installs.json', import.meta.url).pathname;
 
 describe('agent templates: creator updates and modified primitives', () => {
-  let app: TestApp;
+  let app: TestApi;
   let tpl: any;
 
   const install = (agentId: string, body: Record<string, unknown>) => call(app, 'POST', `${TEMPLATES}/${tpl.id}/install/${agentId}`, { token: 'lk_t_all', body });
@@ -30,7 +30,7 @@ describe('agent templates: creator updates and modified primitives', () => {
   };
 
   beforeAll(async () => {
-    app = await startApp({ SEED_FILE: SEED, TRUST_PROXY: 'true' });
+    app = await startApi({ SEED_FILE: SEED, TRUST_PROXY: 'true' });
     tpl = await createTemplate(app, 'lk_t_all', { creatorOrgId: 'org_acme', name: 'updater', displayName: 'Updater', visibility: 'private' });
     await publish({ personaTemplate: 'You are v1.' });
     // agt_plain consents through PATCH, agt_second in its install body; agt_base does not consent.

@@ -4,13 +4,13 @@
  * item and batch refusals that create no run, the in-flight rule and the 2 MB body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startWorkflowsApi, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow batch starts', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startWorkflowsApp({
+    app = await startWorkflowsApi({
       WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_BATCH_PER_MIN: '100000',
     });
   });

@@ -4,13 +4,13 @@
  * workflow error shape, and who may read them (workflows:read on the agent).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startWorkflowsApi, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow definitions', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startWorkflowsApp({ WORKFLOW_RATE_LIMIT_READ_PER_MIN: '10000' });
+    app = await startWorkflowsApi({ WORKFLOW_RATE_LIMIT_READ_PER_MIN: '10000' });
   });
   afterAll(async () => {
     await app?.stop();

@@ -4,13 +4,13 @@
  * Retry-After and Retry-After-wf-<name> headers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startWorkflowsApi, WF_BASE } from '../../../helpers/workflows.js';
 
 describe('workflow rate limits', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startWorkflowsApp();
+    app = await startWorkflowsApi();
   });
   afterAll(async () => {
     await app?.stop();

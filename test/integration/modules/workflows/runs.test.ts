@@ -4,15 +4,15 @@
  * capping, waitSeconds, every list filter with its errors, and payloads by scope.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../../helpers/app.js';
-import { startWorkflowsApp, WF_BASE } from '../../../helpers/workflows.js';
+import type { TestApi } from '../../../helpers/api-app.js';
+import { startWorkflowsApi, WF_BASE } from '../../../helpers/workflows.js';
 
 const LIMITS = { WORKFLOW_RATE_LIMIT_READ_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_START_PER_MIN: '100000', WORKFLOW_RATE_LIMIT_MUTATE_PER_MIN: '100000' };
 
 describe('workflow runs', () => {
-  let app: TestApp;
+  let app: TestApi;
   beforeAll(async () => {
-    app = await startWorkflowsApp(LIMITS, { maxCredits: 50, maxDurationSeconds: 600 });
+    app = await startWorkflowsApi(LIMITS, { maxCredits: 50, maxDurationSeconds: 600 });
   });
   afterAll(async () => {
     await app?.stop();
