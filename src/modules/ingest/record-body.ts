@@ -56,7 +56,7 @@ const STEP_CHARS = 1 << 20;
  * `ok()` is false when the text is not well-formed at the level this scan reads (an array never
  * closed, text after it); the records' own syntax is JSON.parse's to judge.
  */
-export class RecordScanner {
+class RecordScanner {
   private readonly base: number; // depth of the array holding records
   private readonly fieldMax: number; // depth past which a field's value is too deep
   private depth = 0;
@@ -217,7 +217,7 @@ function item(text: string, deepAt: number): BodyItem {
 }
 
 /** One record held whole as text (an NDJSON line, a body that is not an array): scanned in steps, then parsed. */
-export async function splitRecord(text: string, turn: () => Promise<void> | undefined = slicer()): Promise<BodyItem> {
+async function splitRecord(text: string, turn: () => Promise<void> | undefined = slicer()): Promise<BodyItem> {
   const scanner = new RecordScanner(false);
   for (let from = 0; from < text.length && !scanner.broken; from += STEP_CHARS) {
     scanner.feed(text.slice(from, from + STEP_CHARS));
