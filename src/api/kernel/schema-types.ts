@@ -22,10 +22,13 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
 
 /**
  * A string out of `values`, as an `enum` (an answer's form of a union of literals, which the
- * serializer would likewise write by validating the value against each branch in turn).
+ * serializer would likewise write by validating the value against each branch in turn; in a
+ * request, one rule refuses a value that is none of them, where a union would fail once a branch).
  */
-export const OneOfStrings = <T extends string>(values: readonly T[], options: { description?: string } = {}): TUnsafe<T> =>
-  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+export const OneOfStrings = <T extends string>(values: readonly T[], options: { description?: string; rule?: string } = {}): TUnsafe<T> => {
+  const { rule, ...rest } = options;
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...rest, ...(rule ? { [RULE]: rule } : {}) });
+};
 
 export type Optionals<T extends Record<string, TSchema>> = { [K in keyof T]: TOptional<T[K]> };
 

@@ -8,9 +8,8 @@ import { RULE } from '../../api/kernel/schema.js';
 import { Instant, Nullable, OneOfStrings } from '../../api/kernel/schema-types.js';
 import { DELIVERY_ORIGINS, DELIVERY_STATUSES, RECEIPT_FUTURE_MINUTES, RECEIPT_PAST_DAYS, SEND_CHANNELS } from './model.js';
 
-/** One of `values`, one rule when it is not (a union of literals would fail once per branch). */
-const oneOf = <const T extends readonly string[]>(values: T, rule?: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(rule ? { [RULE]: rule } : {}) });
+/** One of `values`, one rule when it is not. */
+const oneOf = <const T extends readonly string[]>(values: T, rule: string) => OneOfStrings<T[number]>(values, { rule });
 
 const id = (what: string) => Type.String({ minLength: 1, maxLength: 256, [RULE]: `${what} must be a string of 1-256 characters` });
 const email = (what: string) => Type.String({ format: 'email', maxLength: 320, [RULE]: `${what} must be an email address` });
