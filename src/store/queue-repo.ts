@@ -15,16 +15,29 @@ export interface QueuedMessage {
  * or a few hundred small ones, about 10 ms.
  */
 export const ENQUEUE_STATEMENT_CHARS = 256 * 1024;
-/** Payload bytes one read hands the worker, at most (at least one record). */
+/** Messages a statement writes, at most: two parameters each, far inside the protocol's 65,535. */
+export const ENQUEUE_STATEMENT_ROWS = 1000;
+/** Payload bytes one read hands the worker, at most (at least one message). */
 export const READ_BYTES = 1024 * 1024;
 
-const INSERT = 'insert into ingest_queue (org_id, payload, pending) select o, p, $3 from unnest($1::text[], $2::text[]) as m(o, p)';
+/**
+ * One run's insert: each message's organization and payload are parameters of their own. Passed as
+ * two text[] parameters instead, each payload was escaped into one array literal by the client and
+ * parsed back out of it by the server a character at a time; on the embedded store, both on the
+ * API's thread (a 240 KB record: about 28 ms against 4 ms as a parameter of its own). `$1` is the
+ * write's pending mark. Rows take their seqs in the order listed.
+ */
+export function insertStatement(rows: number): string {
+  const values: string[] = [];
+  for (let i = 0; i < rows; i++) values.push(`($${2 * i + 2}, $${2 * i + 3}, $1)`);
+  return `insert into ingest_queue (org_id, payload, pending) values ${values.join(', ')}`;
+}
 
 /** Bulk statements: on the embedded store they wait behind the requests' own (sql.ts QueryOptions). */
 const BACKGROUND = { background: true } as const;
 
 const insert = (sql: Pick<Sql, 'query'>, run: readonly { orgId: string; payload: string }[], pending: string | null) =>
-  sql.query(INSERT, [run.map((m) => m.orgId), run.map((m) => m.payload), pending], BACKGROUND);
+  sql.query(insertStatement(run.length), [pending, ...run.flatMap((m) => [m.orgId, m.payload])], BACKGROUND);
 
 /**
  * The embedded durable queue: an append-only table standing in for the Kafka
@@ -35,7 +48,7 @@ export function createQueueRepo(sql: Sql) {
   return {
     async enqueue(messages: readonly { orgId: string; payload: string }[]): Promise<void> {
       if (messages.length === 0) return;
-      const runs = runsOf(messages, (m) => m.payload.length, ENQUEUE_STATEMENT_CHARS);
+      const runs = runsOf(messages, (m) => m.payload.length, ENQUEUE_STATEMENT_CHARS, ENQUEUE_STATEMENT_ROWS);
       if (runs.length === 1) {
         await insert(sql, runs[0]!, null);
         return;
