@@ -122,21 +122,37 @@ export function decodeRecord(raw: Buffer | string): DecodeResult {
   } catch {
     return { ok: false, reason: 'not valid JSON' };
   }
-  // Both checks below look for \u escapes, which most records have none of: one search skips them.
-  const escapes = text.includes('\\u');
   // Postgres text cannot hold NUL: such a record could never be stored, so it is refused here.
-  if (escapes && text.includes('\\u0000')) return { ok: false, reason: 'contains a NUL character (\\u0000)' };
+  if (holdsNul(text)) return { ok: false, reason: NUL_REASON };
   const result = validateRecord(value);
-  // Nor can Postgres's JSON parser take half a surrogate pair (\ud800 alone), which failed the platform
-  // copy's write, and every write it was part of, forever. Only texts holding such an escape are walked.
-  if (result.ok && escapes && SURROGATE_ESCAPE.test(text) && holdsText(value, LONE_SURROGATE)) {
-    return { ok: false, reason: 'contains half of a UTF-16 surrogate pair' };
-  }
+  if (result.ok && holdsLoneSurrogate(text, value)) return { ok: false, reason: LONE_SURROGATE_REASON };
   // Bytes that are not UTF-8 decode to U+FFFD, so a text without one came from valid UTF-8 and
   // only the rare text holding one needs the bytes checked (65 ns a record otherwise).
   if (result.ok) result.json = typeof raw !== 'string' && (!text.includes('\uFFFD') || isUtf8(raw)) ? raw : text;
   return result;
 }
+
+/**
+ * What decodeRecord would refuse in `text`, the JSON text of `value`, that validateRecord does not
+ * see in the value: its size, NUL, half a surrogate pair. For a record already parsed and validated
+ * whose text is at hand (the ingest route's, serialised from the value), without parsing it again.
+ */
+export function textRefusal(text: string, value: unknown): string | undefined {
+  const size = Buffer.byteLength(text);
+  if (size > MAX_RECORD_BYTES) return `record of ${size} bytes exceeds ${MAX_RECORD_BYTES}`;
+  if (holdsNul(text)) return NUL_REASON;
+  if (holdsLoneSurrogate(text, value)) return LONE_SURROGATE_REASON;
+  return undefined;
+}
+
+const NUL_REASON = 'contains a NUL character (\\u0000)';
+const LONE_SURROGATE_REASON = 'contains half of a UTF-16 surrogate pair';
+// Both checks below look for \u escapes, which most records have none of: one search skips them.
+const holdsNul = (text: string): boolean => text.includes('\\u') && text.includes('\\u0000');
+// Nor can Postgres's JSON parser take half a surrogate pair (\ud800 alone), which failed the platform
+// copy's write, and every write it was part of, forever. Only texts holding such an escape are walked.
+const holdsLoneSurrogate = (text: string, value: unknown): boolean =>
+  text.includes('\\u') && SURROGATE_ESCAPE.test(text) && holdsText(value, LONE_SURROGATE);
 
 export function validateRecord(value: unknown): DecodeResult {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -196,6 +196,16 @@ async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client
   }
 }
 
+/**
+ * PGlite's start parameters, and one more: a new WAL segment is created without writing its
+ * 16 MiB of zeros first. Postgres fills a segment with zeros so that later writes never have to
+ * allocate, which pays where fsync waits for the disk; PGlite runs with fsync off, and its file
+ * writes are synchronous calls on this thread: the zeros were 16 writes of 1 MiB (50 ms to a few
+ * hundred on a busy disk) inside whichever statement crossed into the next segment, every 16 MiB
+ * of WAL (a few seconds of a large ingest). The segment is created at its full size all the same.
+ */
+export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'];
+
 async function openPglite(dataDir: string): Promise<Sql> {
   // One process per directory, checked before anything in it is touched (data-dir-lock.ts).
   const lock = dataDir === 'memory://' ? undefined : lockDataDir(dataDir);
@@ -204,7 +214,7 @@ async function openPglite(dataDir: string): Promise<Sql> {
     // pg_trgm (trigram indexes for substring search, the marketplace skills' `search`) ships with
     // PGlite as a contrib extension: loaded here, it is created by the migration that uses it, the
     // same statement on both stores.
-    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { extensions: { pg_trgm } });
+    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { extensions: { pg_trgm }, startParams: [...PGLITE_START_PARAMS] });
   } catch (e) {
     lock?.release();
     throw e;

@@ -12,7 +12,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { decodeRecord, MAX_FIELD_DEPTH, validateRecord } from '../../model/record.js';
+import { MAX_FIELD_DEPTH, textRefusal, validateRecord } from '../../model/record.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { RecordSink } from '../../source/sink.js';
 import { grantedOf } from '../../api/kernel/access.js';
@@ -74,12 +74,12 @@ function checkItem(item: BodyItem, keyOrgId: string | undefined): string | { org
   const valid = validateRecord(item.value);
   if (!valid.ok) return valid.reason;
   const payload = JSON.stringify(item.value);
-  // The worker's own decoder on the text it will read: what it would dead-letter (too large,
-  // holding NUL) is refused here instead of accepted.
-  const v = decodeRecord(payload);
-  if (!v.ok) return v.reason;
-  if (v.record.orgId !== keyOrgId) return "orgId is not the credential's organization";
-  return { orgId: v.record.orgId, agentId: v.record.agentId, payload };
+  // What the worker's decoder would dead-letter in the text it will read (too large, holding NUL),
+  // refused here instead of accepted; the value just parsed and validated is not parsed again.
+  const refused = textRefusal(payload, item.value);
+  if (refused !== undefined) return refused;
+  if (valid.record.orgId !== keyOrgId) return "orgId is not the credential's organization";
+  return { orgId: valid.record.orgId, agentId: valid.record.agentId, payload };
 }
 
 /** What the content-type parsers hand the route: the records, split but not yet validated. */

@@ -1,11 +1,14 @@
 /**
  * The embedded queue written in runs: an enqueue larger than one statement is
  * seen by a reader whole or not at all, a write its process never finished is
- * discarded, and a read hands over a bounded amount of payload.
+ * discarded, a read hands over a bounded amount of payload, and each statement
+ * of a write carries a bounded number of messages, each payload a parameter of
+ * its own.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../../src/store/store.js';
-import { ENQUEUE_STATEMENT_CHARS } from '../../../src/store/queue-repo.js';
+import { createQueueRepo, ENQUEUE_STATEMENT_CHARS, ENQUEUE_STATEMENT_ROWS } from '../../../src/store/queue-repo.js';
+import type { Sql } from '../../../src/store/sql.js';
 import { nextTurn } from '../../../src/event-loop.js';
 
 const big = (n: number) => Array.from({ length: n }, (_, i) => ({ orgId: 'org_a', payload: JSON.stringify({ i, message: 'x'.repeat(ENQUEUE_STATEMENT_CHARS * 0.9) }) }));
@@ -61,5 +64,33 @@ describe('the embedded queue', () => {
     expect(await store.queue.readAfter(0, 100, 1)).toHaveLength(1);
     const first = await store.queue.readAfter(0, 1, Number.MAX_SAFE_INTEGER);
     expect(await store.queue.readAfter(first[0]!.seq, 100, Number.MAX_SAFE_INTEGER)).toHaveLength(3);
+  });
+
+  it('writes each payload as a parameter of its own, at most a run of rows a statement, and reads them back as given', async () => {
+    const inserts: unknown[][] = [];
+    const watched: Sql = {
+      ...store.sql,
+      query: (text, params, options) => {
+        if (text.startsWith('insert into ingest_queue')) inserts.push([...(params ?? [])]);
+        return store.sql.query(text, params, options);
+      },
+    };
+    const queue = createQueueRepo(watched);
+    // Small messages, more than one statement's rows; quotes, backslashes, braces and commas that an
+    // array literal would have had to escape.
+    const messages = Array.from({ length: ENQUEUE_STATEMENT_ROWS * 2 + 5 }, (_, i) => ({
+      orgId: `org_${i % 3}`,
+      payload: JSON.stringify({ i, message: `"quoted" \\ {a,b} ${'é'.repeat(i % 4)}` }),
+    }));
+    await queue.enqueue(messages);
+    expect(inserts).toHaveLength(3);
+    for (const params of inserts) {
+      // The pending mark, then each message's organization and payload as plain text parameters.
+      expect(params.length).toBeLessThanOrEqual(2 * ENQUEUE_STATEMENT_ROWS + 1);
+      expect(params.slice(1).every((p) => typeof p === 'string')).toBe(true);
+    }
+    expect(inserts.flatMap((p) => p.slice(1))).toEqual(messages.flatMap((m) => [m.orgId, m.payload]));
+    const read = await queue.readAfter(0, messages.length + 1, Number.MAX_SAFE_INTEGER);
+    expect(read.map((m) => [m.orgId, m.payload])).toEqual(messages.map((m) => [m.orgId, m.payload]));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, MAX_RECORD_BYTES } from '../../../src/model/record.js';
+import { decodeRecord, MAX_RECORD_BYTES, textRefusal } from '../../../src/model/record.js';
 import { validateSourceRecord } from '../../helpers/receiver.js';
 
 const valid = {
@@ -74,5 +74,34 @@ describe('decodeRecord (CONTRACT part 3)', () => {
     expect(utc.ok && utc.timeMs).toBe(Date.UTC(2026, 10, 22, 10, 0, 0, 123));
     const offset = decodeRecord(JSON.stringify({ ...valid, timestamp: '2026-11-22T01:00:00+02:00' }));
     expect(offset.ok && offset.timeMs).toBe(Date.UTC(2026, 10, 21, 23, 0, 0)); // the previous UTC day
+  });
+});
+
+describe('textRefusal (a parsed record checked by its text, not parsed again)', () => {
+  const TEXT_CASES: [string, Record<string, unknown>][] = [
+    ['a good record', {}],
+    ['too large', { message: 'x'.repeat(MAX_RECORD_BYTES) }],
+    ['holding NUL', { message: 'a\u0000b' }],
+    ['half a surrogate pair', { message: 'a\ud800b' }],
+    ['half a surrogate pair in an attribute key', { attributes: { ['k\udc00']: 1 } }],
+    ['a whole surrogate pair', { message: 'a\ud83d\ude00b' }],
+    ['an escaped backslash before u0000, not NUL', { message: '\\u0000' }],
+  ];
+  it.each(TEXT_CASES)('%s: refused as decodeRecord refuses its text', (_name, patch) => {
+    const value = JSON.parse(JSON.stringify({ ...valid, ...patch }));
+    const text = JSON.stringify(value);
+    const decoded = decodeRecord(text);
+    expect(textRefusal(text, value)).toBe(decoded.ok ? undefined : decoded.reason);
+  });
+
+  it('refuses each of size, NUL and half a pair with its own reason', () => {
+    const refusal = (patch: Record<string, unknown>) => {
+      const value = { ...valid, ...patch };
+      return textRefusal(JSON.stringify(value), value);
+    };
+    expect(refusal({ message: 'x'.repeat(MAX_RECORD_BYTES) })).toMatch(/exceeds/);
+    expect(refusal({ message: 'a\u0000b' })).toBe('contains a NUL character (\\u0000)');
+    expect(refusal({ message: 'a\ud800b' })).toBe('contains half of a UTF-16 surrogate pair');
+    expect(refusal({})).toBeUndefined();
   });
 });
