@@ -19,7 +19,7 @@
  * resolves to the entry as it will be written; the unit's own reads of the audit log
  * (`tx.auditLog`) write the entries waiting first.
  */
-import { ulid } from 'ulid';
+import { newId } from '../model/ids.js';
 import type { Sql } from './sql.js';
 import { createAuditRepo, type AuditEntry } from './audit-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
@@ -77,7 +77,7 @@ function bindUnitOfWork(
      * rolls the whole unit back and fails it.
      */
     async audit(entry: NewAuditEntry): Promise<AuditEntry> {
-      const full: AuditEntry = { ...entry, id: entry.id ?? ulid(), at: entry.at ?? new Date() };
+      const full: AuditEntry = { ...entry, id: entry.id ?? newId(), at: entry.at ?? new Date() };
       waiting.push(full);
       return full;
     },
