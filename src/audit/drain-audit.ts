@@ -3,7 +3,7 @@
  * what never is. Endpoint as scheme://host/path only; header names only; the
  * number of scrub rules only; whether signing is on, never the secret.
  */
-import { ulid } from 'ulid';
+import { newId } from '../model/ids.js';
 import type { Drain } from '../model/drain.js';
 import { destinationOf } from '../destinations/index.js';
 import type { Store } from '../store/store.js';
@@ -59,7 +59,7 @@ export async function recordAudit(
   drain: Drain,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  await store.audit.insert({ ...drainAuditEntry(actor, action, drain, extra), id: ulid(), at: new Date() });
+  await store.audit.insert({ ...drainAuditEntry(actor, action, drain, extra), id: newId(), at: new Date() });
 }
 
 /** Records `action` in the unit of work `tx`: the entry commits or rolls back with the mutation it records. */

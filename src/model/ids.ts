@@ -1,8 +1,10 @@
 /**
- * ULIDs for delivery records and batch ids, drawn from a pooled CSPRNG. The `ulid` package's own
- * generator calls crypto.getRandomValues once per character (16 calls an id); with two ids per
- * POST that was a fifth of the worker's CPU when many small batches went out (10,000 agents).
- * The pool keeps the randomness cryptographic: only the number of calls into crypto changes.
+ * ULIDs, drawn from a pooled CSPRNG: every id the store, the audit log and the families make. The
+ * `ulid` package's own generator calls crypto.getRandomValues once per character (16 calls an
+ * id); with two ids per POST that was a fifth of the worker's CPU when many small batches went
+ * out (10,000 agents), and about a tenth of the API's CPU under a stream of persona version
+ * creates (an id for the version, one for its audit entry). The pool keeps the randomness
+ * cryptographic: only the number of calls into crypto changes.
  */
 import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';

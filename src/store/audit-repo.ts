@@ -15,14 +15,33 @@ export interface AuditEntry {
 /** The audit log's keyset sort: newest first, ties by id. */
 const AUDIT_SORT: readonly KeysetColumn[] = [{ expr: 'at', cast: 'timestamptz' }, { expr: 'id' }];
 
+const AUDIT_COLUMNS = 'id, org_id, action, actor, target_type, target_id, details, at';
+/** Each column's cast in an insert, in AUDIT_COLUMNS' order. */
+const COLUMN_CASTS = ['', '', '', '::jsonb', '', '', '::jsonb', ''] as const;
+const INSERT_ONE = `insert into audit_log (${AUDIT_COLUMNS}) values (${COLUMN_CASTS.map((cast, c) => `$${c + 1}${cast}`).join(',')})`;
+
+const rowOf = (e: AuditEntry): unknown[] =>
+  [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()];
+
 export function createAuditRepo(sql: Sql) {
   return {
     async insert(e: AuditEntry): Promise<void> {
-      await sql.query(
-        `insert into audit_log (id, org_id, action, actor, target_type, target_id, details, at)
-         values ($1,$2,$3,$4::jsonb,$5,$6,$7::jsonb,$8)`,
-        [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()], { prepare: 'audit-insert' },
-      );
+      await sql.query(INSERT_ONE, rowOf(e), { prepare: 'audit-insert' });
+    },
+
+    /**
+     * Inside a transaction, its last statement: `entries` in one insert that commits the
+     * transaction (Sql.queryThenCommit: on Postgres the COMMIT travels with it).
+     */
+    async insertThenCommit(entries: readonly AuditEntry[]): Promise<void> {
+      if (entries.length === 1) {
+        const e = entries[0]!;
+        await sql.queryThenCommit(INSERT_ONE, rowOf(e), { prepare: 'audit-insert' });
+        return;
+      }
+      const params = entries.flatMap(rowOf);
+      const rows = entries.map((_, i) => `(${COLUMN_CASTS.map((cast, c) => `$${i * COLUMN_CASTS.length + c + 1}${cast}`).join(',')})`);
+      await sql.queryThenCommit(`insert into audit_log (${AUDIT_COLUMNS}) values ${rows.join(',')}`, params);
     },
 
     /**

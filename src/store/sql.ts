@@ -10,6 +10,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { turnGate } from '../event-loop.js';
 import { copyInPiecewise, holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { openPgTransaction, type PgTransaction } from './pg-transaction.js';
 
 export interface Sql {
   readonly kind: 'pglite' | 'postgres';
@@ -27,7 +28,18 @@ export interface Sql {
    * callers write with statements.
    */
   copyIn?(text: string, rows: readonly Buffer[]): Promise<number>;
-  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  /**
+   * Inside a transaction: `query` as the transaction's last statement, committing it; once it
+   * resolves the transaction has committed, and no statement may follow. It must be the last thing
+   * the transaction's function does: on Postgres the COMMIT travels with the statement (one round
+   * trip; a statement that fails leaves it unrun, and the transaction rolls back); on PGlite the
+   * transaction commits as usual once the function resolves. Outside a transaction: `query`.
+   */
+  queryThenCommit<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
+  /**
+   * Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. On Postgres
+   * BEGIN travels with the transaction's first statement (see pg-transaction.ts).
+   */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
   /**
    * Calls `onNotify` for each NOTIFY on `channel` (a plain identifier), and once more each time a
@@ -75,15 +87,20 @@ function openPostgres(url: string, max: number): Sql {
   // ReadyForQuery lands between the two, unheard: an uncaught exception. Every client listens for
   // the whole of its life; the error still fails the holder's next query, which discards it.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const onClient = (client: pg.PoolClient): Sql => ({
+  /** The Sql of a transaction on a checked-out client. */
+  const inTransaction = (client: pg.PoolClient, tx: PgTransaction): Sql => ({
     kind: 'postgres',
-    query: async <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
-      holdsPieces(params) ? queryPiecewise<T>(client, text, params!) : ((await client.query(statement(text, params, options))).rows as T[]),
+    query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => tx.query<T>(statement(text, params, options), params),
+    queryThenCommit: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => tx.queryThenCommit<T>(statement(text, params, options), params),
     exec: async (text) => {
+      await tx.begin();
       await client.query(text);
     },
-    copyIn: (text, rows) => copyInPiecewise(client, text, rows),
-    transaction: (fn) => fn(onClient(client)),
+    copyIn: async (text, rows) => {
+      await tx.begin();
+      return copyInPiecewise(client, text, rows);
+    },
+    transaction: (fn) => fn(inTransaction(client, tx)),
     listen: () => Promise.reject(new Error('listen is not available inside a transaction')),
     close: async () => {},
   });
@@ -95,19 +112,22 @@ function openPostgres(url: string, max: number): Sql {
       // discarded on an error, as pool.query does).
       return checkedOut(pool, true, (client) => queryPiecewise<T>(client, text, params!));
     },
+    queryThenCommit(text, params, options) {
+      return this.query(text, params, options);
+    },
     exec: async (text) => {
       await pool.query(text);
     },
     copyIn: (text, rows) => checkedOut(pool, true, (client) => copyInPiecewise(client, text, rows)),
     transaction: <T>(fn: (tx: Sql) => Promise<T>): Promise<T> =>
       checkedOut(pool, false, async (client, broke) => {
+        const tx = openPgTransaction(client);
         try {
-          await client.query('BEGIN');
-          const result = await fn(onClient(client));
-          await client.query('COMMIT');
+          const result = await fn(inTransaction(client, tx));
+          await tx.commit();
           return result;
         } catch (e) {
-          await client.query('ROLLBACK').catch(broke);
+          await tx.rollback().catch(broke);
           throw e;
         }
       }),
@@ -232,28 +252,33 @@ async function openPglite(dataDir: string): Promise<Sql> {
       gate.leave();
     }
   };
-  const wrap = (conn: Tx, inTx: boolean): Sql => ({
-    kind: 'pglite',
-    query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
-      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows, options?.background),
-    exec: (text) =>
-      gated(inTx, async () => {
-        await conn.exec(text);
-      }),
-    transaction: (fn) =>
-      inTx ? fn(wrap(conn, true)) : gated(false, () => db.transaction((tx) => fn(wrap(tx, true)))),
-    listen: async (channel, onNotify) => {
-      if (inTx) throw new Error('listen is not available inside a transaction');
-      return db.listen(channel, () => onNotify());
-    },
-    close: async () => {
-      if (inTx) return;
-      try {
-        await db.close();
-      } finally {
-        lock?.release();
-      }
-    },
-  });
+  const wrap = (conn: Tx, inTx: boolean): Sql => {
+    const query = <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
+      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows, options?.background);
+    return {
+      kind: 'pglite',
+      query,
+      // The transaction runs in this thread and commits once `fn` resolves: no round trip to save.
+      queryThenCommit: query,
+      exec: (text) =>
+        gated(inTx, async () => {
+          await conn.exec(text);
+        }),
+      transaction: (fn) =>
+        inTx ? fn(wrap(conn, true)) : gated(false, () => db.transaction((tx) => fn(wrap(tx, true)))),
+      listen: async (channel, onNotify) => {
+        if (inTx) throw new Error('listen is not available inside a transaction');
+        return db.listen(channel, () => onNotify());
+      },
+      close: async () => {
+        if (inTx) return;
+        try {
+          await db.close();
+        } finally {
+          lock?.release();
+        }
+      },
+    };
+  };
   return wrap(db, false);
 }

@@ -8,7 +8,7 @@
  * statement, so an agent removed is refused at once and one created is found at once by this
  * process. `onChange` is that move; a unit of work passes one that waits for its commit too.
  */
-import { ulid } from 'ulid';
+import { newId } from '../model/ids.js';
 import type { Sql } from './sql.js';
 import { noteTenancyChange } from './change-epochs.js';
 
@@ -45,7 +45,7 @@ export function createTenancyRepo(sql: Sql, onChange: () => void = noteTenancyCh
   return {
     /** Inserts an agent; its organization must exist (the foreign key refuses it otherwise). */
     async createAgent(a: NewAgent): Promise<CreatedAgent> {
-      const id = a.id ?? `agt_${ulid().toLowerCase()}`;
+      const id = a.id ?? `agt_${newId().toLowerCase()}`;
       const rows = await sql.query<{ created_at: Date }>(
         `insert into agents (id, org_id, name, visibility, version, base_agent) values ($1,$2,$3,$4,$5,$6) returning created_at`,
         [id, a.orgId, a.name, a.visibility, a.version ?? null, a.baseAgent ?? false],
@@ -69,7 +69,7 @@ export function createTenancyRepo(sql: Sql, onChange: () => void = noteTenancyCh
 
     /** Inserts an organization (and its admin's membership when `adminUserId` names a user). */
     async createOrg(o: NewOrg): Promise<{ id: string; name: string; plan: 'standard' | 'enterprise'; archived: false }> {
-      const id = o.id ?? `org_${ulid().toLowerCase()}`;
+      const id = o.id ?? `org_${newId().toLowerCase()}`;
       const plan = o.plan ?? 'standard';
       await sql.query('insert into orgs (id, name, plan, archived) values ($1,$2,$3,false)', [id, o.name, plan]);
       if (o.adminUserId !== undefined) {

@@ -47,6 +47,7 @@ export function withStoreErrorsMarked(sql: Sql): Sql {
   return {
     kind: sql.kind,
     query: (text, params, options) => marked(sql.query(text, params, options)),
+    queryThenCommit: (text, params, options) => marked(sql.queryThenCommit(text, params, options)),
     exec: (text) => marked(sql.exec(text)),
     ...(sql.copyIn ? { copyIn: (text: string, rows: readonly Buffer[]) => marked(sql.copyIn!(text, rows)) } : {}),
     transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {

@@ -58,6 +58,7 @@ export function createChannelsRepo(sql: Sql) {
         [d.id, d.orgId, d.agentId, d.channel, d.channelIdentifier, d.from, JSON.stringify(d.to), d.userId, d.address, d.provider, d.origin,
           d.status, d.failure === null ? null : JSON.stringify(d.failure), JSON.stringify(d.history), d.messageId, d.template, d.idempotencyKey,
           d.cost === null ? null : JSON.stringify(d.cost), pending === null ? null : JSON.stringify(pending), d.createdAt.toISOString(), d.updatedAt.toISOString()],
+        { prepare: 'channels_insert_delivery' },
       );
     },
 

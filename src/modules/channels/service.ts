@@ -8,7 +8,7 @@
  * completes its idempotency key in one transaction. A refusal throws before
  * anything is sent and records nothing.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import { withIdempotency } from '../../api/kernel/idempotency.js';
 import { agentFactsOf } from '../../api/kernel/auth.js';
 import type { AppError } from '../../errors.js';
@@ -139,7 +139,7 @@ export function isSingleEmoji(s: string): boolean {
   return [...segmenter.segment(s)].length === 1 && EMOJI.test(s);
 }
 
-const newDeliveryId = (): string => `dlv_${ulid()}`;
+const newDeliveryId = (): string => `dlv_${newId()}`;
 
 const QUEUED_PLUS_ONE_WARNING =
   'Queued until the end user writes again; +1 (US and Canada) numbers often cannot receive chat-app messages outside the window, consider an sms send or a template.';

@@ -5,7 +5,7 @@
  * At most one replay a drain is not ended, which the store's unique index decides under any race.
  */
 import type { FastifyInstance } from 'fastify';
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { Drain } from '../../model/drain.js';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
 import type { Replay } from './tables/replays.js';
@@ -24,7 +24,7 @@ import { replaySchemas, type ReplayBody, type ReplayParams, type ReplayRead, typ
 /** The widest window one replay may take. */
 export const MAX_REPLAY_WINDOW_MS = 7 * DAY_MS;
 /** A replay id: the drain ids' style (`drn_`), its own prefix. */
-export const newReplayId = (): string => `rpl_${ulid().toLowerCase()}`;
+export const newReplayId = (): string => `rpl_${newId().toLowerCase()}`;
 
 /** The organization's replay requests an hour: a bucket of its own, beside the drain routes' budgets. */
 export function replayBucket(perHour: number): Bucket {

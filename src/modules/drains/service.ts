@@ -9,7 +9,7 @@
  * whether it is signed (the destination table, src/destinations/), content only with
  * acknowledgement, agents only of the organization.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { Drain, DrainType } from '../../model/drain.js';
 import { isVerifiedForEndpoint } from '../../model/drain.js';
 import type { DeliveryKind } from '../../model/delivery.js';
@@ -114,7 +114,7 @@ export async function buildNewDrain(deps: DrainDeps, orgId: string, principal: P
   const secret = destination.signs ? input.secret ?? generateSecret() : undefined;
   const now = new Date();
   const drain: Drain = {
-    id: `drn_${ulid().toLowerCase()}`,
+    id: `drn_${newId().toLowerCase()}`,
     orgId,
     name: input.name,
     type,
@@ -284,7 +284,7 @@ export function createDrainService(deps: DrainDeps) {
       }
       // A worker sends it through the real delivery path (encode, gzip, sign, POST, retry, account)
       // under this batch id; the probe and its audit entry commit together.
-      const batchId = ulid();
+      const batchId = newId();
       await inUnit(async (tx) => {
         await enqueueTest(tx, drain, actorOf(principal), batchId, now);
         await auditDrain(tx, actorOf(principal), 'logs.drain.test_sent', drain, { batchId });

@@ -3,7 +3,7 @@
  * transaction). Agents themselves live in the store kernel's `agents` table:
  * read here, never copied.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { Sql } from '../../store/sql.js';
 import type { Persona, PersonaConfig } from '../../vendors/model-provider/port.js';
 
@@ -116,7 +116,7 @@ export function createPersonaRepo(sql: Sql) {
                 coalesce($4::jsonb, (select config from persona_agents where agent_id = $2), '{}'::jsonb), $5, (select version from agents where id = $2)
          from taken
          returning ${COLUMNS}`,
-        [ulid(), v.agentId, JSON.stringify(v.persona), v.config === undefined ? null : JSON.stringify(v.config), v.createdBy],
+        [newId(), v.agentId, JSON.stringify(v.persona), v.config === undefined ? null : JSON.stringify(v.config), v.createdBy],
         { prepare: 'persona_insert_current' },
       );
       return versionOf(rows[0]!);
@@ -128,7 +128,7 @@ export function createPersonaRepo(sql: Sql) {
         `insert into persona_versions (id, agent_id, version, status, persona, config, created_by, agent_version)
          values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, (select version from agents where id = $2))
          returning ${COLUMNS}`,
-        [ulid(), v.agentId, v.version, v.status, JSON.stringify(v.persona), JSON.stringify(v.config), v.createdBy],
+        [newId(), v.agentId, v.version, v.status, JSON.stringify(v.persona), JSON.stringify(v.config), v.createdBy],
       );
       return versionOf(rows[0]!);
     },

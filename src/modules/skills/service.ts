@@ -14,7 +14,7 @@
  * approved at once.
  */
 import semver from 'semver';
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { FamilyMetrics, SkillInstallAction } from '../platform-deps.js';
@@ -198,7 +198,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
       }
       await refuseIfArchived(store, source.orgId);
       const at = now();
-      const id = `mks_${ulid()}`;
+      const id = `mks_${newId()}`;
       try {
         await unit(async (tx, r) => {
           await r.insert({
@@ -229,7 +229,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
         return await change(p, id, WRITE_SCOPE, async (tx, r, skill) => {
           if ((await r.versionsOf([id])).some((v) => v.version === version)) throw duplicate();
           const v: SkillVersion = {
-            id: `mksv_${ulid()}`, skillId: id, version, description: skill.description, changelog: body.changelog ?? null,
+            id: `mksv_${newId()}`, skillId: id, version, description: skill.description, changelog: body.changelog ?? null,
             envVarsMetadata: body.envVarsMetadata ?? null, approvalStatus: 'approved', published: true, approvedAt: at, createdBy: p.userId, createdAt: at,
           };
           await r.insertVersion(v);

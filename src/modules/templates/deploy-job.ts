@@ -17,7 +17,7 @@
  * `templates.deploy.held`; a process without it takes the deploy over after the lease.
  */
 import { EventEmitter } from 'node:events';
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -91,7 +91,7 @@ export const refusalOf = (e: AppError): { status: number; body: Record<string, u
 };
 
 export function createDeployJob(o: DeployJobOptions): DeployJob {
-  const owner = `dpl_${ulid()}`;
+  const owner = `dpl_${newId()}`;
   const repo = createDeployRepo(o.store.sql);
   const events = new EventEmitter();
   events.setMaxListeners(0);

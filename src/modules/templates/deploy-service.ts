@@ -11,7 +11,7 @@
  * request answers, 201 with the result or 202, is the deploy's `answer_status` (set once,
  * deploy-migrations.ts), the same for the first request and every retry.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
@@ -171,7 +171,7 @@ export function createDeployService(o: DeployServiceOptions) {
   async function mint(tx: UnitOfWork, p: Principal, target: DeployTarget, body: DeployBody, orgId: string | undefined, claim: { scope: string; key: string; claimId: string }) {
     const org = orgId ?? (await tx.tenancy.createOrg({ name: `Personal (${p.userId})`, adminUserId: p.userId })).id;
     const agent = await tx.tenancy.createAgent({ orgId: org, name: body.agentDisplayName ?? target.template.displayName, visibility: 'org' });
-    const deployId = `dpl_${ulid().toLowerCase()}`;
+    const deployId = `dpl_${newId().toLowerCase()}`;
     const install: Record<string, unknown> = {};
     for (const f of INSTALL_FIELDS) if (body[f] !== undefined) install[f] = body[f];
     install.version = target.version.version;

@@ -26,7 +26,7 @@
  * that would write the persona again over a persona the agent changed since is refused
  * `MODIFIED_SINCE_INSTALL` unless the request accepts each such primitive.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
@@ -355,7 +355,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     const r = createInstallRepo(tx.sql);
     const targets = await r.consenting(t.id, v.version);
     if (targets.length === 0) return undefined;
-    const run: AutoApplyRun = { runId: `tplar_${ulid()}`, targetCount: targets.length, applied: [], failed: [] };
+    const run: AutoApplyRun = { runId: `tplar_${newId()}`, targetCount: targets.length, applied: [], failed: [] };
     for (const target of targets) {
       await r.autoApplySavepoint();
       try {

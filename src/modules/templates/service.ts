@@ -20,7 +20,7 @@
  * The install and deploy routes build on the exported reads: `visibleTemplate`,
  * `readVersion`, `installableVersion`, `checkSeal`, `requireEnv`.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
@@ -211,7 +211,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     const decision = reviewer(req);
     const decided = decision.status !== 'pending';
     await r.insertReview({
-      id: `tplr_${ulid()}`, ...req, status: decision.status, requestedBy: p.userId, requestedAt: at,
+      id: `tplr_${newId()}`, ...req, status: decision.status, requestedBy: p.userId, requestedAt: at,
       decidedBy: decided ? 'reviewer' : null, decidedAt: decided ? at : null, notes: decision.notes ?? null,
     });
     return decision;
@@ -282,7 +282,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       await refuseIfArchived(store, orgId);
       const at = now();
       const t: Template = {
-        id: `tpl_${ulid()}`, name: body.name, displayName: body.displayName, description: body.description ?? '', creatorId: p.userId,
+        id: `tpl_${newId()}`, name: body.name, displayName: body.displayName, description: body.description ?? '', creatorId: p.userId,
         creatorOrgId: orgId, sourceAgentId: source?.id ?? null, sourceBaseAgentId: source?.base ? source.id : null,
         visibility: body.visibility ?? 'private', pendingVisibility: null, listed: true, firstParty: false, latestVersion: 0,
         latestApprovedVersion: null, installCount: 0, activeInstallCount: 0, createdAt: at, updatedAt: at,
@@ -310,7 +310,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
           const decision = await review(r, p, { kind: 'version', templateId: id, version, visibility: null }, at);
           const state = decision.status === 'pending' ? PUBLISHED : moveVersion(PUBLISHED, { type: decision.status });
           const v: TemplateVersion = {
-            ...composed, id: `tplv_${ulid()}`, version, approvalStatus: state.approvalStatus, approvalNotes: decision.notes ?? null,
+            ...composed, id: `tplv_${newId()}`, version, approvalStatus: state.approvalStatus, approvalNotes: decision.notes ?? null,
             approvedBy: state.approvalStatus === 'approved' ? 'reviewer' : null, approvedAt: state.approvalStatus === 'approved' ? at : null,
             createdBy: p.userId, createdAt: at,
           };

@@ -16,7 +16,7 @@
  * - a queued run of an archived organization is not claimed: the housekeeping pass gates it
  *   `org_archived`, and queues it again once the organization is not archived (contract W8).
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -60,7 +60,7 @@ const spentAfter = (budget: Budget, step: Step): Budget['spent'] =>
   ({ credits: budget.spent.credits + (step.kind === 'costly' ? step.credits ?? 0 : 0), steps: budget.spent.steps + 1 });
 
 export function createExecutor(o: ExecutorOptions) {
-  const id = `exe_${ulid()}`;
+  const id = `exe_${newId()}`;
   const repo = createWorkflowsRepo(o.store.sql);
   let stopped = false;
   let dead = false;

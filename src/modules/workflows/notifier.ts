@@ -14,7 +14,7 @@
  * - a vendor failure that may pass is tried again later (doubling backoff, up to the attempt cap),
  *   anything else is recorded `failed`; the run itself is never touched.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -59,7 +59,7 @@ class Halted extends Error {}
 const NO_RECIPIENT: Problem = { code: 'no_recipient', message: 'the run acts for a customer principal: there is no person to email' };
 
 export function createNotifier(o: NotifierOptions) {
-  const id = `wfs_${ulid()}`;
+  const id = `wfs_${newId()}`;
   const slots = o.slots ?? 4;
   let stopped = false;
   let dead = false;
@@ -106,7 +106,7 @@ export function createNotifier(o: NotifierOptions) {
   /** The delivery id a channel send goes under: kept on the notification before the send. */
   async function deliveryIdOf(n: NotificationRow): Promise<string | undefined> {
     if (n.delivery_id !== null) return n.delivery_id;
-    const chosen = `dlv_${ulid()}`;
+    const chosen = `dlv_${newId()}`;
     return (await statements.keepDeliveryId(n.id, chosen)) ? chosen : undefined;
   }
 

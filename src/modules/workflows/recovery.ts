@@ -5,7 +5,7 @@
  * checks is W6's: run and step existence, human-only, creator, body, the no-op answers of a park
  * already recovered, then the state's 409s.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
@@ -192,7 +192,7 @@ export function createRecovery(o: RecoveryOptions) {
         // So does the free text its users wrote into its audit entries (retry and resolve notes, a
         // cancel's reason); the entries stay (contract W8).
         await createAuditRepo(tx.sql).eraseDetails(r.org_id, 'workflow_run', r.id, ['note', 'reason']);
-        const purgeId = `wfp_${ulid()}`;
+        const purgeId = `wfp_${newId()}`;
         await audit(tx, r, a.principal.userId, 'workflows.run.erased', { purgeId });
         return { accepted: true, purgeId };
       });

@@ -3,7 +3,7 @@
  * (idempotent, admitted or gated under the organization's concurrency cap),
  * reading runs, and cancelling them. The executor (executor.ts) moves runs on.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Sql } from '../../store/sql.js';
 import { AppError } from '../../errors.js';
@@ -322,7 +322,7 @@ export function createWorkflowService(o: ServiceOptions) {
         if (issues.length > 0) throw BatchErrors.BATCH_ITEM_INVALID(`items[${index}] is invalid: ${issues[0]!.message}`, { index, issues });
       });
       const policy = await repo.policy(caller.orgId);
-      const batchId = `wfb_${ulid()}`;
+      const batchId = `wfb_${newId()}`;
       const now = new Date();
       const scope = `agent:${caller.agentId}`;
       const answer = await store.unitOfWork(async (tx) => {
@@ -470,7 +470,7 @@ export function budgetOf(asked: StartBody['budget'], policy: PolicyLimits): Budg
 
 /** Inserts one run and its steps in `tx`, in the state the admission gave it. */
 export async function insertRunTx(tx: Sql, caller: Caller, b: StartBody, target: Target, state: RunState, budget: Budget, batchId: string | null, now: Date, extras: StartExtras | null = null, trigger: 'api' | 'template' = 'api'): Promise<StartedBody> {
-  const id = `wfr_${ulid()}`;
+  const id = `wfr_${newId()}`;
   const started = state.status === 'queued' ? now : null;
   const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
   await insertRunWithSteps(tx, {

@@ -4,7 +4,7 @@
  * `template` (an `onInstall` hook), and in-flight runs moved to the active versions (`migrateRuns`).
  * Starts and moves run on the caller's unit of work, through the run state machine (state.ts).
  */
-import { ulid } from 'ulid';
+import { newId } from '../../model/ids.js';
 import type { Sql } from '../../store/sql.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { RunMigration, WorkflowSnapshot, WorkflowStartOutcome, WorkflowTemplatePort } from '../platform-deps.js';
@@ -98,7 +98,7 @@ export function createWorkflowTemplatePort(o: { wake: () => void }): WorkflowTem
         }
       }
       // One migration id per call that moved anything, named by its audit entry.
-      const migrationIds = runs.length > 0 ? [`wfm_${ulid()}`] : [];
+      const migrationIds = runs.length > 0 ? [`wfm_${newId()}`] : [];
       if (runs.length > 0) {
         await tx.audit({
           orgId: m.orgId, action: 'workflows.run.migrated', actor: { type: 'user', id: m.userId }, targetType: 'agent', targetId: m.agentId,

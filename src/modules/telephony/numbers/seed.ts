@@ -4,7 +4,7 @@
  * transport (`byo-sip` included), status `active` or `suspended`; applied
  * idempotently by msisdn. The service assigns `id` and `createdAt`.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../../model/ids.js';
 import type { SeedSection } from '../../../seed/seed-file.js';
 import { countryOf } from './e164.js';
 import { numbersRepo } from './repository.js';
@@ -50,7 +50,7 @@ export const phoneNumbersSeed: SeedSection = {
   },
   async apply(tx, items) {
     for (const item of items as SeedNumber[]) {
-      await numbersRepo(tx).upsertSeeded(item, `pn_${ulid()}`, Date.now());
+      await numbersRepo(tx).upsertSeeded(item, `pn_${newId()}`, Date.now());
     }
   },
 };

@@ -4,7 +4,7 @@
  * owns. Ownership is the database's: a unique index on the msisdn of every
  * number not released, so of two purchases racing, exactly one commits.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../../model/ids.js';
 import type { UnitOfWork } from '../../../store/unit-of-work.js';
 import { CARRIER_TRANSPORTS, type CarrierTransport, type InventoryNumber, type NumberType } from '../../../vendors/carrier/port.js';
 import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
@@ -148,7 +148,7 @@ export function createNumberService(deps: TelephonyDeps) {
       if (transport === 'carrier-b' && country === undefined) throw TelephonyErrors.NUMBER_COUNTRY_REQUIRED('country is required for carrier-b purchases');
       const offered = await atCarrier(() => carrier.quoteNumber(transport, msisdn, country));
       const row: PhoneNumberRow = {
-        id: `pn_${ulid()}`, orgId: actor.orgId, msisdn, country: offered.country, type: offered.type, capabilities: offered.features,
+        id: `pn_${newId()}`, orgId: actor.orgId, msisdn, country: offered.country, type: offered.type, capabilities: offered.features,
         purchasedBy: actor.principal.userId, purchasedByEmail: (await emailOf(store, actor.principal.userId)) ?? null,
         status: 'active', transport, tenDlcCampaignId: null, tfnRegistrationId: null, createdAt: Date.now(),
       };

@@ -5,7 +5,7 @@
  * moves an agent's status on its own: PATCH stores the value given. A
  * suspended agent cannot be restored, changed, linked or checked.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../../model/ids.js';
 import { RESOURCE_ID } from '../../../api/kernel/access.js';
 import type { UnitOfWork } from '../../../store/unit-of-work.js';
 import { emailOf, type Actor, type TelephonyDeps } from '../context.js';
@@ -101,7 +101,7 @@ export function createRcsService(deps: TelephonyDeps) {
   return {
     async register(actor: Actor, input: RegisterInput): Promise<RcsAgentView> {
       const row: RcsAgentRow = {
-        id: `rcs_${ulid()}`, orgId: actor.orgId, senderId: input.senderId, displayName: input.displayName,
+        id: `rcs_${newId()}`, orgId: actor.orgId, senderId: input.senderId, displayName: input.displayName,
         description: input.description ?? null, logoUrl: input.logoUrl ?? null, bannerUrl: input.bannerUrl ?? null,
         status: 'pending', webhookUrl: null, regions: input.regions ?? [], createdBy: actor.principal.userId,
         createdByEmail: (await emailOf(store, actor.principal.userId)) ?? null, linkedAgentId: null, createdAt: Date.now(),

@@ -4,7 +4,7 @@
  * entry, the trunk row locked, so concurrent requests cannot pass a limit.
  */
 import { randomBytes } from 'node:crypto';
-import { ulid } from 'ulid';
+import { newId } from '../../../model/ids.js';
 import { auditActorOf, authorizeAgent } from '../../../api/kernel/auth.js';
 import { RESOURCE_ID } from '../../../api/kernel/access.js';
 import type { UnitOfWork } from '../../../store/unit-of-work.js';
@@ -119,7 +119,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       if (acl.length > MAX_ACL_ENTRIES) throw TelephonyErrors.TRUNK_ACL_FULL(`Maximum ${MAX_ACL_ENTRIES} ACL entries allowed`);
       const now = Date.now();
       const trunk: TrunkRow = {
-        id: `trk_${ulid()}`, orgId: actor.orgId, domain: `trk-${randomBytes(8).toString('hex')}`, host: carrier.sipHost,
+        id: `trk_${newId()}`, orgId: actor.orgId, domain: `trk-${randomBytes(8).toString('hex')}`, host: carrier.sipHost,
         region: input.region ?? 'us', status: 'active', tls: input.tls ?? 'optional', srtp: input.srtp ?? 'optional',
         digestAuthEnabled: digest, defaultAgentId: null, createdAt: now, createdBy: actor.principal.userId,
         createdByEmail: (await emailOf(store, actor.principal.userId)) ?? null,

@@ -8,7 +8,7 @@
  * leaves the window. Reservations of one agent are serialized by an advisory
  * lock held only for the reservation's few statements, never over the call.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../../model/ids.js';
 import type { Sql } from '../../../store/sql.js';
 import { dispatchPlacesRepo } from './repository.js';
 
@@ -29,7 +29,7 @@ export function dispatchLedger(sql: Sql, limit: number) {
           const frees = Number(taken[taken.length - limit]!.at) + DISPATCH_WINDOW_MS;
           return { retryAfterSeconds: Math.max(1, Math.ceil((frees - nowMs) / 1000)) };
         }
-        const placeId = ulid();
+        const placeId = newId();
         await places.insert(placeId, agentId, nowMs);
         return { placeId };
       });

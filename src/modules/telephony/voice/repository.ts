@@ -118,13 +118,21 @@ export function voiceRepo(sql: Sql) {
       await sql.query(`update telephony_voices set ${sets.join(', ')} where id = $1`, params);
     },
 
-    /** Throws the unique violation (isVersionTaken) when the voice has the version string already. */
-    async insertVersion(v: VersionRow): Promise<void> {
-      await sql.query(
-        `insert into telephony_voice_versions (id, voice_id, version, description, config, bundle, created_by, created_at, updated_at)
-         values ($1,$2,$3,$4,$5::jsonb,$6,$7,$8,$9)`,
-        [v.id, v.voiceId, v.version, v.description, JSON.stringify(v.config), v.bundle, v.createdBy, v.createdAt, v.updatedAt],
+    /**
+     * Inserts `v` if its voice is the agent's, locking the voice's row first as `get(…, true)`
+     * would, in one statement: false when the agent has no such voice. Throws the unique
+     * violation (isVersionTaken) when the voice has the version string already.
+     */
+    async insertVersionOfLocked(agentId: string, v: VersionRow): Promise<boolean> {
+      const rows = await sql.query(
+        `with voice as (select id from telephony_voices where agent_id = $10 and id = $2 for update)
+         insert into telephony_voice_versions (id, voice_id, version, description, config, bundle, created_by, created_at, updated_at)
+         select $1, voice.id, $3, $4, $5::jsonb, $6, $7, $8, $9 from voice
+         returning id`,
+        [v.id, v.voiceId, v.version, v.description, JSON.stringify(v.config), v.bundle, v.createdBy, v.createdAt, v.updatedAt, agentId],
+        { prepare: 'telephony_voice_version_insert_locked' },
       );
+      return rows.length === 1;
     },
 
     async version(voiceId: string, version: string): Promise<VersionRow | undefined> {

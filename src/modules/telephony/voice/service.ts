@@ -7,7 +7,7 @@
  * later step fails: a voice it created is deactivated again, a voice it
  * reused gets its previous published version back.
  */
-import { ulid } from 'ulid';
+import { newId } from '../../../model/ids.js';
 import { RESOURCE_ID } from '../../../api/kernel/access.js';
 import type { UnitOfWork } from '../../../store/unit-of-work.js';
 import type { AgentActor, TelephonyDeps } from '../context.js';
@@ -90,7 +90,7 @@ export function createVoiceService(deps: TelephonyDeps) {
   async function create(actor: AgentActor, name: string, description: string | undefined): Promise<VoiceRow> {
     const now = Date.now();
     const row: VoiceRow = {
-      id: `voice_${ulid()}`, agentId: actor.agentId, orgId: actor.orgId, name, description: description ?? null, active: true, source: 'cli',
+      id: `voice_${newId()}`, agentId: actor.agentId, orgId: actor.orgId, name, description: description ?? null, active: true, source: 'cli',
       activeVersion: null, createdBy: actor.principal.userId, createdAt: now, updatedAt: now,
     };
     await naming(name, () => store.unitOfWork(async (tx) => {
@@ -103,16 +103,21 @@ export function createVoiceService(deps: TelephonyDeps) {
   async function push(actor: AgentActor, voiceId: string, version: string, description: string | undefined, body: Record<string, unknown>): Promise<VersionRow> {
     const now = Date.now();
     const row: VersionRow = {
-      id: `vver_${ulid()}`, voiceId, version, description: description ?? null, config: configFieldsOf(body),
+      id: `vver_${newId()}`, voiceId, version, description: description ?? null, config: configFieldsOf(body),
       bundle: typeof body.bundle === 'string' ? body.bundle : null, createdBy: actor.principal.userId, createdAt: now, updatedAt: now,
     };
-    await write(actor, voiceId, async (tx, _v, r) => {
+    if (!RESOURCE_ID.test(voiceId)) throw voiceNotFound();
+    // The voice's row is locked and the version inserted in one statement: the lock is held from
+    // it to the commit, which travels with the audit entry (unit-of-work.ts).
+    await store.unitOfWork(async (tx) => {
+      let inserted: boolean;
       try {
-        await r.insertVersion(row);
+        inserted = await voiceRepo(tx.sql).insertVersionOfLocked(actor.agentId, row);
       } catch (e) {
         if (isVersionTaken(e)) throw TelephonyErrors.VOICE_VERSION_EXISTS(`Version ${version} already exists for voice agent ${voiceId}`);
         throw e;
       }
+      if (!inserted) throw voiceNotFound();
       await audit(tx, actor, 'version_pushed', voiceId, { version });
     });
     return row;

@@ -67,6 +67,7 @@ describe.each(['pglite', 'postgres'] as const)('voice dispatch order on %s', (ki
     const sql: Sql = {
       kind: store.sql.kind,
       query: (text, params, options) => (releaseFails && text.startsWith('delete from telephony_dispatches where id') ? Promise.reject(new Error('store unreachable')) : store.sql.query(text, params, options)),
+      queryThenCommit: (text, params, options) => store.sql.queryThenCommit(text, params, options),
       exec: (text) => store.sql.exec(text),
       transaction: (fn) => store.sql.transaction(fn),
       listen: (channel, onNotify, onDown) => store.sql.listen(channel, onNotify, onDown),
