@@ -16,7 +16,7 @@ import { ulid } from 'ulid';
 import type { Sql } from './sql.js';
 import { createAuditRepo, type AuditEntry } from './audit-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
-import { noteTenancyChange } from './change-epochs.js';
+import { noteTenancyChange, noteTopicChange, READS_CHANNEL } from './change-epochs.js';
 import { createTenancyRepo } from './tenancy-repo.js';
 
 /** Writes one audit entry on the transaction's connection. A store option (StoreOptions.auditWriter) only to test failures. */
@@ -50,6 +50,15 @@ export function bindUnitOfWork(
     /** Runs `fn` once the transaction has committed (never when it rolls back); each `fn` once. */
     afterCommit(fn: () => void): void {
       onCommit(fn);
+    },
+    /**
+     * This unit writes what the read caches of `topic` hold (api/kernel/read-cache.ts): at its commit
+     * the other processes are notified (Postgres NOTIFY, sent with the commit or not at all), and once
+     * it has committed this process's entries of `topic` are no longer trusted.
+     */
+    async changed(topic: string): Promise<void> {
+      if (tx.kind === 'postgres') await tx.query(`select pg_notify('${READS_CHANNEL}', $1)`, [topic]);
+      onCommit(() => noteTopicChange(topic));
     },
   };
 }
