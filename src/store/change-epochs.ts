@@ -40,8 +40,8 @@ export const noteTenancyChange = (): void => {
 /**
  * Per-topic counters of the kernel's read caches (api/kernel/read-cache.ts): a family names a topic
  * for what one of its caches holds, and each unit of work that writes it says so (`tx.changed`),
- * which moves the topic's counter once the transaction has committed and, on Postgres, notifies the
- * other processes at that commit (READS_CHANNEL).
+ * which moves the topic's counter once the transaction has committed and, on Postgres, then
+ * notifies the other processes (READS_CHANNEL, store/unit-of-work.ts).
  */
 const topics = new Map<string, number>();
 

@@ -32,6 +32,7 @@ export function bindUnitOfWork(
   auditWriter: AuditWriter = insertAudit,
   onTenancyChange: () => void = noteTenancyChange,
   onCommit: (fn: () => void) => void = () => {},
+  onChanged: (topic: string) => void = (topic) => onCommit(() => noteTopicChange(topic)),
 ) {
   return {
     /** The transaction itself: families build their repositories on it. */
@@ -52,18 +53,28 @@ export function bindUnitOfWork(
       onCommit(fn);
     },
     /**
-     * This unit writes what the read caches of `topic` hold (api/kernel/read-cache.ts): at its commit
-     * the other processes are notified (Postgres NOTIFY, sent with the commit or not at all), and once
-     * it has committed this process's entries of `topic` are no longer trusted.
+     * This unit writes what the read caches of `topic` hold (api/kernel/read-cache.ts): once it has
+     * committed, this process's entries of `topic` are no longer trusted and the other processes are
+     * notified (never when it rolls back).
      */
-    async changed(topic: string): Promise<void> {
-      if (tx.kind === 'postgres') await tx.query(`select pg_notify('${READS_CHANNEL}', $1)`, [topic]);
-      onCommit(() => noteTopicChange(topic));
+    changed(topic: string): void {
+      onChanged(topic);
     },
   };
 }
 
 export type UnitOfWork = ReturnType<typeof bindUnitOfWork>;
+
+/**
+ * Tells the other API processes (Postgres) that `topic` changed, once its unit of work has
+ * committed: sent after the commit rather than in the transaction, so that no row lock of the unit
+ * is held for one more round trip, and not awaited. A notification lost with its process (or its
+ * connection) leaves the other processes' entries to their age bound (api/kernel/read-cache.ts).
+ */
+function announceChange(sql: Sql, topic: string): void {
+  if (sql.kind !== 'postgres') return;
+  sql.query(`select pg_notify('${READS_CHANNEL}', $1)`, [topic]).catch(() => {});
+}
 
 /**
  * `store.unitOfWork`: runs `fn` in one transaction; commits when it resolves, rolls back when it
@@ -80,9 +91,16 @@ export function createUnitOfWork(sql: Sql, auditWriter: AuditWriter = insertAudi
       noteTenancyChange();
     };
     const committed = new Set<() => void>();
+    const topics = new Set<string>();
     try {
-      const result = await sql.transaction((tx) => fn(bindUnitOfWork(tx, auditWriter, noteTenancy, (hook) => committed.add(hook))));
+      const result = await sql.transaction((tx) =>
+        fn(bindUnitOfWork(tx, auditWriter, noteTenancy, (hook) => committed.add(hook), (topic) => topics.add(topic))),
+      );
       for (const hook of committed) hook();
+      for (const topic of topics) {
+        noteTopicChange(topic);
+        announceChange(sql, topic);
+      }
       return result;
     } finally {
       if (tenancyWritten) noteTenancyChange();

@@ -7,8 +7,9 @@
  *
  * - never older than a write made through this process: the topic's counter
  *   (store/change-epochs.ts), taken before the entry's read, moves once such a write has committed;
- * - older than a write made by another process (Postgres) only until that process's commit
- *   notification is heard (READS_CHANNEL, LISTEN), and at most `maxAgeMs` (1 s) in any case.
+ * - older than a write made by another process (Postgres) only until the notification that process
+ *   sends after its commit is heard (READS_CHANNEL, LISTEN), and at most `maxAgeMs` (1 s) in any
+ *   case (a notification lost with its process or connection).
  *   Without a listening connection (lost, until it is back) nothing is cached on Postgres. The
  *   embedded store is one process's alone.
  *

@@ -48,7 +48,7 @@ describe('a read cache on the embedded store', () => {
     // Nor one that rolled back, nor another topic's.
     await expect(store.unitOfWork(async (tx) => {
       await tx.sql.query('insert into read_cache_rows values (10)');
-      await tx.changed(topic);
+      tx.changed(topic);
       throw new Error('rolled back');
     })).rejects.toThrow('rolled back');
     await store.unitOfWork(async (tx) => tx.changed('test.other'));
@@ -57,7 +57,7 @@ describe('a read cache on the embedded store', () => {
     // One that committed: the next read goes to the store and sees both rows.
     await store.unitOfWork(async (tx) => {
       await tx.sql.query('insert into read_cache_rows values (2)');
-      await tx.changed(topic);
+      tx.changed(topic);
     });
     expect(await cache.get('sum', read)).toBe(3);
     expect(await cache.get('sum', read)).toBe(3);

@@ -101,7 +101,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       const t = await r.get(actor.orgId, trunkId, true);
       if (!t) throw trunkNotFound();
       await fn(tx, t, r);
-      await tx.changed(TRUNKS_TOPIC);
+      tx.changed(TRUNKS_TOPIC);
     });
   }
 
@@ -136,7 +136,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       if (acl.length === 0 && !digest) {
         await store.unitOfWork(async (tx) => {
           await trunksRepo(tx.sql).insert({ ...trunk, status: 'failed' }, []);
-          await tx.changed(TRUNKS_TOPIC);
+          tx.changed(TRUNKS_TOPIC);
           await audit(tx, actor, 'failed', trunk.id, { reason: 'no ACL entry and digest authentication not enabled' });
         });
         throw TelephonyErrors.TRUNK_AUTH_REQUIRED('At least one ACL entry or digest authentication is required for security');
@@ -146,7 +146,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       try {
         await store.unitOfWork(async (tx) => {
           await trunksRepo(tx.sql).insert(trunk, entries);
-          await tx.changed(TRUNKS_TOPIC);
+          tx.changed(TRUNKS_TOPIC);
           await audit(tx, actor, 'created', trunk.id, { region: trunk.region, acl: provisioned.acl, digestAuthEnabled: digest, tls: trunk.tls, srtp: trunk.srtp });
         });
       } catch (e) {

@@ -97,7 +97,7 @@ export function createVoiceService(deps: TelephonyDeps) {
       const v = await r.get(actor.agentId, voiceId, true);
       if (!v) throw voiceNotFound();
       await fn(tx, v, r);
-      await tx.changed(VOICES_TOPIC);
+      tx.changed(VOICES_TOPIC);
     });
   }
 
@@ -116,7 +116,7 @@ export function createVoiceService(deps: TelephonyDeps) {
     await naming(name, () => store.unitOfWork(async (tx) => {
       await voiceRepo(tx.sql).insert(row);
       await audit(tx, actor, 'created', row.id, { name });
-      await tx.changed(VOICES_TOPIC);
+      tx.changed(VOICES_TOPIC);
     }));
     return row;
   }
@@ -238,7 +238,7 @@ export function createVoiceService(deps: TelephonyDeps) {
           const changes: VoiceChanges = reused ? { activeVersion: previous } : { active: false };
           await voiceRepo(tx.sql).update(voiceId, changes, Date.now());
           await audit(tx, actor, 'provision_rolled_back', voiceId, reused ? { restoredVersion: previous } : { deactivated: true });
-          await tx.changed(VOICES_TOPIC);
+          tx.changed(VOICES_TOPIC);
         });
         throw e;
       }
