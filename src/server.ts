@@ -20,6 +20,7 @@ import { createRateLimiter } from './api/kernel/rate-limit.js';
 import type { RecordSink } from './source/sink.js';
 import { createChannelNotifications, createTemplatePorts, families, type PlatformDeps } from './modules/index.js';
 import { registerFamily } from './api/kernel/family.js';
+import { createReadCaches } from './api/kernel/read-cache.js';
 import { installAccess } from './api/kernel/access.js';
 import { documentedSchema, installSchemas } from './api/kernel/schema.js';
 import { installStorableText } from './api/kernel/storable-text.js';
@@ -157,7 +158,10 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   // The persona, workflows and skills families' parts of a template install, handed to the templates family.
   const templatePorts = createTemplatePorts({ store: opts.store.kernel, logger: opts.logger });
   // Families get the kernel store; the drain tables and the log copy's reads go to their families alone.
-  const deps: PlatformDeps = { config: opts.config, store: opts.store.kernel, drainTables: opts.store.drainTables, logs: opts.store.logs, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts };
+  // One listening connection for every family's read caches.
+  const reads = await createReadCaches(opts.store.sql);
+  app.addHook('onClose', () => reads.stop());
+  const deps: PlatformDeps = { config: opts.config, store: opts.store.kernel, drainTables: opts.store.drainTables, logs: opts.store.logs, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts, reads };
   for (const family of families) await registerFamily(app, family, deps);
   return app;
 }

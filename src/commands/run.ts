@@ -22,6 +22,7 @@ import { startWorker, type Worker } from '../worker.js';
 import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
 import type { RecordSink } from '../source/sink.js';
 import { dayOf } from '../model/time.js';
+import { keepStatistics, type StatisticsKeeper } from '../store/statistics.js';
 
 export type Role = 'start' | 'serve' | 'worker';
 
@@ -57,12 +58,19 @@ export async function run(role: Role, config: Config, logger: Logger = createLog
     await bound.close();
     throw e;
   }
+  let statistics: StatisticsKeeper | undefined;
   try {
+    statistics = await keepStatistics(store.sql, {
+      intervalMs: config.storeAnalyzeIntervalMs,
+      onError: (err) => logger.warn({ event: 'store.analyze_failed', err: err.message }, 'analysing the store\'s tables failed'),
+    });
     return await runOn(role, config, logger, metrics, store, bound, {
       setWorker: (w) => (worker = w),
       requestStop: () => (stopRequested = true),
+      beforeStoreClose: () => statistics!.stop(),
     });
   } catch (e) {
+    await statistics?.stop().catch(() => {});
     await bound.close().catch(() => {});
     await store.close().catch(() => {});
     throw e;
@@ -95,7 +103,7 @@ function bindHttpServer(config: Config, logger: Logger): Promise<HttpListener> {
 
 async function runOn(
   role: Role, config: Config, logger: Logger, metrics: Metrics, store: Store, bound: HttpListener,
-  hooks: { setWorker(w: Worker): void; requestStop(): void },
+  hooks: { setWorker(w: Worker): void; requestStop(): void; beforeStoreClose(): Promise<void> },
 ): Promise<Running> {
   if (config.seedFile && role !== 'worker') {
     await applySeed(store.sql, await readSeedFile(config.seedFile, familySeeds));
@@ -180,6 +188,7 @@ async function runOn(
         await Promise.all([workflowVendors?.mail.close(), workflowVendors?.messaging.close()]).catch(() => {});
         if (role === 'worker') await closeListener();
         await kafkaSink?.close().catch(() => {});
+        await hooks.beforeStoreClose();
         await store.close();
       })();
       return stopping;

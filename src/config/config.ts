@@ -102,6 +102,11 @@ export const configSchema = Type.Object({
    * waits for a reconcile (src/api/kernel/rate-limit.ts); 0: every request waits for one.
    */
   rateLimitSyncMs: int('RATE_LIMIT_SYNC_MS', 100, { min: 0, max: 10_000 }, 'on Postgres, how old the shared rate-limit count a request is decided on may be'),
+  /**
+   * Where no autovacuum keeps the planner's statistics (the embedded store; Postgres with
+   * `autovacuum = off`), how often the store looks for tables that grew past them (src/store/statistics.ts).
+   */
+  storeAnalyzeIntervalMs: int('STORE_ANALYZE_INTERVAL_MS', 10_000, { min: 0, max: 3_600_000 }, 'on a store without autovacuum, how often tables grown past their planner statistics are analysed; `0`: never'),
   /** Read as what it names (`trustProxy`): see trustProxyOf. */
   trustProxy: optionalStr('TRUST_PROXY', 'which proxies\' `X-Forwarded-For` names the client (fastify `trustProxy`): `true` (every hop), a hop count, or comma-separated proxy addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`; unset or `false`: the socket\'s peer is the client. Per-address rate limits (the template catalog) key on it'),
   drainRefreshMs: int('DRAIN_REFRESH_MS', 2000, { min: 50, max: 600_000 }, 'how often a worker applies the quota ladder and reads the drain configuration version unasked'),

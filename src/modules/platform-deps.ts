@@ -18,6 +18,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { RateLimiter } from '../api/kernel/rate-limit.js';
 import type { RecordSink } from '../source/sink.js';
 import type { Vendors } from '../vendors/index.js';
+import type { ReadCaches } from '../api/kernel/read-cache.js';
 
 export interface PlatformDeps {
   config: Config;
@@ -38,6 +39,8 @@ export interface PlatformDeps {
   metrics: FamilyMetrics;
   /** The persona, workflows and skills families' parts of a template install (built by the composition root). */
   templatePorts: TemplatePorts;
+  /** Read caches kept coherent with the families' units of work (api/kernel/read-cache.ts). */
+  reads: ReadCaches;
 }
 
 /**

@@ -36,3 +36,19 @@ export const tenancyEpoch = (): number => tenancy;
 export const noteTenancyChange = (): void => {
   tenancy++;
 };
+
+/**
+ * Per-topic counters of the kernel's read caches (api/kernel/read-cache.ts): a family names a topic
+ * for what one of its caches holds, and each unit of work that writes it says so (`tx.changed`),
+ * which moves the topic's counter once the transaction has committed and, on Postgres, then
+ * notifies the other processes (READS_CHANNEL, store/unit-of-work.ts).
+ */
+const topics = new Map<string, number>();
+
+export const topicEpoch = (topic: string): number => topics.get(topic) ?? 0;
+export const noteTopicChange = (topic: string): void => {
+  topics.set(topic, topicEpoch(topic) + 1);
+};
+
+/** The notification channel of the read caches' topics (any topic: a listener distrusts every entry). */
+export const READS_CHANNEL = 'logdrain_reads';

@@ -23,7 +23,7 @@ import { newId } from '../model/ids.js';
 import type { Sql } from './sql.js';
 import { createAuditRepo, type AuditEntry } from './audit-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
-import { noteTenancyChange } from './change-epochs.js';
+import { noteTenancyChange, noteTopicChange, READS_CHANNEL } from './change-epochs.js';
 import { createTenancyRepo } from './tenancy-repo.js';
 
 /** Writes one audit entry on the transaction's connection. A store option (StoreOptions.auditWriter) only to test failures. */
@@ -54,6 +54,7 @@ function bindUnitOfWork(
   auditWriter: AuditWriter,
   onTenancyChange: () => void,
   onCommit: (fn: () => void) => void,
+  onChanged: (topic: string) => void,
 ) {
   const waiting: AuditEntry[] = [];
   /** Writes the entries waiting, for a read of the audit log inside the unit. */
@@ -85,11 +86,30 @@ function bindUnitOfWork(
     afterCommit(fn: () => void): void {
       onCommit(fn);
     },
+    /**
+     * This unit writes what the read caches of `topic` hold (api/kernel/read-cache.ts): once it has
+     * committed, this process's entries of `topic` are no longer trusted and the other processes are
+     * notified (never when it rolls back).
+     */
+    changed(topic: string): void {
+      onChanged(topic);
+    },
   };
   return { unit, finish: (): Promise<void> => writeAuditThenCommit(tx, auditWriter, waiting.splice(0)) };
 }
 
 export type UnitOfWork = ReturnType<typeof bindUnitOfWork>['unit'];
+
+/**
+ * Tells the other API processes (Postgres) that `topic` changed, once its unit of work has
+ * committed: sent after the commit rather than in the transaction, so that no row lock of the unit
+ * is held for one more round trip, and not awaited. A notification lost with its process (or its
+ * connection) leaves the other processes' entries to their age bound (api/kernel/read-cache.ts).
+ */
+function announceChange(sql: Sql, topic: string): void {
+  if (sql.kind !== 'postgres') return;
+  sql.query(`select pg_notify('${READS_CHANNEL}', $1)`, [topic]).catch(() => {});
+}
 
 /**
  * `store.unitOfWork`: runs `fn` in one transaction; commits when it resolves, rolls back when it
@@ -106,14 +126,19 @@ export function createUnitOfWork(sql: Sql, auditWriter: AuditWriter = insertAudi
       noteTenancyChange();
     };
     const committed = new Set<() => void>();
+    const topics = new Set<string>();
     try {
       const result = await sql.transaction(async (tx) => {
-        const { unit, finish } = bindUnitOfWork(tx, auditWriter, noteTenancy, (hook) => committed.add(hook));
+        const { unit, finish } = bindUnitOfWork(tx, auditWriter, noteTenancy, (hook) => committed.add(hook), (topic) => topics.add(topic));
         const answer = await fn(unit);
         await finish();
         return answer;
       });
       for (const hook of committed) hook();
+      for (const topic of topics) {
+        noteTopicChange(topic);
+        announceChange(sql, topic);
+      }
       return result;
     } finally {
       if (tenancyWritten) noteTenancyChange();

@@ -9,6 +9,7 @@ import { personaMigrations } from './migrations.js';
 import { personaPresetsSeed } from './presets.js';
 import { registerPersonaRoutes } from './routes.js';
 import { createPersonaService } from './service.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
 
 export interface PersonaDeps {
   /** The website fetch's allow list and CA certificates, and the deprecated scopes' sunset. */
@@ -16,6 +17,8 @@ export interface PersonaDeps {
   store: KernelStore;
   /** The model-provider port (src/vendors/model-provider/), its adapter chosen from configuration. */
   vendors: { modelProvider: ModelProvider };
+  /** The kernel's read caches (api/kernel/read-cache.ts). */
+  reads: ReadCaches;
 }
 
 export const personaFamily = defineFamily<PersonaDeps>({
@@ -25,7 +28,7 @@ export const personaFamily = defineFamily<PersonaDeps>({
   register(app: FastifyInstance, deps: PersonaDeps) {
     const fetcher = createGuardedFetcher({ allowHosts: deps.config.websiteFetchAllowHosts, extraCaCerts: deps.config.extraCaCerts });
     app.addHook('onClose', () => fetcher.close());
-    const service = createPersonaService({ store: deps.store, provider: deps.vendors.modelProvider, fetcher });
+    const service = createPersonaService({ store: deps.store, reads: deps.reads, provider: deps.vendors.modelProvider, fetcher });
     registerPersonaRoutes(app, { service, deprecatedScopesSunset: deps.config.deprecatedScopesSunset });
   },
 });

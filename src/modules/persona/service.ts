@@ -16,9 +16,13 @@ import { createPersonaRepo, isDraftConflict, type PersonaVersion, type Preset, t
 import { draftVersionNotFound, noDraft, PersonaErrors, presetNotFound, providerFailure, versionNotFound } from './errors.js';
 import { CONFIG_FIELDS, type DraftBody, type GenerateBody } from './schemas.js';
 import { BUILT_IN_PRESETS, catalog } from './presets.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
+import { PERSONA_TOPIC } from './topic.js';
 
 export interface PersonaServiceDeps {
   store: KernelStore;
+  /** The kernel's read caches (api/kernel/read-cache.ts): the versions list. */
+  reads: ReadCaches;
   provider: ModelProvider;
   /** Fetches a business website for `enhance/website` when the provider reads websites. */
   fetcher: GuardedFetcher;
@@ -54,8 +58,14 @@ const isEmpty = (p: Persona): boolean => personaText(p).trim() === '';
 
 export function createPersonaService(deps: PersonaServiceDeps) {
   const repo = createPersonaRepo(deps.store.sql);
+  // Every write of the family's tables but a template install's (template-port.ts) runs here.
   const unit = <T>(fn: (tx: UnitOfWork, r: ReturnType<typeof createPersonaRepo>) => Promise<T>): Promise<T> =>
-    deps.store.unitOfWork((tx) => fn(tx, createPersonaRepo(tx.sql)));
+    deps.store.unitOfWork((tx) => {
+      tx.changed(PERSONA_TOPIC);
+      return fn(tx, createPersonaRepo(tx.sql));
+    });
+  // The versions list by agent and status.
+  const lists = deps.reads.cache<{ versions: PersonaVersion[]; current: number | null }>(PERSONA_TOPIC);
   const audit = (tx: UnitOfWork, actor: Actor, agentId: string, action: string, details: Record<string, unknown>) =>
     tx.audit({ orgId: actor.orgId, action, actor: { type: 'user', id: actor.userId }, targetType: 'agent', targetId: agentId, details });
   const model = async <T>(call: Promise<{ ok: true; value: T } | { ok: false; error: Parameters<typeof providerFailure>[0] }>): Promise<T> => {
@@ -78,7 +88,7 @@ export function createPersonaService(deps: PersonaServiceDeps) {
 
   return {
     async listVersions(agentId: string, status: VersionStatus | 'all'): Promise<{ versions: PersonaVersion[]; current: number | null }> {
-      return repo.listWithCurrent(agentId, status);
+      return lists.get(`${agentId}\u0000${status}`, () => repo.listWithCurrent(agentId, status));
     },
 
     async getVersion(agentId: string, version: number): Promise<{ version: PersonaVersion; current: number | null }> {

@@ -19,6 +19,7 @@ import type { Sql } from '../../store/sql.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { PersonaApplyOutcome, PersonaApplyPort } from '../platform-deps.js';
 import { createPersonaRepo } from './repository.js';
+import { PERSONA_TOPIC } from './topic.js';
 
 export function createPersonaTemplatePort(): PersonaApplyPort {
   return {
@@ -29,6 +30,7 @@ export function createPersonaTemplatePort(): PersonaApplyPort {
       const version = await r.takeNumber(a.agentId);
       await r.insert({ agentId: a.agentId, version, status: 'published', persona: a.persona, config: state.config, createdBy: a.userId });
       await r.setCurrent(a.agentId, version);
+      tx.changed(PERSONA_TOPIC);
       await tx.audit({
         orgId: a.orgId, action: 'persona.version.created', actor: { type: 'user', id: a.userId }, targetType: 'agent', targetId: a.agentId,
         details: { version, via: 'template' },

@@ -16,6 +16,7 @@ import type { Bucket, RateLimiter } from '../../api/kernel/rate-limit.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { FamilyMetrics } from '../platform-deps.js';
 import { userEmail } from './repository.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
 
 export const SCOPES = {
   read: 'telephony:read',
@@ -41,6 +42,8 @@ export interface TelephonyDeps {
   logger: Logger;
   /** Dispatches, voice sessions and vendor errors (/metrics). */
   metrics: FamilyMetrics;
+  /** The kernel's read caches (api/kernel/read-cache.ts): the trunk and voice lists. */
+  reads: ReadCaches;
 }
 
 /**

@@ -74,10 +74,18 @@ export interface CreateTrunkInput {
 const audit = (tx: UnitOfWork, actor: Actor, action: string, trunkId: string, details: Record<string, unknown> = {}) =>
   tx.audit({ orgId: actor.orgId, action: `telephony.trunk.${action}`, actor: auditActorOf(actor.principal), targetType: 'sip_trunk', targetId: trunkId, details });
 
+/**
+ * The read-cache topic of an organization's trunks with their ACL entries and digest users: every
+ * unit of work below that writes them says so (`tx.changed`), and only they write them.
+ */
+export const TRUNKS_TOPIC = 'telephony.trunks';
+
 export function createTrunkService(deps: TelephonyDeps) {
   const { store } = deps;
   const { carrier } = deps.vendors;
   const repo = trunksRepo(store.sql);
+  // The list's read forms by organization (the answer is built from them unchanged).
+  const lists = deps.reads.cache<TrunkView[]>(TRUNKS_TOPIC);
 
   async function view(orgId: string, id: string): Promise<TrunkView> {
     const t = await repo.get(orgId, id);
@@ -93,6 +101,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       const t = await r.get(actor.orgId, trunkId, true);
       if (!t) throw trunkNotFound();
       await fn(tx, t, r);
+      tx.changed(TRUNKS_TOPIC);
     });
   }
 
@@ -100,7 +109,7 @@ export function createTrunkService(deps: TelephonyDeps) {
     view,
 
     async list(orgId: string): Promise<TrunkView[]> {
-      return (await repo.listWithParts(orgId)).map(trunkView);
+      return lists.get(orgId, async () => (await repo.listWithParts(orgId)).map(trunkView));
     },
 
     async get(orgId: string, trunkId: string): Promise<TrunkView> {
@@ -127,6 +136,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       if (acl.length === 0 && !digest) {
         await store.unitOfWork(async (tx) => {
           await trunksRepo(tx.sql).insert({ ...trunk, status: 'failed' }, []);
+          tx.changed(TRUNKS_TOPIC);
           await audit(tx, actor, 'failed', trunk.id, { reason: 'no ACL entry and digest authentication not enabled' });
         });
         throw TelephonyErrors.TRUNK_AUTH_REQUIRED('At least one ACL entry or digest authentication is required for security');
@@ -136,6 +146,7 @@ export function createTrunkService(deps: TelephonyDeps) {
       try {
         await store.unitOfWork(async (tx) => {
           await trunksRepo(tx.sql).insert(trunk, entries);
+          tx.changed(TRUNKS_TOPIC);
           await audit(tx, actor, 'created', trunk.id, { region: trunk.region, acl: provisioned.acl, digestAuthEnabled: digest, tls: trunk.tls, srtp: trunk.srtp });
         });
       } catch (e) {

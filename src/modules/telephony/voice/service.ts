@@ -57,12 +57,31 @@ function configFieldsOf(body: Record<string, unknown>): Record<string, unknown> 
   return config;
 }
 
+/** The voice list's answer: each voice with its versions, newest first. */
+function listForm(voices: { voice: VoiceRow; versions: VersionRow[] }[]) {
+  return voices.map(({ voice: v, versions }) => ({
+    ...voiceRecord(v),
+    versions: versions.map((x) => ({
+      id: x.id, version: x.version, ...(x.description !== null ? { description: x.description } : {}), active: x.version === v.activeVersion,
+      createdAt: iso(x.createdAt), createdBy: x.createdBy, ...configOf(x),
+    })),
+  }));
+}
+
 const audit = (tx: UnitOfWork, actor: AgentActor, action: string, voiceId: string, details: Record<string, unknown> = {}) =>
   tx.audit({ orgId: actor.orgId, action: `telephony.voice.${action}`, actor: auditActorOf(actor.principal), targetType: 'voice', targetId: voiceId, details: { agentId: actor.agentId, ...details } });
+
+/**
+ * The read-cache topic of an agent's voices with their versions: every unit of work below that
+ * writes them says so (`tx.changed`), and only they write them.
+ */
+export const VOICES_TOPIC = 'telephony.voices';
 
 export function createVoiceService(deps: TelephonyDeps) {
   const { store } = deps;
   const repo = voiceRepo(store.sql);
+  // The list's answer by agent (served unchanged).
+  const lists = deps.reads.cache<ReturnType<typeof listForm>>(VOICES_TOPIC);
 
   async function find(agentId: string, voiceId: string): Promise<VoiceRow> {
     const v = RESOURCE_ID.test(voiceId) ? await repo.get(agentId, voiceId) : undefined;
@@ -78,6 +97,7 @@ export function createVoiceService(deps: TelephonyDeps) {
       const v = await r.get(actor.agentId, voiceId, true);
       if (!v) throw voiceNotFound();
       await fn(tx, v, r);
+      tx.changed(VOICES_TOPIC);
     });
   }
 
@@ -96,6 +116,7 @@ export function createVoiceService(deps: TelephonyDeps) {
     await naming(name, () => store.unitOfWork(async (tx) => {
       await voiceRepo(tx.sql).insert(row);
       await audit(tx, actor, 'created', row.id, { name });
+      tx.changed(VOICES_TOPIC);
     }));
     return row;
   }
@@ -136,13 +157,7 @@ export function createVoiceService(deps: TelephonyDeps) {
 
   return {
     async list(agentId: string) {
-      return (await repo.listWithVersions(agentId)).map(({ voice: v, versions }) => ({
-        ...voiceRecord(v),
-        versions: versions.map((x) => ({
-          id: x.id, version: x.version, ...(x.description !== null ? { description: x.description } : {}), active: x.version === v.activeVersion,
-          createdAt: iso(x.createdAt), createdBy: x.createdBy, ...configOf(x),
-        })),
-      }));
+      return lists.get(agentId, async () => listForm(await repo.listWithVersions(agentId)));
     },
 
     async create(actor: AgentActor, name: string, description: string | undefined) {
@@ -228,6 +243,7 @@ export function createVoiceService(deps: TelephonyDeps) {
           const changes: VoiceChanges = reused ? { activeVersion: previous } : { active: false };
           await voiceRepo(tx.sql).update(voiceId, changes, Date.now());
           await audit(tx, actor, 'provision_rolled_back', voiceId, reused ? { restoredVersion: previous } : { deactivated: true });
+          tx.changed(VOICES_TOPIC);
         });
         throw e;
       }

@@ -1,0 +1,114 @@
+/**
+ * The kernel's read caches: what a family's read route answers, kept in the API process so that
+ * a repeated read runs no statement (on the embedded store each statement is planned again in the
+ * API's own thread, several milliseconds; on Postgres a round trip). A family names a topic for
+ * what a cache holds, and every unit of work that writes any of it calls `tx.changed(topic)`
+ * (store/unit-of-work.ts). An entry is then
+ *
+ * - never older than a write made through this process: the topic's counter
+ *   (store/change-epochs.ts), taken before the entry's read, moves once such a write has committed;
+ * - older than a write made by another process (Postgres) only until the notification that process
+ *   sends after its commit is heard (READS_CHANNEL, LISTEN), and at most `maxAgeMs` (1 s) in any
+ *   case (a notification lost with its process or connection).
+ *   Without a listening connection (lost, until it is back) nothing is cached on Postgres. The
+ *   embedded store is one process's alone.
+ *
+ * Concurrent misses share one read; an entry past half its age is read again in the background
+ * while it still answers. A read that fails is not kept.
+ */
+import type { Sql } from '../../store/sql.js';
+import { READS_CHANNEL, topicEpoch } from '../../store/change-epochs.js';
+
+/** An entry is read again this long after it was read, whatever was heard. */
+export const READ_CACHE_MAX_AGE_MS = 1000;
+/** Entries kept at most per cache; past it the cache starts again. */
+const ENTRIES_MAX = 10_000;
+
+interface Entry<T> {
+  atMs: number;
+  local: number;
+  remote: number;
+  value: Promise<T>;
+  /** A read replacing this entry is under way. */
+  renewing: boolean;
+}
+
+export interface ReadCache<T> {
+  /** The value of `key`: the cached one while it is trusted, else what `read` resolves to. */
+  get(key: string, read: () => Promise<T>): Promise<T>;
+}
+
+export interface ReadCaches {
+  /** A cache of what the units of work that call `tx.changed(topic)` write. */
+  cache<T>(topic: string, opts?: { maxAgeMs?: number }): ReadCache<T>;
+  stop(): Promise<void>;
+}
+
+export async function createReadCaches(sql: Sql): Promise<ReadCaches> {
+  /** Notifications heard (and reconnections, after which what was sent meanwhile is unknown). */
+  let remote = 0;
+  let listening = sql.kind === 'pglite';
+  let unwatch: (() => Promise<void>) | undefined;
+  if (sql.kind === 'postgres') {
+    try {
+      unwatch = await sql.listen(
+        READS_CHANNEL,
+        () => {
+          remote++;
+          listening = true;
+        },
+        () => {
+          listening = false;
+          remote++;
+        },
+      );
+      listening = true;
+    } catch {
+      // No listening connection: every read goes to the store.
+    }
+  }
+  const maps = new Set<Map<string, Entry<unknown>>>();
+
+  return {
+    cache<T>(topic: string, opts: { maxAgeMs?: number } = {}): ReadCache<T> {
+      const maxAgeMs = opts.maxAgeMs ?? READ_CACHE_MAX_AGE_MS;
+      const map = new Map<string, Entry<T>>();
+      maps.add(map as Map<string, Entry<unknown>>);
+      const fresh = (read: () => Promise<T>, now: number): Entry<T> =>
+        // The counters are taken before the read: a write that commits while it runs distrusts it.
+        ({ atMs: now, local: topicEpoch(topic), remote, value: read(), renewing: false });
+      return {
+        get(key, read) {
+          if (!listening) return read();
+          const now = Date.now();
+          const hit = map.get(key);
+          if (hit && hit.local === topicEpoch(topic) && hit.remote === remote && now - hit.atMs < maxAgeMs) {
+            if (now - hit.atMs >= maxAgeMs / 2 && !hit.renewing) {
+              hit.renewing = true;
+              const next = fresh(read, now);
+              next.value.then(
+                () => {
+                  if (map.get(key) === hit) map.set(key, next);
+                },
+                () => (hit.renewing = false),
+              );
+            }
+            return hit.value;
+          }
+          if (map.size >= ENTRIES_MAX) map.clear();
+          const entry = fresh(read, now);
+          map.set(key, entry);
+          entry.value.catch(() => {
+            if (map.get(key) === entry) map.delete(key);
+          });
+          return entry.value;
+        },
+      };
+    },
+    async stop() {
+      listening = false;
+      for (const m of maps) m.clear();
+      await unwatch?.();
+    },
+  };
+}

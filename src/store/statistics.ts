@@ -1,0 +1,70 @@
+/**
+ * Planner statistics where nothing else keeps them. The planner chooses a plan from each table's
+ * statistics (its row count and column values), which ANALYZE writes; Postgres's autovacuum runs
+ * it once a table has changed by a tenth. The embedded store (PGlite, one backend in the API's own
+ * thread) has no autovacuum, nor has a Postgres server run with `autovacuum = off`: there a table
+ * that grew after its creation keeps the estimate of an empty one, and a read of "the newest 50 of
+ * an agent" planned for a few dozen rows reads every row of the agent and sorts them (the channel
+ * deliveries list: 7 to 9 ms a statement for an agent of 13,000 deliveries, against 0.06 ms along
+ * its index once analysed).
+ *
+ * So each round analyses the tables of the store's schema never analysed since they got rows, or
+ * whose size in pages moved by more than a tenth (and ten pages) from what their last analysis saw:
+ * the growth rule of autovacuum, read from the table's size, since PGlite keeps no change counts. A
+ * table whose rows change in place without its size moving is not caught. Where the server's
+ * autovacuum is on, rounds do nothing.
+ */
+import type { Sql } from './sql.js';
+
+/** The tables whose statistics are missing or behind their size (see the top of this file). */
+const STALE_TABLES = `
+select c.relname as name
+from pg_class c join pg_namespace n on n.oid = c.relnamespace
+where n.nspname = current_schema() and c.relkind = 'r'
+  and pg_relation_size(c.oid) > 0
+  and (c.reltuples < 0
+       or abs(pg_relation_size(c.oid) / current_setting('block_size')::int - c.relpages) > 10 + c.relpages / 10)
+order by c.relname`;
+
+/** Whether the server analyses tables itself (Postgres with autovacuum on). */
+export async function serverAnalyses(sql: Sql): Promise<boolean> {
+  if (sql.kind === 'pglite') return false;
+  const rows = await sql.query<{ on: boolean }>("select current_setting('autovacuum') = 'on' as on");
+  return rows[0]?.on === true;
+}
+
+/** One round: analyses each stale table; resolves to the names of those analysed. */
+export async function analyzeStaleTables(sql: Sql): Promise<string[]> {
+  const stale = await sql.query<{ name: string }>(STALE_TABLES, [], { background: true });
+  for (const { name } of stale) {
+    // Behind the other statements on the embedded store (a large table's sample takes tens of ms).
+    await sql.query(`analyze "${name.replaceAll('"', '""')}"`, [], { background: true });
+  }
+  return stale.map((t) => t.name);
+}
+
+export interface StatisticsKeeper {
+  /** Stops the rounds, after the one running (if any) has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a round every `intervalMs` (none when 0, or when the server analyses itself). A failed round
+ * is reported to `onError` and the next one tried as usual.
+ */
+export async function keepStatistics(sql: Sql, opts: { intervalMs: number; onError(e: Error): void }): Promise<StatisticsKeeper> {
+  if (opts.intervalMs <= 0 || (await serverAnalyses(sql))) return { stop: async () => {} };
+  let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  const timer = setInterval(() => {
+    running = running.then(() => (stopped ? undefined : analyzeStaleTables(sql).catch((e: Error) => opts.onError(e))));
+  }, opts.intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
