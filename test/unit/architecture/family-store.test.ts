@@ -45,7 +45,7 @@ describe("the families' store", () => {
       expect(keys).toEqual(expect.arrayContaining(['sql', 'secretBox', 'auth', 'audit', 'idempotency', 'rateLimits', 'tenancy', 'unitOfWork', 'ping']));
       // A family's unit of work binds the kernel's repositories only.
       const bound = await store.kernel.unitOfWork(async (tx) => Object.keys(tx));
-      expect(bound.sort()).toEqual(['afterCommit', 'audit', 'auditLog', 'idempotency', 'sql', 'tenancy']);
+      expect(bound.sort()).toEqual(['afterCommit', 'audit', 'auditLog', 'changed', 'idempotency', 'sql', 'tenancy']);
     } finally {
       await store.close();
     }
