@@ -64,8 +64,15 @@ export interface BacklogPump {
 }
 
 const LEASE_MS = 60_000;
-/** Parked rows read at a time (a few MB); pages are read resource by resource, so batches come out full. */
-const PAGE_ROWS = 2000;
+/**
+ * Parked rows read at a time; pages are read resource by resource, so batches come out full. A
+ * round holds two pages of each drain it sends (the one being sent and the next, read meanwhile),
+ * and four drains are sent at once: at 2,000 rows (over a KB of the heap a row as pg returns it,
+ * the record's and the resource's JSON) that was about 16,000 rows, some 20 MB of a spilling
+ * worker's live heap and twice that of its peak RSS with the heap's growth (benchmarks.md,
+ * memory). A page of 1,000 still fills 40 batches of 25.
+ */
+const PAGE_ROWS = 1000;
 /** Resources of one drain delivered at once (each resource's batches stay in order). */
 const LANES = 4;
 /**

@@ -46,7 +46,20 @@ const MAX_OUTPUT_CHUNK = 120 * 1024;
  * every call: for the 1-2 KB bodies of many-agent batches that, not the compression, was the cost.
  * The output is ordinary gzip; decoders always allow a 32 KB window.
  */
-export function smallBodyGzip(size: number, level: number): { level: number; windowBits: number; memLevel: number } {
+export function smallBodyGzip(size: number, level: number): { level: number; windowBits: number; memLevel: number; chunkSize: number } {
   const windowBits = Math.min(15, Math.max(10, 32 - Math.clz32(size + 262)));
-  return { level, windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 6)) };
+  return { level, windowBits, memLevel: Math.max(1, Math.min(8, windowBits - 6)), chunkSize: smallBodyOutputChunk(size) };
+}
+
+/**
+ * The output buffer of a small body's gzip: half the body and a little (the batches of one or
+ * two records that many agents make compress to about 0.5 to 0.9 of their size, larger ones to a
+ * fifth), not zlib's 16 KB. The gzip is a view of that buffer and lives as long as its request, so
+ * every small body held 16 KB outside the JavaScript heap until a full collection: with 10,000
+ * agents, tens of MB of the worker's RSS (benchmarks.md, memory). A gzip larger than the buffer
+ * (a body that barely compresses) takes a second one and is joined: correct, rarely paid.
+ * zlib's own floor is 64 bytes.
+ */
+export function smallBodyOutputChunk(size: number): number {
+  return Math.min(16 * 1024, Math.max(64, (size >> 1) + 256));
 }

@@ -29,6 +29,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BATCH_SPILL_LINGER_MS: '10' })).toThrow(/BATCH_SPILL_LINGER_MS/);
   });
 
+  it('holds at most 10,000 records in flight by default (each about 4 KB of the heap while held)', () => {
+    expect(loadConfig({}).maxInFlightRecords).toBe(10_000);
+    expect(loadConfig({ MAX_IN_FLIGHT_RECORDS: '20000' }).maxInFlightRecords).toBe(20_000);
+    expect(() => loadConfig({ MAX_IN_FLIGHT_RECORDS: '99' })).toThrow(/MAX_IN_FLIGHT_RECORDS/);
+  });
+
   it("reads V8's heap growth: twice the live size by default, 0 for V8's own choice", () => {
     expect(loadConfig({}).heapGrowingPercent).toBe(100);
     expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);

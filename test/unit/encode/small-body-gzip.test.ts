@@ -2,9 +2,10 @@
  * Small bodies are gzipped with a window and hash table sized to them: the output must be
  * ordinary gzip any decoder takes, and compress as well as zlib's defaults.
  */
+import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { smallBodyGzip } from '../../../src/encode/compression.js';
+import { gzipBody, smallBodyGzip } from '../../../src/encode/compression.js';
 import { syntheticRecords } from '../../../src/devtools/synthetic.js';
 
 const ORGS = [{ orgId: 'org_1', agents: [{ id: 'agt_1', name: 'one' }, { id: 'agt_2', name: 'two' }] }];
@@ -30,6 +31,25 @@ describe('gzip of small bodies', () => {
       const small = gzipSync(body, smallBodyGzip(body.length, 1));
       expect(gunzipSync(small).equals(body)).toBe(true);
       expect(small.length).toBeLessThanOrEqual(Math.ceil(gzipSync(body, { level: 1 }).length * 1.02));
+    }
+  });
+
+  it("holds the gzip in a buffer sized to the body, not zlib's 16 KB: it lives as long as its request", async () => {
+    for (const n of [1, 2, 3, 10]) {
+      const body = ndjson(n);
+      const gz = await gzipBody(body, { level: 1 });
+      expect(gunzipSync(gz).equals(body)).toBe(true);
+      // What the gzip keeps alive is the buffer under it (a small one may share Node's 8 KB slab).
+      expect(gz.buffer.byteLength).toBeLessThanOrEqual(Math.max(8 * 1024, body.length));
+    }
+  });
+
+  it('still gives the whole gzip of a body that does not compress into its buffer', () => {
+    for (const size of [2_000, 8_000, 30_000]) {
+      const body = randomBytes(size);
+      const gz = gzipSync(body, smallBodyGzip(size, 1));
+      expect(gz.length).toBeGreaterThan(smallBodyGzip(size, 1).chunkSize);
+      expect(gunzipSync(gz).equals(body)).toBe(true);
     }
   });
 });

@@ -42,8 +42,14 @@ const toRows = (rows: readonly RawRow[]): BacklogRow[] =>
     id: Number(r.id), resourceKey: String(r.rkey), resourceJson: r.resource_json, recordJson: r.record_json, recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits,
   }));
 
-/** Parked rows written by one statement (about 2 MB of JSON text). */
-export const PARK_ROWS = 2000;
+/**
+ * Parked rows written by one statement (about half a MB of JSON text). A statement's joined texts
+ * and pg's message carrying them exist at once, each the size of the statement, and outlive the
+ * young generation while Postgres reads them: at 2,000 rows (2 MB) a statement, a spilling
+ * worker's parks were a large share of its external memory (benchmarks.md, memory). The insert's
+ * per-row work is the same at 500; only the statement's own overhead is paid four times as often.
+ */
+export const PARK_ROWS = 500;
 
 /**
  * JSON texts joined by newlines. A raw newline in JSON text can only be whitespace between tokens
