@@ -223,13 +223,8 @@ async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client
  * writes are synchronous calls on this thread: the zeros were 16 writes of 1 MiB (50 ms to a few
  * hundred on a busy disk) inside whichever statement crossed into the next segment, every 16 MiB
  * of WAL (a few seconds of a large ingest). The segment is created at its full size all the same.
- *
- * And ANALYZE samples 300 rows per point of `default_statistics_target`: at Postgres's 100, 30,000
- * rows, 300 to 700 ms for a table of 100,000 rows in one synchronous statement on this thread (the
- * statistics keeper's rounds, statistics.ts); at 10, 3,000 rows and about 40 ms. The plans the
- * reads need (an agent's or organization's newest rows along an index) take coarse statistics.
  */
-export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off', '-c', 'default_statistics_target=10'];
+export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'];
 
 async function openPglite(dataDir: string): Promise<Sql> {
   // One process per directory, checked before anything in it is touched (data-dir-lock.ts).

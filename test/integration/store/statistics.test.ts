@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { familyMigrations } from '../../../src/modules/index.js';
 import { createTestDatabase } from '../../helpers/postgres.js';
-import { analyzeStaleTables, keepStatistics, serverAnalyses } from '../../../src/store/statistics.js';
+import { analyzeStaleTables, keepStatistics, LARGE_TABLE_PAGES, serverAnalyses } from '../../../src/store/statistics.js';
 import { createChannelsRepo } from '../../../src/modules/channels/repository.js';
 import type { Delivery } from '../../../src/modules/channels/model.js';
 
@@ -103,5 +103,28 @@ describe.each(KINDS)('planner statistics on $name', (kind) => {
     const after = await analysedAt(store, 'channel_deliveries');
     if (analyses) expect(after).toBe(before);
     else expect(after).toBe(DELIVERIES + 1 + 2000);
+  });
+
+  it('analyses a large table from a smaller sample on the embedded store only, and a small one from the full sample', async () => {
+    // ANALYZE is a synchronous statement on the embedded store's thread: 30,000 rows sampled at
+    // the default target, 300 to 700 ms for 100,000 rows; a large table is analysed at a target of 10.
+    await store.sql.query('create table stats_large (n int, pad text)');
+    await store.sql.query("insert into stats_large select i, repeat('p', 100) from generate_series(1, 80000) i");
+    await store.sql.query('create table stats_small (n int)');
+    await store.sql.query('insert into stats_small select generate_series(1, 5000)');
+    const pages = (await store.sql.query<{ pages: number }>("select (pg_relation_size('stats_large') / 8192)::int as pages"))[0]!.pages;
+    expect(pages).toBeGreaterThan(LARGE_TABLE_PAGES);
+    const analysed = await analyzeStaleTables(store.sql);
+    expect(analysed).toEqual(expect.arrayContaining(['stats_large', 'stats_small']));
+    // A histogram has at most target + 1 bounds.
+    const bounds = async (table: string) =>
+      (await store.sql.query<{ bounds: number }>(
+        "select array_length(histogram_bounds::text::int[], 1) as bounds from pg_stats where tablename = $1 and attname = 'n'", [table],
+      ))[0]!.bounds;
+    if (kind.name === 'pglite') expect(await bounds('stats_large')).toBeLessThanOrEqual(11);
+    else expect(await bounds('stats_large')).toBe(101);
+    expect(await bounds('stats_small')).toBe(101);
+    // The setting was the analysis's only.
+    expect((await store.sql.query<{ t: string }>("select current_setting('default_statistics_target') as t"))[0]!.t).toBe('100');
   });
 });
