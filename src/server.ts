@@ -159,7 +159,7 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
   const templatePorts = createTemplatePorts({ store: opts.store.kernel, logger: opts.logger });
   // Families get the kernel store; the drain tables and the log copy's reads go to their families alone.
   // One listening connection for every family's read caches.
-  const reads = await createReadCaches(opts.store.sql);
+  const reads = await createReadCaches(opts.store.sql, { listen: opts.config.drainConfigListen });
   app.addHook('onClose', () => reads.stop());
   const deps: PlatformDeps = { config: opts.config, store: opts.store.kernel, drainTables: opts.store.drainTables, logs: opts.store.logs, logger: opts.logger, limiter, sink: opts.sink, vendors, channelNotifications, metrics, templatePorts, reads };
   for (const family of families) await registerFamily(app, family, deps);

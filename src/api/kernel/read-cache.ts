@@ -44,12 +44,17 @@ export interface ReadCaches {
   stop(): Promise<void>;
 }
 
-export async function createReadCaches(sql: Sql): Promise<ReadCaches> {
+/**
+ * `listen: false` (DRAIN_CONFIG_LISTEN, behind a pooler that cannot LISTEN: one in transaction mode
+ * takes the LISTEN and never delivers a notification): nothing is cached on Postgres, as with the
+ * connection lost.
+ */
+export async function createReadCaches(sql: Sql, opts: { listen: boolean } = { listen: true }): Promise<ReadCaches> {
   /** Notifications heard (and reconnections, after which what was sent meanwhile is unknown). */
   let remote = 0;
   let listening = sql.kind === 'pglite';
   let unwatch: (() => Promise<void>) | undefined;
-  if (sql.kind === 'postgres') {
+  if (sql.kind === 'postgres' && opts.listen) {
     try {
       unwatch = await sql.listen(
         READS_CHANNEL,

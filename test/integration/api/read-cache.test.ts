@@ -122,6 +122,19 @@ describe('across API processes on Postgres', () => {
     expect(topicEpoch(TRUNKS_TOPIC)).toBe(epoch);
   });
 
+  it('caches nothing when told not to listen (a pooler that cannot LISTEN): every read goes to the store', async () => {
+    const unlistened = await createReadCaches(app.store.sql, { listen: false });
+    try {
+      const cache = unlistened.cache<number>(TRUNKS_TOPIC, { maxAgeMs: 600_000 });
+      let reads = 0;
+      const read = async () => ++reads;
+      expect(await cache.get('k', read)).toBe(1);
+      expect(await cache.get('k', read)).toBe(2);
+    } finally {
+      await unlistened.stop();
+    }
+  });
+
   it("shows another process's trunk writes in the list", async () => {
     const list = async () => (await app.request('GET', TRUNKS, { token: KEY })).body as TrunkList;
     const before = await list();
