@@ -52,7 +52,7 @@ export async function analyzeStaleTables(sql: Sql): Promise<string[]> {
     const statement = `analyze "${name.replaceAll('"', '""')}"`;
     // Behind the other statements on the embedded store (a large table's sample takes tens of ms).
     if (sql.kind === 'pglite' && Number(pages) > LARGE_TABLE_PAGES) {
-      // One connection: the setting is this session's, and it bears on ANALYZE only.
+      // One connection: the setting holds on it until reset, and it bears on ANALYZE only.
       await sql.query(`set default_statistics_target = ${LARGE_TABLE_TARGET}`, [], { background: true });
       try {
         await sql.query(statement, [], { background: true });
