@@ -13,25 +13,14 @@
  *   Without a listening connection (lost, until it is back) nothing is cached on Postgres. The
  *   embedded store is one process's alone.
  *
- * Concurrent misses share one read; an entry past half its age is read again in the background
- * while it still answers. A read that fails is not kept.
+ * Entries are kept and trusted as cache-entries.ts says.
  */
 import type { Sql } from '../../store/sql.js';
 import { READS_CHANNEL, topicEpoch } from '../../store/change-epochs.js';
+import { cacheEntries, type CacheEntries } from './cache-entries.js';
 
 /** An entry is read again this long after it was read, whatever was heard. */
 export const READ_CACHE_MAX_AGE_MS = 1000;
-/** Entries kept at most per cache; past it the cache starts again. */
-const ENTRIES_MAX = 10_000;
-
-interface Entry<T> {
-  atMs: number;
-  local: number;
-  remote: number;
-  value: Promise<T>;
-  /** A read replacing this entry is under way. */
-  renewing: boolean;
-}
 
 export interface ReadCache<T> {
   /** The value of `key`: the cached one while it is trusted, else what `read` resolves to. */
@@ -72,47 +61,18 @@ export async function createReadCaches(sql: Sql, opts: { listen: boolean } = { l
       // No listening connection: every read goes to the store.
     }
   }
-  const maps = new Set<Map<string, Entry<unknown>>>();
+
+  const caches = new Set<CacheEntries<unknown>>();
 
   return {
     cache<T>(topic: string, opts: { maxAgeMs?: number } = {}): ReadCache<T> {
-      const maxAgeMs = opts.maxAgeMs ?? READ_CACHE_MAX_AGE_MS;
-      const map = new Map<string, Entry<T>>();
-      maps.add(map as Map<string, Entry<unknown>>);
-      const fresh = (read: () => Promise<T>, now: number): Entry<T> =>
-        // The counters are taken before the read: a write that commits while it runs distrusts it.
-        ({ atMs: now, local: topicEpoch(topic), remote, value: read(), renewing: false });
-      return {
-        get(key, read) {
-          if (!listening) return read();
-          const now = Date.now();
-          const hit = map.get(key);
-          if (hit && hit.local === topicEpoch(topic) && hit.remote === remote && now - hit.atMs < maxAgeMs) {
-            if (now - hit.atMs >= maxAgeMs / 2 && !hit.renewing) {
-              hit.renewing = true;
-              const next = fresh(read, now);
-              next.value.then(
-                () => {
-                  if (map.get(key) === hit) map.set(key, next);
-                },
-                () => (hit.renewing = false),
-              );
-            }
-            return hit.value;
-          }
-          if (map.size >= ENTRIES_MAX) map.clear();
-          const entry = fresh(read, now);
-          map.set(key, entry);
-          entry.value.catch(() => {
-            if (map.get(key) === entry) map.delete(key);
-          });
-          return entry.value;
-        },
-      };
+      const entries = cacheEntries<T>({ maxAgeMs: opts.maxAgeMs ?? READ_CACHE_MAX_AGE_MS, local: () => topicEpoch(topic), remote: () => remote });
+      caches.add(entries as CacheEntries<unknown>);
+      return { get: (key, read) => (listening ? entries.get(key, read) : read()) };
     },
     async stop() {
       listening = false;
-      for (const m of maps) m.clear();
+      for (const c of caches) c.clear();
       await unwatch?.();
     },
   };

@@ -13,31 +13,21 @@
  *   backlog and usage, store/change-epochs.ts); those of another process (a separate worker) are
  *   shown at most LIVE_MAX_AGE_MS late.
  *
- * Concurrent misses share one read; an entry past half its age is read again in the background.
- * An entry is trusted only while the counters it was read under (taken before its statements)
- * have not moved, so a write racing a read is never hidden.
+ * Entries are kept and trusted as the kernel's (api/kernel/cache-entries.ts): only while the
+ * counters they were read under (taken before their statements) have not moved, so a write racing
+ * a read is never hidden.
  */
 import type { DrainTables } from './tables/index.js';
 import type { Drain } from '../../model/drain.js';
 import { drainActivityEpoch, drainConfigEpoch } from '../../store/change-epochs.js';
 import { hourOf } from '../../model/time.js';
 import { readDrainLive, type DrainLive } from './read-form.js';
+import { cacheEntries } from '../../api/kernel/cache-entries.js';
 
 /** Drain rows are read again this long after they were read, notification or not. */
 export const CONFIG_MAX_AGE_MS = 1000;
 /** A drain's live facts are read again this long after they were read. */
 export const LIVE_MAX_AGE_MS = 1000;
-/** Entries kept at most (per kind); past it the cache starts again. */
-const ENTRIES_MAX = 10_000;
-
-interface Entry<T> {
-  atMs: number;
-  local: number;
-  remote: number;
-  value: Promise<T>;
-  /** A read replacing this entry is under way. */
-  renewing: boolean;
-}
 
 export interface DrainReadCache {
   /** The live drain `id` of `orgId`, or undefined. */
@@ -71,48 +61,19 @@ export async function createDrainReadCache(tables: Pick<DrainTables, 'drains' | 
     }
   }
 
-  const rows = new Map<string, Entry<unknown>>();
-  const lives = new Map<string, Entry<DrainLive>>();
-
-  function cached<T>(map: Map<string, Entry<T>>, key: string, maxAgeMs: number, local: () => number, read: () => Promise<T>): Promise<T> {
-    const now = Date.now();
-    const hit = map.get(key);
-    if (hit && hit.local === local() && hit.remote === remote && now - hit.atMs < maxAgeMs) {
-      // Past half its age an entry is read again without anyone waiting: it answers until the new
-      // one is there (within its age still), so under steady traffic no request waits for a read.
-      if (now - hit.atMs >= maxAgeMs / 2 && !hit.renewing) {
-        hit.renewing = true;
-        const next: Entry<T> = { atMs: now, local: local(), remote, value: read(), renewing: false };
-        next.value.then(
-          () => {
-            if (map.get(key) === hit) map.set(key, next);
-          },
-          () => (hit.renewing = false),
-        );
-      }
-      return hit.value;
-    }
-    if (map.size >= ENTRIES_MAX) map.clear();
-    const entry: Entry<T> = { atMs: now, local: local(), remote, value: read(), renewing: false };
-    map.set(key, entry);
-    entry.value.catch(() => {
-      if (map.get(key) === entry) map.delete(key);
-    });
-    return entry.value;
-  }
-
-  const row = <T>(key: string, read: () => Promise<T>): Promise<T> =>
-    listening ? cached(rows as Map<string, Entry<T>>, key, CONFIG_MAX_AGE_MS, drainConfigEpoch, read) : read();
-
   // Live facts also move with a drain's configuration (a deletion empties its backlog). Both
   // counters only grow: their sum is unchanged only while neither moved.
   const liveEpoch = () => drainActivityEpoch() + drainConfigEpoch();
+  const rows = cacheEntries<unknown>({ maxAgeMs: CONFIG_MAX_AGE_MS, local: drainConfigEpoch, remote: () => remote });
+  const lives = cacheEntries<DrainLive>({ maxAgeMs: LIVE_MAX_AGE_MS, local: liveEpoch, remote: () => remote });
+
+  const row = <T>(key: string, read: () => Promise<T>): Promise<T> => (listening ? (rows.get(key, read) as Promise<T>) : read());
 
   return {
     drain: (orgId, id) => row(`d\u0000${orgId}\u0000${id}`, () => tables.drains.get(orgId, id)),
     drains: (orgId) => row(`o\u0000${orgId}`, () => tables.drains.listByOrg(orgId)),
     live: (drainId, nowMs = Date.now()) =>
-      cached(lives, `${drainId}\u0000${hourOf(nowMs)}`, LIVE_MAX_AGE_MS, liveEpoch, () => readDrainLive(tables, drainId, nowMs)),
+      lives.get(`${drainId}\u0000${hourOf(nowMs)}`, () => readDrainLive(tables, drainId, nowMs)),
     async stop() {
       listening = false;
       rows.clear();
