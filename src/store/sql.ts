@@ -5,11 +5,8 @@
  * same statements; the store tests run against both.
  */
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { turnGate } from '../event-loop.js';
-import { copyInPiecewise, holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { copyInPiecewise, holdsPieces, queryPiecewise } from './byte-pieces.js';
+import { openPgliteThread } from './pglite-thread.js';
 import { openPgTransaction, type PgTransaction } from './pg-transaction.js';
 
 export interface Sql {
@@ -71,7 +68,7 @@ export interface OpenSqlOptions {
 
 export async function openSql(options: OpenSqlOptions): Promise<Sql> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
-  return openPglite(options.dataDir ?? './data');
+  return openPgliteThread(options.dataDir ?? './data');
 }
 
 // pg parses int8 to string by default; every int8 this project stores fits a double.
@@ -214,71 +211,4 @@ async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client
     client.removeListener('error', broke);
     client.release(broken);
   }
-}
-
-/**
- * PGlite's start parameters, and one more: a new WAL segment is created without writing its
- * 16 MiB of zeros first. Postgres fills a segment with zeros so that later writes never have to
- * allocate, which pays where fsync waits for the disk; PGlite runs with fsync off, and its file
- * writes are synchronous calls on this thread: the zeros were 16 writes of 1 MiB (50 ms to a few
- * hundred on a busy disk) inside whichever statement crossed into the next segment, every 16 MiB
- * of WAL (a few seconds of a large ingest). The segment is created at its full size all the same.
- */
-export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'];
-
-async function openPglite(dataDir: string): Promise<Sql> {
-  // One process per directory, checked before anything in it is touched (data-dir-lock.ts).
-  const lock = dataDir === 'memory://' ? undefined : lockDataDir(dataDir);
-  let db: PGlite;
-  try {
-    // pg_trgm (trigram indexes for substring search, the marketplace skills' `search`) ships with
-    // PGlite as a contrib extension: loaded here, it is created by the migration that uses it, the
-    // same statement on both stores.
-    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { extensions: { pg_trgm }, startParams: [...PGLITE_START_PARAMS] });
-  } catch (e) {
-    lock?.release();
-    throw e;
-  }
-  type Tx = Pick<PGlite, 'query' | 'exec'>;
-  // Statements run on this thread: top-level statements and transactions take turns through the
-  // gate (event-loop.ts), those inside a transaction run within its turn.
-  const gate = turnGate();
-  const gated = async <R>(inTx: boolean, run: () => Promise<R>, background = false): Promise<R> => {
-    if (inTx) return run();
-    await gate.enter(background);
-    try {
-      return await run();
-    } finally {
-      gate.leave();
-    }
-  };
-  const wrap = (conn: Tx, inTx: boolean): Sql => {
-    const query = <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
-      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows, options?.background);
-    return {
-      kind: 'pglite',
-      query,
-      // The transaction runs in this thread and commits once `fn` resolves: no round trip to save.
-      queryThenCommit: query,
-      exec: (text) =>
-        gated(inTx, async () => {
-          await conn.exec(text);
-        }),
-      transaction: (fn) =>
-        inTx ? fn(wrap(conn, true)) : gated(false, () => db.transaction((tx) => fn(wrap(tx, true)))),
-      listen: async (channel, onNotify) => {
-        if (inTx) throw new Error('listen is not available inside a transaction');
-        return db.listen(channel, () => onNotify());
-      },
-      close: async () => {
-        if (inTx) return;
-        try {
-          await db.close();
-        } finally {
-          lock?.release();
-        }
-      },
-    };
-  };
-  return wrap(db, false);
 }
