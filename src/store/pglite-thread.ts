@@ -18,12 +18,15 @@
  */
 import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { turnGate } from '../event-loop.js';
 import { BytePieces, holdsPieces, joinPieces } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
 import type { QueryOptions, Sql } from './sql.js';
-import type { ErrorFields, Reply, Request, Start } from './pglite-worker.js';
+import type { ErrorFields, Reply, Request, Start, WasmModule } from './pglite-worker.js';
 
 /** A request without its id (given as it is posted). */
 type Body = Request extends infer R ? (R extends Request ? Omit<R, 'id'> : never) : never;
@@ -38,6 +41,22 @@ function startWorker(start: Start): Worker {
   if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: start });
   const ts = JSON.stringify(new URL('./pglite-worker.ts', import.meta.url).href);
   return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${ts}); })`, { eval: true, workerData: start });
+}
+
+/**
+ * PGlite's WebAssembly, compiled once for the process and handed to each store's thread. PGlite
+ * keeps its compiled modules in a cache of its own, one per thread: every thread would compile
+ * them anew, and run its first statements (initdb's, for a store in memory) in baseline code
+ * until it had optimized them again. A module shared between threads shares its optimized code.
+ */
+let compiled: Promise<Start['modules']> | undefined;
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
+function pgliteModules(): Promise<Start['modules']> {
+  return (compiled ??= (async () => {
+    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    const [pglite, initdb] = await Promise.all(['pglite.wasm', 'initdb.wasm'].map(async (f) => wasm.compile(await readFile(join(dist, f)))));
+    return { pglite: pglite!, initdb: initdb! };
+  })());
 }
 
 /** The error PGlite raised, as an Error of this thread with the same fields. */
@@ -87,7 +106,13 @@ export async function openPgliteThread(dataDir: string): Promise<Sql> {
   const memory = dataDir === 'memory://';
   // One process per directory, checked before anything in it is touched (data-dir-lock.ts).
   const lock = memory ? undefined : lockDataDir(dataDir);
-  const worker = startWorker({ dataDir: memory ? undefined : dataDir });
+  let worker: Worker;
+  try {
+    worker = startWorker({ dataDir: memory ? undefined : dataDir, modules: await pgliteModules() });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   // The thread keeps the process alive only while a statement is out (as PGlite in this thread did).
   worker.unref();
   const pending = new Map<number, { resolve: (reply: { rows?: unknown[]; listener?: number }) => void; reject: (e: Error) => void }>();

@@ -6,7 +6,7 @@
  * `commit` or `rollback`; the statements posted meanwhile run in it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 
 /** What the store's side posts: a statement, a transaction's step, a listener, or the close. */
@@ -37,10 +37,14 @@ export type ErrorFields = Record<string, string | number | boolean | undefined> 
  */
 export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'];
 
-/** The thread's workerData: where the data is (undefined: in memory). */
+/** The thread's workerData: where the data is (undefined: in memory), and PGlite's compiled WebAssembly. */
 export interface Start {
   dataDir: string | undefined;
+  modules: { pglite: WasmModule; initdb: WasmModule };
 }
+
+/** A compiled WebAssembly module (this project's libraries declare no WebAssembly types). */
+export type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
 
 /**
  * A thrown value as plain fields: structured clone keeps an Error's message and stack only. The
@@ -50,7 +54,7 @@ function fieldsOf(e: unknown): ErrorFields {
   if (!(e instanceof Error)) return { message: String(e) };
   const fields: ErrorFields = { message: e.message, name: e.name, stack: e.stack };
   for (const [key, value] of Object.entries(e)) {
-    if (key !== 'params' && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) fields[key] = value;
+    if (key !== 'params' && (value === undefined || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) fields[key] = value;
   }
   return fields;
 }
@@ -138,7 +142,12 @@ function serve(db: PGlite): void {
 // pg_trgm (trigram indexes for substring search, the marketplace skills' `search`) ships with
 // PGlite as a contrib extension: loaded here, it is created by the migration that uses it, the
 // same statement on both stores.
-PGlite.create(start.dataDir, { extensions: { pg_trgm }, startParams: [...PGLITE_START_PARAMS] }).then(serve, (e: unknown) => {
+PGlite.create(start.dataDir, {
+  extensions: { pg_trgm },
+  startParams: [...PGLITE_START_PARAMS],
+  pgliteWasmModule: start.modules.pglite,
+  initdbWasmModule: start.modules.initdb,
+}).then(serve, (e: unknown) => {
   // Not opened: the error is the answer, and the thread ends.
   port.postMessage({ id: 0, error: fieldsOf(e) } satisfies Reply);
   port.close();
