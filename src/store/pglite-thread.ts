@@ -34,13 +34,15 @@ type Body = Request extends infer R ? (R extends Request ? Omit<R, 'id'> : never
 /**
  * The store's thread: the build's JavaScript, or (running from the TypeScript source, as the tests
  * do) the source through tsx, registered inside the worker: Node 20 applies no loader to a worker's
- * entry file.
+ * entry file. None of the process's Node options: a module preloaded with `--import` (a monitor, an
+ * agent) belongs to the API's thread, and `--input-type` refuses a file as the entry.
  */
 function startWorker(start: Start): Worker {
+  const options = { workerData: start, execArgv: [] };
   const js = new URL('./pglite-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: start });
+  if (existsSync(fileURLToPath(js))) return new Worker(js, options);
   const ts = JSON.stringify(new URL('./pglite-worker.ts', import.meta.url).href);
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${ts}); })`, { eval: true, workerData: start });
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${ts}); })`, { ...options, eval: true });
 }
 
 /**
