@@ -150,7 +150,12 @@ export async function openPgliteThread(dataDir: string): Promise<Sql> {
     return new Promise((resolve, reject) => {
       if (pending.size === 0) worker.ref();
       pending.set(id, { resolve, reject });
-      worker.postMessage({ ...req, id }, transfer);
+      try {
+        worker.postMessage({ ...req, id }, transfer);
+      } catch (e) {
+        // A parameter structured clone cannot copy (a function, a symbol): refused here, as a statement.
+        settle(id)?.reject(e as Error);
+      }
     });
   };
 
