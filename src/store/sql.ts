@@ -1,9 +1,9 @@
 /**
  * One SQL client interface over two connections: PGlite (embedded Postgres in
- * WebAssembly, the default, on a thread of its own: pglite-thread.ts) and a real
- * Postgres server through `pg`. Every
- * repository in this folder is written against `Sql` only, so the two run the
- * same statements; the store tests run against both.
+ * WebAssembly, the default, on a thread of its own: pglite-thread.ts) and a
+ * real Postgres server through `pg`. Every repository in this folder is written
+ * against `Sql` only, so the two run the same statements; the store tests run
+ * against both.
  */
 import pg from 'pg';
 import { copyInPiecewise, holdsPieces, queryPiecewise } from './byte-pieces.js';
