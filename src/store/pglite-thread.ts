@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { turnGate } from '../event-loop.js';
 import { BytePieces, holdsPieces, joinPieces } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
-import type { QueryOptions, Sql } from './sql.js';
+import type { QueryOptions, Sql } from './sql-types.js';
 import type { ErrorFields, Reply, Request, Start, WasmModule } from './pglite-worker.js';
 
 /** A request without its id (given as it is posted). */
