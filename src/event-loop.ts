@@ -50,8 +50,8 @@ export function slicer(budgetMs = SLICE_MS): () => Promise<void> | undefined {
  * posted in order, so every statement posted at once would queue there, a short read behind every
  * bulk statement before it. Background statements (bulk writes and reads of large records) wait
  * here behind the others instead: a short read asked by a request waits for the statement running,
- * not for every bulk one queued. Receiving a statement's rows is work on this thread too (large
- * records copied in), so the next statement is handed on within the turn only while its budget lasts.
+ * not for every bulk one queued. `budgetMs`: how long a turn may go on handing statements on (the
+ * embedded store hands on at once: each answer comes in a turn of its own).
  */
 export function turnGate(budgetMs = SLICE_MS): { enter(background?: boolean): Promise<void>; leave(): void } {
   let held = false;

@@ -172,7 +172,10 @@ export async function openPgliteThread(dataDir: string): Promise<Sql> {
     throw e;
   }
 
-  const gate = turnGate();
+  // Handed on at once: a statement's answer arrives as a message, in a turn of its own, and handing
+  // on is one postMessage; waiting for the next turn once the budget is spent only left the store's
+  // thread idle while the API's thread went round its loop.
+  const gate = turnGate(Number.POSITIVE_INFINITY);
   const gated = async <R>(inTx: boolean, run: () => Promise<R>, background = false): Promise<R> => {
     if (inTx) return run();
     await gate.enter(background);
