@@ -1,9 +1,8 @@
 /**
- * Turns of the event loop for long work on the API's thread. The embedded
- * store (PGlite) runs its statements synchronously in this thread and resolves
- * them through promise callbacks only, so a loop of awaited statements, or of
- * records being validated, never lets a socket be read until it ends. Work
- * that may run long gives the loop a turn between slices instead.
+ * Turns of the event loop for long work on the API's thread. A loop of steps
+ * that resolve through promise callbacks only (records being validated, rows
+ * being shaped) never lets a socket be read until it ends. Work that may run
+ * long gives the loop a turn between slices instead.
  *
  * The budget is the process's, not each task's: when several requests are
  * each working in slices, the first to use the turn's budget and every other
@@ -47,10 +46,12 @@ export function slicer(budgetMs = SLICE_MS): () => Promise<void> | undefined {
 
 /**
  * One statement at a time, handed on within the turn while its budget lasts and on the next turn
- * once it is spent. PGlite's own queue hands a statement on through promise callbacks, so statements
- * queued by several requests ran back to back in one turn (100 ms and more with large records).
- * Background statements (bulk writes and reads of large records) wait behind the others: a short
- * read asked by a request waits for the statement running, not for every bulk one queued.
+ * once it is spent: the embedded store's (store/pglite-thread.ts). Its thread runs what it is
+ * posted in order, so every statement posted at once would queue there, a short read behind every
+ * bulk statement before it. Background statements (bulk writes and reads of large records) wait
+ * here behind the others instead: a short read asked by a request waits for the statement running,
+ * not for every bulk one queued. `budgetMs`: how long a turn may go on handing statements on (the
+ * embedded store hands on at once: each answer comes in a turn of its own).
  */
 export function turnGate(budgetMs = SLICE_MS): { enter(background?: boolean): Promise<void>; leave(): void } {
   let held = false;

@@ -11,8 +11,8 @@ export interface QueuedMessage {
 
 /**
  * Payload characters a statement writes, at most (one record always fits: a record is at most
- * 256 KiB). On the embedded store a statement runs on the API's thread: 256 KiB is one large record
- * or a few hundred small ones, about 10 ms.
+ * 256 KiB). On the embedded store statements run one at a time: 256 KiB is one large record or a
+ * few hundred small ones, about 10 ms that a request's statement may wait behind.
  */
 export const ENQUEUE_STATEMENT_CHARS = 256 * 1024;
 /**
@@ -27,8 +27,8 @@ export const READ_BYTES = 1024 * 1024;
 /**
  * One run's insert: each message's organization and payload are parameters of their own. Passed as
  * two text[] parameters instead, each payload was escaped into one array literal by the client and
- * parsed back out of it by the server a character at a time; on the embedded store, both on the
- * API's thread (a 240 KB record full of quotes: a median of 28 ms against 6 ms as a parameter of its
+ * parsed back out of it by the server a character at a time; on the embedded store, both in
+ * PGlite's one thread (a 240 KB record full of quotes: a median of 28 ms against 6 ms as a parameter of its
  * own). `$1` is the write's pending mark. Rows take their seqs in the order listed.
  */
 function insertStatement(rows: number): string {
@@ -66,7 +66,7 @@ export function createQueueRepo(sql: Sql) {
         });
         return;
       }
-      // The embedded store runs statements on this thread and a transaction would hold every
+      // The embedded store runs statements one at a time and a transaction would hold every
       // other statement of the process: the runs are written pending, with turns between them,
       // and published by one statement (migration 014).
       const write = randomUUID();

@@ -1,65 +1,17 @@
 /**
  * One SQL client interface over two connections: PGlite (embedded Postgres in
- * WebAssembly, the default) and a real Postgres server through `pg`. Every
- * repository in this folder is written against `Sql` only, so the two run the
- * same statements; the store tests run against both.
+ * WebAssembly, the default, on a thread of its own: pglite-thread.ts) and a
+ * real Postgres server through `pg`. Every repository in this folder is written
+ * against `Sql` only, so the two run the same statements; the store tests run
+ * against both.
  */
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { turnGate } from '../event-loop.js';
-import { copyInPiecewise, holdsPieces, joinPieces, queryPiecewise } from './byte-pieces.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { copyInPiecewise, holdsPieces, queryPiecewise } from './byte-pieces.js';
+import { openPgliteThread } from './pglite-thread.js';
+import type { QueryOptions, Sql } from './sql-types.js';
+
+export type { QueryOptions, Sql } from './sql-types.js';
 import { openPgTransaction, type PgTransaction } from './pg-transaction.js';
-
-export interface Sql {
-  readonly kind: 'pglite' | 'postgres';
-  /**
-   * Parameters may include BytePieces (byte-pieces.ts): a bytea written without being joined.
-   * `options.prepare` names a statement run often with this same text: on Postgres each connection
-   * parses and plans it once (a named prepared statement) rather than on every call.
-   */
-  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
-  /** Runs several `;`-separated statements without parameters (migrations). */
-  exec(text: string): Promise<void>;
-  /**
-   * Postgres only: `COPY ... FROM STDIN` (`text`) of rows already in COPY's text format (each
-   * ending in a newline), written as they are; resolves to the rows copied. PGlite has none: its
-   * callers write with statements.
-   */
-  copyIn?(text: string, rows: readonly Buffer[]): Promise<number>;
-  /**
-   * Inside a transaction: `query` as the transaction's last statement, committing it; once it
-   * resolves the transaction has committed, and no statement may follow. It must be the last thing
-   * the transaction's function does: on Postgres the COMMIT travels with the statement (one round
-   * trip; a statement that fails leaves it unrun, and the transaction rolls back); on PGlite the
-   * transaction commits as usual once the function resolves. Outside a transaction: `query`.
-   */
-  queryThenCommit<T = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
-  /**
-   * Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. On Postgres
-   * BEGIN travels with the transaction's first statement (see pg-transaction.ts).
-   */
-  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
-  /**
-   * Calls `onNotify` for each NOTIFY on `channel` (a plain identifier), and once more each time a
-   * lost listening connection is back (what was sent meanwhile is lost); `onDown` when it is lost.
-   * Resolves once listening; the function it resolves to stops listening. Not available inside a
-   * transaction.
-   */
-  listen(channel: string, onNotify: () => void, onDown?: () => void): Promise<() => Promise<void>>;
-  close(): Promise<void>;
-}
-
-export interface QueryOptions {
-  /** A name unique to this statement's text (see Sql.query). */
-  prepare?: string;
-  /**
-   * A bulk statement (large records written or read): on the embedded store it waits behind the
-   * statements not so marked (event-loop.ts turnGate). Postgres runs statements side by side.
-   */
-  background?: boolean;
-}
 
 export interface OpenSqlOptions {
   databaseUrl?: string | undefined;
@@ -71,7 +23,7 @@ export interface OpenSqlOptions {
 
 export async function openSql(options: OpenSqlOptions): Promise<Sql> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
-  return openPglite(options.dataDir ?? './data');
+  return openPgliteThread(options.dataDir ?? './data');
 }
 
 // pg parses int8 to string by default; every int8 this project stores fits a double.
@@ -214,71 +166,4 @@ async function checkedOut<T>(pool: pg.Pool, discardOnError: boolean, fn: (client
     client.removeListener('error', broke);
     client.release(broken);
   }
-}
-
-/**
- * PGlite's start parameters, and one more: a new WAL segment is created without writing its
- * 16 MiB of zeros first. Postgres fills a segment with zeros so that later writes never have to
- * allocate, which pays where fsync waits for the disk; PGlite runs with fsync off, and its file
- * writes are synchronous calls on this thread: the zeros were 16 writes of 1 MiB (50 ms to a few
- * hundred on a busy disk) inside whichever statement crossed into the next segment, every 16 MiB
- * of WAL (a few seconds of a large ingest). The segment is created at its full size all the same.
- */
-export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'];
-
-async function openPglite(dataDir: string): Promise<Sql> {
-  // One process per directory, checked before anything in it is touched (data-dir-lock.ts).
-  const lock = dataDir === 'memory://' ? undefined : lockDataDir(dataDir);
-  let db: PGlite;
-  try {
-    // pg_trgm (trigram indexes for substring search, the marketplace skills' `search`) ships with
-    // PGlite as a contrib extension: loaded here, it is created by the migration that uses it, the
-    // same statement on both stores.
-    db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { extensions: { pg_trgm }, startParams: [...PGLITE_START_PARAMS] });
-  } catch (e) {
-    lock?.release();
-    throw e;
-  }
-  type Tx = Pick<PGlite, 'query' | 'exec'>;
-  // Statements run on this thread: top-level statements and transactions take turns through the
-  // gate (event-loop.ts), those inside a transaction run within its turn.
-  const gate = turnGate();
-  const gated = async <R>(inTx: boolean, run: () => Promise<R>, background = false): Promise<R> => {
-    if (inTx) return run();
-    await gate.enter(background);
-    try {
-      return await run();
-    } finally {
-      gate.leave();
-    }
-  };
-  const wrap = (conn: Tx, inTx: boolean): Sql => {
-    const query = <T>(text: string, params?: readonly unknown[], options?: QueryOptions) =>
-      gated(inTx, async () => (await conn.query<T>(text, holdsPieces(params) ? joinPieces(params) : (params as unknown[]))).rows, options?.background);
-    return {
-      kind: 'pglite',
-      query,
-      // The transaction runs in this thread and commits once `fn` resolves: no round trip to save.
-      queryThenCommit: query,
-      exec: (text) =>
-        gated(inTx, async () => {
-          await conn.exec(text);
-        }),
-      transaction: (fn) =>
-        inTx ? fn(wrap(conn, true)) : gated(false, () => db.transaction((tx) => fn(wrap(tx, true)))),
-      listen: async (channel, onNotify) => {
-        if (inTx) throw new Error('listen is not available inside a transaction');
-        return db.listen(channel, () => onNotify());
-      },
-      close: async () => {
-        if (inTx) return;
-        try {
-          await db.close();
-        } finally {
-          lock?.release();
-        }
-      },
-    };
-  };
-  return wrap(db, false);
 }

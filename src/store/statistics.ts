@@ -14,7 +14,7 @@
  * table whose rows change in place without its size moving is not caught. Where the server's
  * autovacuum is on, rounds do nothing.
  *
- * On the embedded store an ANALYZE is one synchronous statement on the API's thread, and it samples
+ * On the embedded store an ANALYZE is one statement that every other waits behind, and it samples
  * 300 rows per point of `default_statistics_target`: at Postgres's 100, 30,000 rows, 300 to 700 ms
  * for a table of 100,000 rows. Tables over LARGE_TABLE_PAGES (the platform copy's day partitions,
  * the ingest queue under a large ingest) are analysed at a target of 10 there: 3,000 rows, about

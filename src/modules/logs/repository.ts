@@ -272,7 +272,7 @@ export function createLogsRepo(sql: Sql) {
       if (kept.length === 0) return { stored: 0, outside };
       for (const day of new Set(kept.map((c) => c.day))) await ensurePartition(day);
       const window = [new Date(first * DAY_MS).toISOString(), new Date((last + 1) * DAY_MS).toISOString()] as const;
-      // The embedded store runs a statement on the API's thread: its copies are written a bounded
+      // The embedded store runs one statement at a time: its copies are written a bounded
       // run at a time, with turns of the event loop between (a copy that is there is ignored, so a
       // run written again after a failure stores nothing twice). Postgres takes them in one.
       if (sql.kind === 'postgres') return { stored: (await copyRun(kept)) ?? (await insertRun(kept, window)), outside };

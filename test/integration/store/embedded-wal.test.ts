@@ -1,6 +1,7 @@
 /**
- * The embedded store on disk: PGlite writes its files with synchronous calls on the process's
- * one thread, so what Postgres writes besides the statements' own data is paid by every request.
+ * The embedded store on disk: PGlite writes its files with synchronous calls inside the statement
+ * that writes them, so what Postgres writes besides the statements' own data is paid by every
+ * statement waiting behind it.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
