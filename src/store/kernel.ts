@@ -12,7 +12,7 @@ import { createAuditRepo } from './audit-repo.js';
 import { createRateLimitsRepo } from './rate-limits-repo.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
 import { createTenancyRepo } from './tenancy-repo.js';
-import { createUnitOfWork, type AuditWriter } from './unit-of-work.js';
+import { createChangeNotice, createUnitOfWork, type AuditWriter } from './unit-of-work.js';
 
 export function composeKernelStore(sql: Sql, secretBox: SecretBox, auditWriter: AuditWriter) {
   return {
@@ -26,6 +26,12 @@ export function composeKernelStore(sql: Sql, secretBox: SecretBox, auditWriter: 
     tenancy: createTenancyRepo(sql),
     /** Runs `fn` in one transaction with the kernel's repositories bound to it and `tx.audit` (unit-of-work.ts). */
     unitOfWork: createUnitOfWork(sql, auditWriter),
+    /**
+     * A write outside a unit of work (an autocommitted statement) of what the read caches of a
+     * topic hold has committed (unit-of-work.ts createChangeNotice): a unit of work says so with
+     * `tx.changed` instead.
+     */
+    changed: createChangeNotice(sql),
     async ping(): Promise<boolean> {
       try {
         await sql.query('select 1');

@@ -112,6 +112,19 @@ function announceChange(sql: Sql, topic: string): void {
 }
 
 /**
+ * `store.changed`: a write of what the read caches of `topic` hold, made outside a unit of work (an
+ * autocommitted statement), has committed: this process's entries of `topic` are no longer
+ * trusted and the other processes are notified, as after a unit of work that called `tx.changed`.
+ * Call it once the statement has returned, never before (an entry read in between would be trusted).
+ */
+export function createChangeNotice(sql: Sql) {
+  return (topic: string): void => {
+    noteTopicChange(topic);
+    announceChange(sql, topic);
+  };
+}
+
+/**
  * `store.unitOfWork`: runs `fn` in one transaction; commits when it resolves, rolls back when it
  * throws. What the transaction's repositories registered with `afterCommit` runs once it has
  * committed. The tenancy counter (change-epochs.ts) moves again once a unit that wrote
@@ -119,6 +132,7 @@ function announceChange(sql: Sql, topic: string): void {
  * read the old rows.
  */
 export function createUnitOfWork(sql: Sql, auditWriter: AuditWriter = insertAudit) {
+  const noteChanged = createChangeNotice(sql);
   return async <T>(fn: (tx: UnitOfWork) => Promise<T>): Promise<T> => {
     let tenancyWritten = false;
     const noteTenancy = (): void => {
@@ -135,10 +149,7 @@ export function createUnitOfWork(sql: Sql, auditWriter: AuditWriter = insertAudi
         return answer;
       });
       for (const hook of committed) hook();
-      for (const topic of topics) {
-        noteTopicChange(topic);
-        announceChange(sql, topic);
-      }
+      for (const topic of topics) noteChanged(topic);
       return result;
     } finally {
       if (tenancyWritten) noteTenancyChange();

@@ -12,6 +12,7 @@ import type { Access } from '../../api/kernel/access.js';
 import { defineScopes } from '../../api/kernel/scopes.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { FamilyMetrics } from '../platform-deps.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
 
 export const SEND_SCOPE = 'channels:send';
 export const RECEIPTS_SCOPE = 'channels:receipts';
@@ -35,6 +36,8 @@ export interface ChannelDeps {
   vendors: Vendors;
   /** Sends recorded and receipts applied (/metrics). */
   metrics: FamilyMetrics;
+  /** The read caches (the deliveries list's). */
+  reads: ReadCaches;
 }
 
 export const sendAccess: Access = { resource: 'agent', scope: { required: SEND_SCOPE } };

@@ -22,7 +22,7 @@ export const channelsFamily = defineFamily<ChannelDeps>({
   register(app: FastifyInstance, deps: ChannelDeps) {
     const c = deps.config.channels;
     const fetchAttachments = createAttachmentFetcher({ allowHosts: c.attachmentAllowHosts, timeoutMs: c.attachmentTimeoutMs, extraCaCerts: deps.config.extraCaCerts });
-    const service = createChannelService({ store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: c.queueExpiryMs, fetchAttachments, metrics: deps.metrics });
+    const service = createChannelService({ store: deps.store, vendors: deps.vendors, logger: deps.logger, queueExpiryMs: c.queueExpiryMs, fetchAttachments, metrics: deps.metrics, reads: deps.reads });
     // The sandbox plays its receipts in-process; a real vendor's arrive through the receipt route.
     deps.vendors.messaging.onReceipt((r) => applyWhenRecorded(() => service.applyReceipt(r)));
     const sweep = startSweep(service, c.sweepIntervalMs, deps.logger);

@@ -6,7 +6,7 @@ interface DeliveryRow {
   id: string; org_id: string; agent_id: string; channel: string; channel_identifier: string | null; sender: string;
   recipient: unknown; user_id: string | null; address: string | null; provider: string; origin: string; status: string;
   failure: unknown; history: unknown; message_id: string | null; template: string | null; idempotency_key: string | null;
-  cost: unknown; pending: unknown; created_at: Date | string; updated_at: Date | string;
+  cost: unknown; pending?: unknown; created_at: Date | string; updated_at: Date | string;
 }
 
 export interface InboundMessage {
@@ -47,6 +47,10 @@ export interface DeliveryFilter {
   since?: Date | undefined;
   limit: number;
 }
+
+/** A delivery's columns but what a queued send will send (`pending`, which no read form shows). */
+const READ_COLUMNS = `id, org_id, agent_id, channel, channel_identifier, sender, recipient, user_id, address, provider, origin, status,
+  failure, history, message_id, template, idempotency_key, cost, created_at, updated_at`;
 
 export function createChannelsRepo(sql: Sql) {
   return {
@@ -104,7 +108,7 @@ export function createChannelsRepo(sql: Sql) {
     /** Newest first by createdAt (then id). */
     async listDeliveries(agentId: string, f: DeliveryFilter): Promise<Delivery[]> {
       const rows = await sql.query<DeliveryRow>(
-        `select * from channel_deliveries
+        `select ${READ_COLUMNS} from channel_deliveries
          where agent_id = $1 and ($2::text is null or user_id = $2) and ($3::text is null or status = $3)
            and ($4::text is null or channel = $4) and ($5::timestamptz is null or created_at >= $5)
          order by created_at desc, id desc limit $6`,

@@ -4,7 +4,7 @@ import { grantedOf } from '../../api/kernel/access.js';
 import { keyedByHeader, keyedInBody } from '../../api/kernel/store-outage.js';
 import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess, TRIGGER_PATH } from './context.js';
 import { deliveryNotFound } from './errors.js';
-import type { Delivery } from './model.js';
+import { deliveryReadForm } from './read-form.js';
 import type { ChannelService, SendContext } from './service.js';
 import {
   AgentParams, DeliveriesQuery, DeliveryParams, DeliverySchema, EmailBody, errorResponses, ReactionBody, ReceiptBody, ReceiptResult,
@@ -28,14 +28,8 @@ function contextOf(req: FastifyRequest): SendContext {
   return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined, actor: auditActorOf(principal) };
 }
 
-export function deliveryReadForm(d: Delivery): Record<string, unknown> {
-  return {
-    id: d.id, agentId: d.agentId, channel: d.channel, channelIdentifier: d.channelIdentifier, from: d.from, to: d.to,
-    userId: d.userId, address: d.address, provider: d.provider, origin: d.origin, status: d.status, failure: d.failure,
-    history: d.history, messageId: d.messageId, template: d.template, idempotencyKey: d.idempotencyKey,
-    ...(d.cost !== null ? { cost: d.cost } : {}), createdAt: d.createdAt.toISOString(), updatedAt: d.updatedAt.toISOString(),
-  };
-}
+const bytesOf = (serialized: string | Buffer | ArrayBuffer): Buffer =>
+  typeof serialized === 'string' ? Buffer.from(serialized) : Buffer.isBuffer(serialized) ? serialized : Buffer.from(serialized);
 
 export function registerChannelRoutes(app: FastifyInstance, service: ChannelService): void {
   app.post<{ Params: { agentId: string }; Body: SendBodyT }>(`${CHANNELS_BASE}/send`, { schema: sendSchema('Send text on a channel', SendBody), config: sendConfig }, async (req) =>
@@ -70,13 +64,15 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
       response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(DeliverySchema) }, { additionalProperties: false }), ...errorResponses },
     },
     config,
-  }, async (req) => {
+  }, async (req, reply) => {
     const { agentId } = grantedOf(req);
     const q = req.query;
-    const rows = await service.repo.listDeliveries(agentId!, {
+    // The answer's bytes come from this route's own serializer (its response schema), made once per
+    // read of the store: a cached answer is sent as it was serialized.
+    const body = await service.deliveriesAnswer(agentId!, {
       userId: q.userId, status: q.status, channel: q.channel, since: q.since === undefined ? undefined : new Date(q.since), limit: q.limit ?? 50,
-    });
-    return { success: true as const, data: rows.map(deliveryReadForm) };
+    }, (data) => bytesOf(reply.serialize({ success: true, data })));
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 
   app.get<{ Params: { agentId: string; deliveryId: string } }>(`${CHANNELS_BASE}/deliveries/:deliveryId`, {

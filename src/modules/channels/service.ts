@@ -20,9 +20,11 @@ import type { MessagingChannel, OutboundMessage, Receipt, SendOutcome, TemplateR
 import { refused } from './errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 import { canMove, receiptTimeProblem, type Delivery, type DeliveryOrigin, type DeliveryStatus, type Failure, type HistoryEntry, type Recipient, type SendChannel } from './model.js';
-import { createChannelsRepo, type InboundMessage } from './repository.js';
+import { createChannelsRepo, type DeliveryFilter, type InboundMessage } from './repository.js';
 import type { ChannelNotification, ChannelNotificationOutcome, FamilyMetrics } from '../platform-deps.js';
 import { resolveRecipient, type Resolved } from './recipients.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
+import { deliveryReadForm, type DeliveryReadForm } from './read-form.js';
 import { bracketed, brandedEmail, renderRichBody, richBodyText } from './email-render.js';
 
 export const WINDOW_MS = 24 * 3_600_000;
@@ -129,7 +131,17 @@ export interface ChannelServiceDeps {
   now?: () => Date;
   /** Sends recorded and receipts applied (/metrics). */
   metrics?: FamilyMetrics;
+  /** The read caches the deliveries list answers from (an API process; absent: every list reads the store). */
+  reads?: ReadCaches;
 }
+
+/**
+ * The read-cache topic of the delivery records (api/kernel/read-cache.ts). Every write of
+ * `channel_deliveries` says so, in every process (the worker's notifications and receipts too): the
+ * sends' and the bulk trigger's units of work and a receipt's (`tx.changed`), and the moves made
+ * outside a unit of work, a queued send's flush and the sweep's (`store.changed`, once they committed).
+ */
+export const DELIVERIES_TOPIC = 'channels.deliveries';
 
 /** A reaction's emoji: one emoji (a single grapheme cluster), or "" to remove the reaction. */
 // The `v` flag (Unicode sets; Node 20) through the constructor: the compiler's target predates it.
@@ -154,6 +166,8 @@ export function createChannelService(deps: ChannelServiceDeps) {
   const { store, vendors, logger } = deps;
   const now = deps.now ?? (() => new Date());
   const repo = createChannelsRepo(store.sql);
+  // The deliveries list's answers by agent and filter, serialized.
+  const answers = deps.reads?.cache<Buffer>(DELIVERIES_TOPIC);
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   /**
@@ -188,6 +202,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
   /** Records the delivery and completes the idempotency key in one commit; answers the send result. */
   async function record(ctx: SendContext, claim: { claimId: string; key: string } | undefined, d: Delivery, result: SendResult, pending: unknown = null): Promise<SendResult> {
     await store.unitOfWork(async (tx) => {
+      tx.changed(DELIVERIES_TOPIC);
       await createChannelsRepo(tx.sql).insertDelivery(d, pending);
       // What was sent, to whom and with what text stays in the delivery record: the entry names it only.
       await tx.audit({
@@ -301,6 +316,19 @@ export function createChannelService(deps: ChannelServiceDeps) {
   return {
     repo,
 
+    /**
+     * GET .../deliveries: the agent's delivery records, newest first, as the route answers them:
+     * `encode` makes the answer's bytes of the read forms (the route's serializer). With a read cache
+     * the bytes are made once per read of the store and answer every request until a write of the
+     * deliveries (DELIVERIES_TOPIC) or their age bound: the 50 records are neither parsed, shaped nor
+     * serialized again for each request.
+     */
+    deliveriesAnswer(agentId: string, f: DeliveryFilter, encode: (forms: DeliveryReadForm[]) => Buffer): Promise<Buffer> {
+      const read = async () => encode((await repo.listDeliveries(agentId, f)).map(deliveryReadForm));
+      if (!answers) return read();
+      return answers.get([agentId, f.userId ?? '', f.status ?? '', f.channel ?? '', f.since?.toISOString() ?? '', f.limit].join('\u0000'), read);
+    },
+
     /** POST .../send */
     send(ctx: SendContext, body: TextSend): Promise<SendResult> {
       return once(ctx, (claim) => sendText(ctx, body, claim));
@@ -387,6 +415,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
         template: body.templateId, origin: 'template',
       }, answers[i]!.outcome, at));
       await store.unitOfWork(async (tx) => {
+        tx.changed(DELIVERIES_TOPIC);
         await createChannelsRepo(tx.sql).insertDeliveries(deliveries);
         const accepted = deliveries.filter((d) => d.status === 'accepted').length;
         await tx.audit({
@@ -432,9 +461,9 @@ export function createChannelService(deps: ChannelServiceDeps) {
       // A receipt of no delivery (yet) is not claimed: the vendor's retry may find it recorded.
       if (!d) return { duplicate: false, deliveryId: null, status: null };
       let moved: DeliveryStatus | undefined;
-      const applied = await store.sql.transaction(async (tx) => {
+      const applied = await store.unitOfWork(async (tx) => {
         moved = undefined;
-        const txRepo = createChannelsRepo(tx);
+        const txRepo = createChannelsRepo(tx.sql);
         if (!(await txRepo.claimReceiptEvent(d.orgId, r.provider, r.eventId, d.id, now()))) {
           const current = await txRepo.getDelivery(d.agentId, d.id);
           return { duplicate: true, deliveryId: d.id, status: current?.status ?? null };
@@ -445,6 +474,7 @@ export function createChannelService(deps: ChannelServiceDeps) {
           const entry: HistoryEntry = { status: r.status, at: r.at.toISOString(), source: 'callback' };
           const failure: Failure | undefined = r.status === 'failed' ? { ...(r.failure ?? UNKNOWN_FAILURE), provider: r.provider } : undefined;
           if (await txRepo.move(d.id, current.status, r.status, entry, failure ? { failure } : {})) {
+            tx.changed(DELIVERIES_TOPIC);
             moved = r.status;
             return { duplicate: false, deliveryId: d.id, status: r.status };
           }
@@ -475,7 +505,10 @@ export function createChannelService(deps: ChannelServiceDeps) {
         const moved = outcome.ok
           ? await repo.move(d.id, 'queued', 'accepted', { status: 'accepted', at, source: 'send', origin: 'queued_flush' }, { messageId: outcome.messageId, provider: outcome.provider, origin: 'queued_flush' })
           : await repo.move(d.id, 'queued', 'failed', { status: 'failed', at, source: 'send', origin: 'queued_flush' }, { failure: { ...outcome.failure, provider: outcome.provider }, provider: outcome.provider, origin: 'queued_flush' });
-        if (moved) flushed.push(d.id);
+        if (moved) {
+          store.changed(DELIVERIES_TOPIC);
+          flushed.push(d.id);
+        }
       }
       return { recorded, flushed };
     },
@@ -511,9 +544,11 @@ export function createChannelService(deps: ChannelServiceDeps) {
       let moved = 0;
       for (;;) {
         const batch = await repo.queuedOlderThan(before, 200);
+        const movedBefore = moved;
         for (const { id } of batch) {
           if (await repo.move(id, 'queued', 'expired', { status: 'expired', at: at.toISOString(), source: 'sweep' }, { failure: { ...EXPIRED, provider: 'platform' } })) moved++;
         }
+        if (moved > movedBefore) store.changed(DELIVERIES_TOPIC);
         if (batch.length < 200) break;
       }
       if (moved > 0) logger.info({ event: 'channels.sweep', expired: moved }, 'queued channel sends expired');
