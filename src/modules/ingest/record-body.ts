@@ -273,10 +273,14 @@ export async function readJsonArrayBody<T = BodyItem>(
     scanner.feed(text);
     if (scanner.broken) refusal ??= notJson();
     for (const [recordText, deepAt] of texts) {
+      // The budget is checked before a record's step, not only after it: a reader woken by a chunk
+      // (in the loop's poll phase, after the turn's budget was spent in its check phase) yields
+      // before parsing, where it parsed one record first. Four readers woken in one poll phase
+      // each ran a record's step there, on top of the budget the check phase had used.
+      await turn();
       const one = item(recordText, deepAt);
       invalid ||= one.kind === 'invalid';
       items.push(each(one));
-      await turn();
     }
     texts.length = 0;
   };

@@ -129,6 +129,24 @@ describe('a JSON array body: each record in its own step', () => {
     body.release();
     expect(await read).toEqual(['kept a', 'kept b']);
   });
+
+  it("checks the turn's budget before a record's step, not only after: a reader woken by a chunk yields before parsing", async () => {
+    const log: string[] = [];
+    const body = gated(['[{"id":"a"},', '{"id":"b"},{"id":"c"}', ']'], log);
+    const read = readJsonArrayBody(body.chunks, 10, () => void log.push('turn'), (item) => log.push('record'));
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      body.release();
+    }
+    await read;
+    // After each chunk's arrival, a check of the budget comes before any record is parsed.
+    const afterChunks = log.join(' ').split('chunk').slice(1);
+    for (const part of afterChunks) {
+      const steps = part.trim().split(' ').filter(Boolean);
+      if (steps.includes('record')) expect(steps[0], `after a chunk: ${part}`).toBe('turn');
+    }
+    expect(log.filter((e) => e === 'record')).toHaveLength(3);
+  });
 });
 
 describe('an NDJSON body read a chunk at a time', () => {
