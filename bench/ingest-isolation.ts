@@ -18,7 +18,9 @@
  * Environment: BENCH_INGEST_MODES (embedded,postgres), BENCH_INGEST_SECONDS (15, the loaded phase),
  * BENCH_INGEST_IDLE_SECONDS (5), BENCH_INGEST_CONCURRENCY (4), BENCH_INGEST_RECORDS (60),
  * BENCH_INGEST_RECORD_BYTES (245760), BENCH_INGEST_NODE_ARGS (node options of the measured process, space
- * separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test).
+ * separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_INGEST_TRACE_DIR (where the measured process's stdout lines
+ * that are not its JSON log, such as `--trace-gc`'s, are written, `<mode>.log`), BENCH_INGEST_ENV (settings of the
+ * measured process, `NAME=value,...`), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test).
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
@@ -42,6 +44,8 @@ const CONCURRENCY = Number(process.env.BENCH_INGEST_CONCURRENCY ?? 4);
 const RECORDS = Number(process.env.BENCH_INGEST_RECORDS ?? 60);
 const RECORD_BYTES = Number(process.env.BENCH_INGEST_RECORD_BYTES ?? 240 * 1024);
 const NODE_ARGS = (process.env.BENCH_INGEST_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const TRACE_DIR = process.env.BENCH_INGEST_TRACE_DIR;
+const EXTRA_ENV = Object.fromEntries((process.env.BENCH_INGEST_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SEED_FILE = fileURLToPath(new URL('../test/fixtures/seed-acme.json', import.meta.url));
 const LOAD_SCRIPT = fileURLToPath(new URL('./ingest-load.ts', import.meta.url));
@@ -177,6 +181,7 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000000',
       DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost',
       ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir! }),
+      ...EXTRA_ENV,
     }, NODE_ARGS);
     const started = await proc.waitForEvent('process.started', 120_000);
     const base = `http://127.0.0.1:${started.port as number}`;
@@ -228,6 +233,10 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
     if (proc) {
       proc.kill('SIGTERM');
       await proc.exited;
+      if (TRACE_DIR) {
+        mkdirSync(TRACE_DIR, { recursive: true });
+        writeFileSync(join(TRACE_DIR, `${mode}.log`), proc.stderr.join('\n') + '\n');
+      }
     }
     await db?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,8 @@
  * `BENCH_INGEST_NODE_ARGS='--import ./bench/stall-monitor.mjs --cpu-prof --cpu-prof-dir=/tmp/prof'`.
  *
  * A timer due every 5 ms notes each turn that held it up past STALL_MS, and a gc observer each
- * collection longer than 5 ms; both are written at exit to `<tmpdir>/logdrain-stalls-<pid>.json`,
+ * collection longer than 1 ms (with its kind, perf_hooks' constants: 1 scavenge, 4 mark-compact, 8 incremental
+ * marking, 16 weak callbacks); both are written at exit to `<tmpdir>/logdrain-stalls-<pid>.json`,
  * their times in microseconds of the monotonic clock that a V8 CPU profile's timestamps use, so
  * that bench/stall-report.ts can name the samples inside each stall.
  */
@@ -30,7 +31,7 @@ setInterval(() => {
 
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
-    if (e.duration > 5) gcs.push({ startUs: Math.round(perfToUs + e.startTime * 1000), ms: Math.round(e.duration * 10) / 10, kind: e.detail?.kind });
+    if (e.duration > 1) gcs.push({ startUs: Math.round(perfToUs + e.startTime * 1000), ms: Math.round(e.duration * 10) / 10, kind: e.detail?.kind });
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -41,6 +42,7 @@ process.on('exit', () => {
   const ms = (ns) => Math.round(ns / 1e5) / 10;
   writeFileSync(join(tmpdir(), `logdrain-stalls-${process.pid}.json`), JSON.stringify({
     pid: process.pid,
+    exitUs: nowUs(),
     stallMs: STALL_MS,
     delay: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max), count: delay.count },
     stalls,

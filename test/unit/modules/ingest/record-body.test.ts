@@ -92,6 +92,63 @@ describe('a JSON array body read a chunk at a time', () => {
   });
 });
 
+describe('a JSON array body: each record in its own step', () => {
+  /** Chunks handed one at a time, each once the test lets it go; `log` notes each arrival. */
+  function gated(texts: string[], log: string[]): { chunks: BodyChunks; release(): void } {
+    const waiting: (() => void)[] = [];
+    let gate = Promise.resolve();
+    return {
+      chunks: {
+        next: async () => {
+          await gate;
+          const text = texts.shift();
+          if (text !== undefined) log.push('chunk');
+          gate = new Promise((r) => waiting.push(r));
+          return text === undefined ? undefined : bytesOf(text);
+        },
+      },
+      release: () => waiting.shift()?.(),
+    };
+  }
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it("hands each record to `each` as it is parsed, before the body's end, and holds what `each` returns instead of the value", async () => {
+    const log: string[] = [];
+    const body = gated(['[{"id":"a"},{"id"', ':"b"}', ']'], log);
+    const read = readJsonArrayBody(body.chunks, 10, () => undefined, (item) => {
+      log.push(`record ${item.kind === 'value' ? (item.value as { id: string }).id : item.kind}`);
+      return item.kind === 'value' ? `kept ${(item.value as { id: string }).id}` : item.kind;
+    });
+    await settle();
+    // The first chunk ends one record: it is checked before the second chunk has arrived.
+    expect(log).toEqual(['chunk', 'record a']);
+    body.release();
+    await settle();
+    body.release();
+    await settle();
+    body.release();
+    expect(await read).toEqual(['kept a', 'kept b']);
+  });
+
+  it("checks the turn's budget before a record's step, not only after: a reader woken by a chunk yields before parsing", async () => {
+    const log: string[] = [];
+    const body = gated(['[{"id":"a"},', '{"id":"b"},{"id":"c"}', ']'], log);
+    const read = readJsonArrayBody(body.chunks, 10, () => void log.push('turn'), (item) => log.push('record'));
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      body.release();
+    }
+    await read;
+    // After each chunk's arrival, a check of the budget comes before any record is parsed.
+    const afterChunks = log.join(' ').split('chunk').slice(1);
+    for (const part of afterChunks) {
+      const steps = part.trim().split(' ').filter(Boolean);
+      if (steps.includes('record')) expect(steps[0], `after a chunk: ${part}`).toBe('turn');
+    }
+    expect(log.filter((e) => e === 'record')).toHaveLength(3);
+  });
+});
+
 describe('an NDJSON body read a chunk at a time', () => {
   const lines = TRICKY.map((r) => JSON.stringify(r));
   const bytes = Buffer.concat([bytesOf(`${lines[0]}\n\n${lines[1]}\r\n`), Buffer.from([0x7b, 0xc3, 0x28, 0x7d]), bytesOf(`\n${lines.slice(2).join('\n')}\n  \nnot json\n`)]);
