@@ -11,9 +11,8 @@ import { createReadCaches, type ReadCaches } from '../../../src/api/kernel/read-
 import { topicEpoch } from '../../../src/store/change-epochs.js';
 import { TRUNKS_TOPIC } from '../../../src/modules/telephony/trunks/service.js';
 import { startApi, type TestApi } from '../../helpers/api-app.js';
-import { SEED_FIXTURE, startApp, waitFor, type TestApp } from '../../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
-import { startServeProcess, type ServeProcess } from '../../helpers/serve-process.js';
+import { SEED_FIXTURE, waitFor } from '../../helpers/app.js';
+import { twoApisOnOneDatabase } from '../../helpers/two-apis.js';
 
 const TRUNKS = '/developer/orgs/org_acme/sip-trunks';
 const KEY = 'lk_acme_legacy';
@@ -87,25 +86,10 @@ describe('the SIP trunk list within one API', () => {
 });
 
 describe('across API processes on Postgres', () => {
-  let db: TestDatabase;
-  let app: TestApp;
-  let other: ServeProcess;
-  let caches: ReadCaches;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startApp({ DATABASE_URL: db.url }, 'serve');
-    other = await startServeProcess({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, SEED_FILE: SEED_FIXTURE, LOG_LEVEL: 'silent' });
-    caches = await createReadCaches(app.store.sql);
-  });
-  afterAll(async () => {
-    await caches?.stop();
-    await other?.stop();
-    await app?.stop();
-    await db?.drop();
-  });
+  const apis = twoApisOnOneDatabase({ other: (db) => ({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, SEED_FILE: SEED_FIXTURE, LOG_LEVEL: 'silent' }) });
 
   const createThere = async (ip: string): Promise<string> => {
-    const res = await fetch(`${other.base}${TRUNKS}`, {
+    const res = await fetch(`${apis.other.base}${TRUNKS}`, {
       method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ acl: [ip] }),
     });
     expect(res.status).toBe(201);
@@ -113,8 +97,8 @@ describe('across API processes on Postgres', () => {
   };
 
   it("drops an entry on another process's commit, which moved nothing in this one", async () => {
-    const cache = caches.cache<number>(TRUNKS_TOPIC, { maxAgeMs: 600_000 });
-    const count = async () => (await app.store.sql.query<{ n: number }>("select count(*)::int as n from telephony_sip_trunks where status <> 'deleted'"))[0]!.n;
+    const cache = apis.caches.cache<number>(TRUNKS_TOPIC, { maxAgeMs: 600_000 });
+    const count = async () => (await apis.app.store.sql.query<{ n: number }>("select count(*)::int as n from telephony_sip_trunks where status <> 'deleted'"))[0]!.n;
     const before = await cache.get('count', count);
     const epoch = topicEpoch(TRUNKS_TOPIC);
     await createThere('192.0.2.20/32');
@@ -123,7 +107,7 @@ describe('across API processes on Postgres', () => {
   });
 
   it('caches nothing when told not to listen (a pooler that cannot LISTEN): every read goes to the store', async () => {
-    const unlistened = await createReadCaches(app.store.sql, { listen: false });
+    const unlistened = await createReadCaches(apis.app.store.sql, { listen: false });
     try {
       const cache = unlistened.cache<number>(TRUNKS_TOPIC, { maxAgeMs: 600_000 });
       let reads = 0;
@@ -136,7 +120,7 @@ describe('across API processes on Postgres', () => {
   });
 
   it("shows another process's trunk writes in the list", async () => {
-    const list = async () => (await app.request('GET', TRUNKS, { token: KEY })).body as TrunkList;
+    const list = async () => (await apis.app.request('GET', TRUNKS, { token: KEY })).body as TrunkList;
     const before = await list();
     // Read twice: the second answer is the cached one.
     expect((await list()).count).toBe(before.count);

@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, waitFor, type TestApp } from '../../../helpers/app.js';
 import { writeChannelsSeed } from '../../../helpers/channels-seed.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
-import { startServeProcess, type ServeProcess } from '../../../helpers/serve-process.js';
+import { startServeProcess } from '../../../helpers/serve-process.js';
+import { twoApisOnOneDatabase } from '../../../helpers/two-apis.js';
 import { createChannelService, DELIVERIES_TOPIC } from '../../../../src/modules/channels/service.js';
 import { createChannelNotifications } from '../../../../src/modules/channels/index.js';
 import { createVendors } from '../../../../src/vendors/index.js';
 import { loadConfig } from '../../../../src/config/config.js';
 import { createLogger } from '../../../../src/telemetry/logger.js';
-import { createReadCaches, type ReadCaches } from '../../../../src/api/kernel/read-cache.js';
 import { topicEpoch } from '../../../../src/store/change-epochs.js';
 import { Registry } from 'prom-client';
 import { createFamilyMetrics } from '../../../../src/telemetry/family-metrics.js';
@@ -125,28 +125,13 @@ describe.each(['embedded', 'postgres'] as const)('the deliveries list after each
 });
 
 describe('the deliveries list across API processes on Postgres', () => {
-  let db: TestDatabase;
-  let app: TestApp;
-  let other: ServeProcess;
-  let caches: ReadCaches;
   const seed = writeChannelsSeed();
   const otherEnv = (db: TestDatabase, env: Record<string, string> = {}) => ({
     PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, SEED_FILE: seed, LOG_LEVEL: 'silent', SANDBOX_RECEIPT_STEP_MS: '50', CHANNEL_SWEEP_INTERVAL_MS: '0', ...env,
   });
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await startApp({ DATABASE_URL: db.url, SEED_FILE: seed, CHANNEL_SWEEP_INTERVAL_MS: '0' }, 'serve');
-    other = await startServeProcess(otherEnv(db));
-    caches = await createReadCaches(app.store.sql);
-  });
-  afterAll(async () => {
-    await caches?.stop();
-    await other?.stop();
-    await app?.stop();
-    await db?.drop();
-  });
+  const apis = twoApisOnOneDatabase({ app: { SEED_FILE: seed, CHANNEL_SWEEP_INTERVAL_MS: '0' }, other: (db) => otherEnv(db) });
 
-  const there = async (path: string, body: unknown, token = 'lk_send', at = other) => {
+  const there = async (path: string, body: unknown, token = 'lk_send', at = apis.other) => {
     const res = await fetch(`${at.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const json = (await res.json()) as Record<string, any>;
     expect(res.status, JSON.stringify(json)).toBe(200);
@@ -154,8 +139,8 @@ describe('the deliveries list across API processes on Postgres', () => {
   };
   /** What this process's cache answers: the statuses of the agent's deliveries, by id (only a notification drops the entry). */
   const cached = () => {
-    const cache = caches.cache<Map<string, string>>(DELIVERIES_TOPIC, { maxAgeMs: 600_000 });
-    return () => cache.get('statuses', async () => new Map((await app.store.sql.query<{ id: string; status: string }>("select id, status from channel_deliveries where agent_id = 'agt_support'")).map((r) => [r.id, r.status])));
+    const cache = apis.caches.cache<Map<string, string>>(DELIVERIES_TOPIC, { maxAgeMs: 600_000 });
+    return () => cache.get('statuses', async () => new Map((await apis.app.store.sql.query<{ id: string; status: string }>("select id, status from channel_deliveries where agent_id = 'agt_support'")).map((r) => [r.id, r.status])));
   };
   /** Waits for the cached statuses to show `id` at `status`, and checks that this process wrote nothing of the topic meanwhile. */
   const expectNotified = async (read: () => Promise<Map<string, string>>, id: string, status: string, epoch: number) => {
@@ -183,7 +168,7 @@ describe('the deliveries list across API processes on Postgres', () => {
   });
 
   it("drops the entry on another process's sweep", async () => {
-    const sweeper = await startServeProcess(otherEnv(db, { CHANNEL_SWEEP_INTERVAL_MS: '100', CHANNEL_QUEUE_EXPIRY_MS: '1000' }));
+    const sweeper = await startServeProcess(otherEnv(apis.db, { CHANNEL_SWEEP_INTERVAL_MS: '100', CHANNEL_QUEUE_EXPIRY_MS: '1000' }));
     try {
       const read = cached();
       const epoch = topicEpoch(DELIVERIES_TOPIC);
@@ -196,14 +181,14 @@ describe('the deliveries list across API processes on Postgres', () => {
   });
 
   it('shows a write of another process in the list (the route)', async () => {
-    const list = async () => ((await app.request('GET', LIST, { token: 'lk_send' })).body.data as Listed[]).map((d) => d.id);
+    const list = async () => ((await apis.app.request('GET', LIST, { token: 'lk_send' })).body.data as Listed[]).map((d) => d.id);
     await list();
     const s = await there(`${BASE}/send`, { channel: 'sms', to: { phoneNumber: '+15550006004' }, text: 'x' });
     await waitFor(async () => (await list()).includes(s.deliveryId) || undefined, { timeoutMs: 10_000, what: "the other process's send in the list" });
   });
 
   it('caches nothing without a listening connection (DRAIN_CONFIG_LISTEN=false): a write no topic names is listed at once', async () => {
-    const unlistened = await startApp({ DATABASE_URL: db.url, SEED_FILE: seed, CHANNEL_SWEEP_INTERVAL_MS: '0', DRAIN_CONFIG_LISTEN: 'false' }, 'serve');
+    const unlistened = await startApp({ DATABASE_URL: apis.db.url, SEED_FILE: seed, CHANNEL_SWEEP_INTERVAL_MS: '0', DRAIN_CONFIG_LISTEN: 'false' }, 'serve');
     try {
       const list = async () => ((await unlistened.request('GET', LIST, { token: 'lk_send' })).body.data as Listed[]).map((d) => d.id);
       const before = await list();
