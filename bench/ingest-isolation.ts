@@ -19,12 +19,13 @@
  * BENCH_INGEST_IDLE_SECONDS (5), BENCH_INGEST_CONCURRENCY (4), BENCH_INGEST_RECORDS (60),
  * BENCH_INGEST_RECORD_BYTES (245760), BENCH_INGEST_NODE_ARGS (node options of the measured process, space
  * separated, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_INGEST_TRACE_DIR (where the measured process's stdout lines
- * that are not its JSON log, such as `--trace-gc`'s, are written, `<mode>.log`), BENCH_INGEST_ENV (settings of the
+ * that are not its JSON log, such as `--trace-gc`'s, are written, `<mode>.log`, and its stall monitor's file,
+ * `<mode>-stalls.json`, for bench/stall-report.ts), BENCH_INGEST_ENV (settings of the
  * measured process, `NAME=value,...`), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test).
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +58,51 @@ const HEALTHZ_EVERY_MS = 20;
 const DRAIN_EVERY_MS = 50;
 const TARGET_HEALTHZ_P99_MS = 100;
 const TARGET_DRAIN_P99_MS = 250;
+/** The longest stretch of the API thread's own synchronous work in one turn, under the ingests. */
+const TARGET_TURN_CPU_MS = 20;
+const STALL_MONITOR = fileURLToPath(new URL('./stall-monitor.mjs', import.meta.url));
+/** The monotonic clock the stall monitor notes its turns by (µs), shared by every process of the machine. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * The measured process's turns held past 20 ms in the loaded phase, from bench/stall-monitor.mjs:
+ * wall time (what a request waited, the machine's doing included) and the CPU time the API's thread
+ * itself ran meanwhile (its own synchronous work, collections included), with the collections
+ * that fell inside.
+ */
+interface Turns {
+  over20WallMs: number;
+  over20CpuMs: number;
+  maxCpuMs: number;
+  longest: { ms: number; cpuMs: number; gcs: string[] }[];
+  fullCollections: number;
+  fullCollectionMsMax: number;
+}
+
+function turnsOf(file: string, fromUs: number, toUs: number): Turns | undefined {
+  if (!existsSync(file)) return undefined;
+  const report = JSON.parse(readFileSync(file, 'utf8')) as {
+    stalls: { startUs: number; endUs: number; ms: number; cpuMs?: number }[];
+    gcs: { startUs: number; ms: number; kind?: number }[];
+  };
+  const kinds: Record<number, string> = { 1: 'scavenge', 4: 'mark-compact', 8: 'incremental marking', 16: 'weak callbacks' };
+  const stalls = report.stalls.filter((s) => s.startUs >= fromUs && s.startUs < toUs);
+  const gcs = report.gcs.filter((g) => g.startUs >= fromUs && g.startUs < toUs);
+  const full = gcs.filter((g) => g.kind === 4);
+  const cpu = (s: { cpuMs?: number }) => s.cpuMs ?? Number.NaN;
+  return {
+    over20WallMs: stalls.length,
+    over20CpuMs: stalls.filter((s) => cpu(s) > TARGET_TURN_CPU_MS).length,
+    maxCpuMs: stalls.reduce((m, s) => Math.max(m, cpu(s)), 0),
+    longest: [...stalls].sort((a, b) => cpu(b) - cpu(a)).slice(0, 5).map((s) => ({
+      ms: s.ms,
+      cpuMs: cpu(s),
+      gcs: gcs.filter((g) => g.startUs >= s.startUs - 1000 && g.startUs <= s.endUs).map((g) => `${kinds[g.kind ?? 0] ?? g.kind} ${g.ms}`),
+    })),
+    fullCollections: full.length,
+    fullCollectionMsMax: full.reduce((m, g) => Math.max(m, g.ms), 0),
+  };
+}
 
 for (const m of MODES) if (m !== 'embedded' && m !== 'postgres') throw new Error(`BENCH_INGEST_MODES: unknown mode ${m}`);
 
@@ -166,7 +212,7 @@ function ingestLoad(spec: IngestLoadSpec): { started: Promise<void>; done: Promi
 interface ModeResult {
   role: 'start' | 'serve';
   idle: { healthz: ProbeStats; drainGet: ProbeStats; control: ProbeStats };
-  loaded: { healthz: ProbeStats; drainGet: ProbeStats; control: ProbeStats; ingest: IngestLoadResult };
+  loaded: { healthz: ProbeStats; drainGet: ProbeStats; control: ProbeStats; ingest: IngestLoadResult; turns?: Turns };
 }
 
 async function measureMode(mode: Mode): Promise<ModeResult> {
@@ -174,6 +220,10 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
   const db = mode === 'postgres' ? await createTestDatabase(ADMIN_URL, 'logdrain_bench_ingest') : undefined;
   const dataDir = mode === 'embedded' ? mkdtempSync(join(tmpdir(), 'logdrain-bench-ingest-')) : undefined;
   let proc: LogdrainProcess | undefined;
+  const stallsFile = join(tmpdir(), `logdrain-bench-stalls-${process.pid}-${mode}.json`);
+  rmSync(stallsFile, { force: true });
+  let loadedUs: [number, number] | undefined;
+  let result: Omit<ModeResult, 'loaded'> & { loaded: Omit<ModeResult['loaded'], 'turns'> } | undefined;
   const control = await startControl();
   try {
     proc = spawnLogdrain([role], {
@@ -181,8 +231,9 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
       DRAIN_RATE_LIMIT_READ_PER_MIN: '1000000000', DRAIN_RATE_LIMIT_MUTATE_PER_MIN: '1000000000',
       DRAIN_ENDPOINT_ALLOW_HOSTS: 'localhost',
       ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir! }),
+      STALL_MONITOR_FILE: stallsFile,
       ...EXTRA_ENV,
-    }, NODE_ARGS);
+    }, ['--import', STALL_MONITOR, ...NODE_ARGS]);
     const started = await proc.waitForEvent('process.started', 120_000);
     const base = `http://127.0.0.1:${started.port as number}`;
 
@@ -215,9 +266,11 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
     const load = ingestLoad({ url: `${base}/internal/records`, ...INGEST, concurrency: CONCURRENCY, seconds: LOAD_SECONDS, records: RECORDS, recordBytes: RECORD_BYTES });
     await load.started;
     let ingest!: IngestLoadResult;
+    const loadedFrom = monotonicUs();
     const loaded = await phase(async () => {
       ingest = await load.done;
     });
+    loadedUs = [loadedFrom, monotonicUs()];
     // Failures are reported, not thrown: a process that froze is what this measures, and the
     // figures of a run that failed requests are kept (and count as targets not met).
     if (ingest.requests === 0 || Object.keys(ingest.statusCodes).some((c) => c !== '202') || ingest.rejected > 0) {
@@ -228,7 +281,7 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
         if (s.failed > 0) process.stderr.write(`${mode}: ${s.failed} ${phaseName} ${name} probes failed: ${s.failures.join('; ')}\n`);
       }
     }
-    return { role, idle, loaded: { ...loaded, ingest } };
+    result = { role, idle, loaded: { ...loaded, ingest } };
   } finally {
     if (proc) {
       proc.kill('SIGTERM');
@@ -242,6 +295,11 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     control.stop();
   }
+  // The monitor writes its file as the process exits.
+  const turns = loadedUs ? turnsOf(stallsFile, ...loadedUs) : undefined;
+  if (TRACE_DIR && existsSync(stallsFile)) writeFileSync(join(TRACE_DIR, `${mode}-stalls.json`), readFileSync(stallsFile));
+  rmSync(stallsFile, { force: true });
+  return { ...result!, loaded: { ...result!.loaded, turns } };
 }
 
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
@@ -261,6 +319,11 @@ console.table(MODES.flatMap((mode) => {
 for (const mode of MODES) {
   const i = results[mode]!.loaded.ingest;
   console.log(`${mode}: ${i.requests} ingests of ${(i.bodyBytes / 2 ** 20).toFixed(1)} MiB answered in ${i.seconds.toFixed(1)} s (${i.accepted} records accepted), ingest p50 ${f(i.latencyMs.p50)} ms, max ${f(i.latencyMs.max)} ms`);
+  const t = results[mode]!.loaded.turns;
+  if (t) {
+    console.log(`${mode}: turns held over 20 ms: ${t.over20WallMs} by the clock, ${t.over20CpuMs} with over 20 ms of the API thread's own CPU (the most ${f(t.maxCpuMs)} ms); ${t.fullCollections} full collections, the longest ${f(t.fullCollectionMsMax)} ms`);
+    for (const l of t.longest) console.log(`  ${f(l.ms)} ms held, ${f(l.cpuMs)} ms of CPU${l.gcs.length ? `, ${l.gcs.join(', ')}` : ''}`);
+  }
 }
 const targets = MODES.flatMap((mode) => {
   const l = results[mode]!.loaded;
@@ -269,6 +332,7 @@ const targets = MODES.flatMap((mode) => {
     { target: `${mode}: every ingest answered 202 and every probe 200`, measured: l.ingest.requests, threshold: 0, met: ingestOk && l.healthz.failed === 0 && l.drainGet.failed === 0 },
     { target: `${mode}: GET /healthz p99 at most ${TARGET_HEALTHZ_P99_MS} ms under the ingests`, measured: l.healthz.p99, threshold: TARGET_HEALTHZ_P99_MS, met: l.healthz.p99 <= TARGET_HEALTHZ_P99_MS },
     { target: `${mode}: other organization's drain GET p99 at most ${TARGET_DRAIN_P99_MS} ms under the ingests`, measured: l.drainGet.p99, threshold: TARGET_DRAIN_P99_MS, met: l.drainGet.p99 <= TARGET_DRAIN_P99_MS },
+    { target: `${mode}: no turn with over ${TARGET_TURN_CPU_MS} ms of the API thread's own work under the ingests`, measured: l.turns?.maxCpuMs ?? Number.NaN, threshold: TARGET_TURN_CPU_MS, met: l.turns !== undefined && l.turns.maxCpuMs <= TARGET_TURN_CPU_MS },
   ];
 });
 for (const t of targets) console.log(`${t.met ? 'MET    ' : 'NOT MET'} ${t.target}${t.threshold > 0 ? `: ${f(t.measured)}` : ''}`);

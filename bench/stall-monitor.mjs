@@ -1,15 +1,19 @@
 /**
- * An event-loop stall monitor, loaded into a measured process with `--import`:
- * `BENCH_INGEST_NODE_ARGS='--import ./bench/stall-monitor.mjs --cpu-prof --cpu-prof-dir=/tmp/prof'`.
+ * An event-loop stall monitor, loaded into a measured process with `--import` (bench:ingest loads
+ * it into every process it measures; with a profile:
+ * `BENCH_INGEST_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'`).
  *
- * A timer due every 5 ms notes each turn that held it up past STALL_MS, and a gc observer each
+ * A timer due every 5 ms notes each turn that held it up past STALL_MS, with the time the API's
+ * thread itself ran on a CPU meanwhile (`cpuMs`, from the kernel's schedstat of the thread: a stall
+ * the machine caused by running other processes shows a long wall time and little CPU; the
+ * thread's own synchronous work, its collections included, shows as CPU), and a gc observer each
  * collection longer than 1 ms (with its kind, perf_hooks' constants: 1 scavenge, 4 mark-compact, 8 incremental
  * marking, 16 weak callbacks); both are written at exit to `<tmpdir>/logdrain-stalls-<pid>.json`,
  * their times in microseconds of the monotonic clock that a V8 CPU profile's timestamps use, so
  * that bench/stall-report.ts can name the samples inside each stall.
  */
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -19,14 +23,30 @@ const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 /** performance.now() (ms) to the monotonic clock (µs). */
 const perfToUs = nowUs() - performance.now() * 1000;
 
+/** Nanoseconds the main thread (its task id is the process's) has run on a CPU; undefined off Linux. */
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+const ranNs = () => {
+  try {
+    return Number(readFileSync(SCHEDSTAT, 'latin1').split(' ')[0]);
+  } catch {
+    return undefined;
+  }
+};
+
 const stalls = [];
 const gcs = [];
 let last = nowUs();
+let lastRan = ranNs();
 setInterval(() => {
   const now = nowUs();
+  const ran = ranNs();
   const heldMs = (now - last) / 1000 - EVERY_MS;
-  if (heldMs > STALL_MS) stalls.push({ startUs: last + EVERY_MS * 1000, endUs: now, ms: Math.round(heldMs * 10) / 10 });
+  if (heldMs > STALL_MS) {
+    const cpuMs = ran === undefined || lastRan === undefined ? undefined : Math.round((ran - lastRan) / 1e5) / 10;
+    stalls.push({ startUs: last + EVERY_MS * 1000, endUs: now, ms: Math.round(heldMs * 10) / 10, cpuMs });
+  }
   last = now;
+  lastRan = ran;
 }, EVERY_MS).unref();
 
 new PerformanceObserver((list) => {
@@ -40,7 +60,7 @@ delay.enable();
 
 process.on('exit', () => {
   const ms = (ns) => Math.round(ns / 1e5) / 10;
-  writeFileSync(join(tmpdir(), `logdrain-stalls-${process.pid}.json`), JSON.stringify({
+  writeFileSync(process.env.STALL_MONITOR_FILE ?? join(tmpdir(), `logdrain-stalls-${process.pid}.json`), JSON.stringify({
     pid: process.pid,
     exitUs: nowUs(),
     stallMs: STALL_MS,

@@ -11,9 +11,8 @@
  * records unscrubbed, and the backlog pump scrubs them here before it sends
  * them: a flood never holds the consumer's MAX_IN_FLIGHT_RECORDS budget.
  */
-import { Worker } from 'node:worker_threads';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../threads.js';
 import type { AttributeValue, DeliveredRecord } from './delivered-record.js';
 import { withholdRecord, type Scrubber } from './scrubber.js';
 import { FairScrubQueue } from './scrub-queue.js';
@@ -75,16 +74,9 @@ interface Slot {
   busy?: { pending: Pending; timer: NodeJS.Timeout };
 }
 
-/**
- * A scrub worker: the build's JavaScript, or (running from the TypeScript source, as the tests do)
- * the source through tsx, registered inside the worker: Node 20 applies no loader to a worker's
- * entry file.
- */
+/** A scrub worker (threads.ts: the build's JavaScript, or the source through tsx). */
 function startWorker(): Worker {
-  const js = new URL('./scrub-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js);
-  const ts = JSON.stringify(new URL('./scrub-worker.ts', import.meta.url).href);
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${ts}); })`, { eval: true });
+  return startModuleWorker(new URL('./scrub-worker', import.meta.url));
 }
 
 export function createScrubPool(opts: ScrubPoolOptions = {}): ScrubPool {

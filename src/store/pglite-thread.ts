@@ -16,13 +16,12 @@
  * fails every statement waiting and every later one with a connection failure
  * (SQLSTATE 08006), which unavailable.ts counts as the store being unreachable.
  */
-import { Worker } from 'node:worker_threads';
-import { existsSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { turnGate } from '../event-loop.js';
+import { startModuleWorker } from '../threads.js';
 import { BytePieces, holdsPieces, joinPieces } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
 import type { QueryOptions, Sql } from './sql-types.js';
@@ -31,18 +30,9 @@ import type { ErrorFields, Reply, Request, Start, WasmModule } from './pglite-wo
 /** A request without its id (given as it is posted). */
 type Body = Request extends infer R ? (R extends Request ? Omit<R, 'id'> : never) : never;
 
-/**
- * The store's thread: the build's JavaScript, or (running from the TypeScript source, as the tests
- * do) the source through tsx, registered inside the worker: Node 20 applies no loader to a worker's
- * entry file. None of the process's Node options: a module preloaded with `--import` (a monitor, an
- * agent) belongs to the API's thread, and `--input-type` refuses a file as the entry.
- */
+/** The store's thread (threads.ts: the build's JavaScript, or the source through tsx). */
 function startWorker(start: Start): Worker {
-  const options = { workerData: start, execArgv: [] };
-  const js = new URL('./pglite-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, options);
-  const ts = JSON.stringify(new URL('./pglite-worker.ts', import.meta.url).href);
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${ts}); })`, { ...options, eval: true });
+  return startModuleWorker(new URL('./pglite-worker', import.meta.url), { workerData: start });
 }
 
 /**

@@ -12,18 +12,17 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MAX_FIELD_DEPTH, textRefusal, validateRecord } from '../../model/record.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { RecordSink } from '../../source/sink.js';
 import { grantedOf } from '../../api/kernel/access.js';
 import { errorResponses } from '../../api/kernel/schema-types.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { defineScopes } from '../../api/kernel/scopes.js';
-import { readJsonArrayBody, readNdjsonBody, type BodyChunks, type BodyItem } from './record-body.js';
 import { bodyChunks } from './body-chunks.js';
+import type { Checked } from './check-record.js';
+import { createBodyReader, type BodyKind, type ReadBody } from './body-reader.js';
 import { requireUtf8Charset } from '../../api/kernel/json-body.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
-import { slicer } from '../../event-loop.js';
 
 export const INGEST_SCOPE = 'logs:ingest';
 
@@ -65,26 +64,6 @@ const INGEST_SCHEMA = {
   response: { 202: IngestAnswer, ...errorResponses(400, 401, 403, 413, 415) },
 };
 
-/** A record accepted so far: what the sink is given for it. */
-interface Checked { orgId: string; agentId: string; payload: string }
-
-/** One record's refusal, or what the sink is given for it. */
-function checkItem(item: BodyItem, keyOrgId: string | undefined): string | Checked {
-  if (item.kind === 'invalid') return 'not valid JSON';
-  if (item.kind === 'not_utf8') return `not valid UTF-8 (byte ${item.at} of the record)`;
-  if (item.kind === 'too_deep') return `${item.field} nests deeper than ${MAX_FIELD_DEPTH} levels`;
-  // Validated before it is serialised: JSON.stringify recurses, and validation bounds the depth.
-  const valid = validateRecord(item.value);
-  if (!valid.ok) return valid.reason;
-  const payload = JSON.stringify(item.value);
-  // What the worker's decoder would dead-letter in the text it will read (too large, holding NUL),
-  // refused here instead of accepted; the value just parsed and validated is not parsed again.
-  const refused = textRefusal(payload, item.value);
-  if (refused !== undefined) return refused;
-  if (valid.record.orgId !== keyOrgId) return "orgId is not the credential's organization";
-  return { orgId: valid.record.orgId, agentId: valid.record.agentId, payload };
-}
-
 /**
  * What the content-type parsers hand the route: each record's refusal or payload, checked in the step
  * that parsed it. The parsed values are not kept: held until the body's end, four 15 MB bodies' worth
@@ -92,7 +71,7 @@ function checkItem(item: BodyItem, keyOrgId: string | undefined): string | Check
  * benchmark").
  */
 class SplitBody {
-  constructor(readonly items: (string | Checked)[] | { notArray: unknown }) {}
+  constructor(readonly items: ReadBody) {}
 }
 
 export interface IngestDeps {
@@ -106,23 +85,27 @@ export function registerRecordRoutes(scope: FastifyInstance, deps: IngestDeps): 
   scope.removeContentTypeParser('application/json');
   // The request's stream, not a buffer: the body is read, checked for UTF-8 (and in no other charset,
   // kernel/json-body.ts) and split a chunk at a time as it arrives, never joined or decoded whole
-  // (record-body.ts), in slices between which the event loop turns.
+  // (record-body.ts), in slices between which the event loop turns, or on a reader thread of its
+  // own when it is large (body-reader.ts).
   // The credential was checked when the request arrived (before the body is read), so each record
   // is checked against its organization as soon as it is parsed.
-  type Check = (item: BodyItem) => string | Checked;
-  const reading = (split: (chunks: BodyChunks, check: Check) => Promise<(string | Checked)[] | { notArray: unknown }>) =>
+  const reader = createBodyReader();
+  scope.addHook('onClose', () => reader.close());
+  const reading = (kind: BodyKind) =>
     async (req: FastifyRequest, payload: Readable): Promise<SplitBody> => {
       requireUtf8Charset(req.headers['content-type']);
       const { keyOrgId } = grantedOf(req).principal;
-      const chunks = bodyChunks(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? MAX_INGEST_BODY_BYTES);
+      const length = req.headers['content-length'];
+      const chunks = bodyChunks(payload, length, req.routeOptions.bodyLimit ?? MAX_INGEST_BODY_BYTES);
       try {
-        return new SplitBody(await split(chunks, (item) => checkItem(item, keyOrgId)));
+        const declared = length === undefined || length === '' ? undefined : Number(length);
+        return new SplitBody(await reader.read(kind, chunks, keyOrgId, MAX_INGEST_RECORDS, Number.isFinite(declared) ? declared : undefined));
       } finally {
         chunks.release();
       }
     };
-  scope.addContentTypeParser('application/json', reading((chunks, check) => readJsonArrayBody(chunks, MAX_INGEST_RECORDS, slicer(), check)));
-  scope.addContentTypeParser('application/x-ndjson', reading((chunks, check) => readNdjsonBody(chunks, MAX_INGEST_RECORDS, slicer(), check)));
+  scope.addContentTypeParser('application/json', reading('json'));
+  scope.addContentTypeParser('application/x-ndjson', reading('ndjson'));
 
   scope.post('/internal/records', {
     bodyLimit: MAX_INGEST_BODY_BYTES,

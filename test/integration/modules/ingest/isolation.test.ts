@@ -23,7 +23,7 @@ import { record } from '../../../helpers/records.js';
 const RECORDS = 60;
 const MESSAGE = 'x'.repeat(240 * 1024);
 
-function send(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
+function send(port: number, method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res: IncomingMessage) => {
       let text = '';
@@ -87,5 +87,33 @@ describe('a large ingest and the other requests of the process', () => {
     const queued = await store.queue.readAfter(cursor, RECORDS * 2, Number.MAX_SAFE_INTEGER);
     const sent = (JSON.parse(body) as { id: string }[]).map((r) => r.id);
     expect(queued.map((m) => (JSON.parse(m.payload) as { id: string }).id).slice(-RECORDS)).toEqual(sent);
+  });
+
+  it('reads a large body off its thread with every record judged as a small one is: refusals by index, the rest written in order', async () => {
+    const cursor = await store.queue.cursor('ingest-isolation');
+    const big = (id: string, p: Record<string, unknown> = {}) => JSON.stringify({ ...record({ id, message: 'y'.repeat(100 * 1024) }), ...p });
+    const lines = [big('r0'), '{"not": json', big('r2', { orgId: 'org_globex' }), big('r3', { severity: 'loud' }), big('r4'), Buffer.from([0x7b, 0xff, 0x7d]), big('r6')];
+    const body = Buffer.concat(lines.map((l) => Buffer.concat([Buffer.from(l), Buffer.from('\n')])));
+    const answer = await send(port, 'POST', '/internal/records', { authorization: 'Bearer lk_acme_ingest', 'content-type': 'application/x-ndjson' }, body);
+    expect(answer.status, answer.body).toBe(202);
+    const { accepted, rejected } = JSON.parse(answer.body) as { accepted: number; rejected: { index: number; errors: string[] }[] };
+    expect(accepted).toBe(3);
+    expect(rejected.map((r) => r.index)).toEqual([1, 2, 3, 5]);
+    expect(rejected[0]!.errors).toEqual(['not valid JSON']);
+    expect(rejected[1]!.errors).toEqual(["orgId is not the credential's organization"]);
+    expect(rejected[3]!.errors[0]).toMatch(/^not valid UTF-8/);
+    const queued = await store.queue.readAfter(cursor, 100_000, Number.MAX_SAFE_INTEGER);
+    expect(queued.map((m) => (JSON.parse(m.payload) as { id: string }).id).slice(-3)).toEqual(['r0', 'r4', 'r6']);
+  });
+
+  it('refuses a large body past the record cap whole, writing nothing of it', async () => {
+    const cursor = await store.queue.cursor('ingest-isolation');
+    const before = await store.queue.readAfter(cursor, 100_000, Number.MAX_SAFE_INTEGER);
+    const one = JSON.stringify(record({ message: 'z' }));
+    const body = `[${Array.from({ length: 10_001 }, () => one).join(',')}]`;
+    const answer = await send(port, 'POST', '/internal/records', { authorization: 'Bearer lk_acme_ingest', 'content-type': 'application/json' }, body);
+    expect(answer.status, answer.body).toBe(413);
+    expect(JSON.parse(answer.body)).toMatchObject({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect((await store.queue.readAfter(cursor, 100_000, Number.MAX_SAFE_INTEGER)).length).toBe(before.length);
   });
 });
