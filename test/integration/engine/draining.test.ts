@@ -1,9 +1,10 @@
 /**
  * Stopping with a request in flight (spec 01 part 7.1.5, CONTRACT part 7): `start` and `serve`
- * spawned as real processes; an upload to the ingest route is under way (its headers taken, half
- * its body sent) when the process is sent SIGTERM. A request that arrives meanwhile, on a new
+ * spawned as real processes; two uploads to the ingest route are under way (their headers taken,
+ * half their bodies sent; one small, one large enough for the reader thread) when the process is
+ * sent SIGTERM. A request that arrives meanwhile, on a new
  * connection, is answered `503 {error: {code: CORE_DRAINING, message, retryable: true}}` with
- * `Retry-After: 1`; the upload then completes and is accepted, and the process exits 0, after
+ * `Retry-After: 1`; the uploads then complete and are accepted, and the process exits 0, after
  * which the port refuses connections.
  *
  * Both modes (vitest.config.ts): PGlite in memory, or Postgres and the librdkafka mock broker.
@@ -66,7 +67,7 @@ describe(`stopping with a request in flight (${TEST_MODE})`, () => {
   const modes = processModes('draining');
 
   for (const role of ['start', 'serve'] as const) {
-    it(`${role}: a request arriving after SIGTERM is answered 503 CORE_DRAINING while an upload in flight completes, and the process exits 0`, async () => {
+    it(`${role}: a request arriving after SIGTERM is answered 503 CORE_DRAINING while the uploads in flight (one read on the reader thread) complete, and the process exits 0`, async () => {
       const port = await freePort();
       const p = modes.spawn(role, port);
       await waitFor(async () => {
@@ -76,6 +77,9 @@ describe(`stopping with a request in flight (${TEST_MODE})`, () => {
 
       const batch = records(20);
       const upload = await startUpload(port, Buffer.from(batch.map((r) => JSON.stringify(r)).join('\n')));
+      // A body over 64 KiB, read on the ingest reader thread: the thread outlives the stop until it is read.
+      const large = records(20, { message: 'x'.repeat(8 * 1024) });
+      const largeUpload = await startUpload(port, Buffer.from(large.map((r) => JSON.stringify(r)).join('\n')));
       p.kill('SIGTERM');
       // Logged as the stop begins, in the same turn that hands new requests to the draining answer.
       await p.waitForEvent('process.stopping');
@@ -87,9 +91,10 @@ describe(`stopping with a request in flight (${TEST_MODE})`, () => {
       expect((drained as Answer).headers['retry-after']).toBe('1');
       expect((drained as Answer).headers.connection).toBe('close');
 
-      const done = await upload.finish();
+      const [done, largeDone] = await Promise.all([upload.finish(), largeUpload.finish()]);
       expect({ status: done.status, body: JSON.parse(done.body) }).toEqual({ status: 202, body: { accepted: 20, rejected: [] } });
       expect(done.headers.connection).toBe('close');
+      expect({ status: largeDone.status, body: JSON.parse(largeDone.body) }).toEqual({ status: 202, body: { accepted: 20, rejected: [] } });
 
       const { code, signal } = await p.exited;
       expect({ code, signal }, p.stderr.join('\n')).toEqual({ code: 0, signal: null });
