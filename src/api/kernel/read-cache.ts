@@ -19,6 +19,13 @@ import type { Sql } from '../../store/sql.js';
 import { READS_CHANNEL, topicEpoch } from '../../store/change-epochs.js';
 import { cacheEntries, type CacheEntries } from './cache-entries.js';
 
+/**
+ * A route's answer as `reply.serialize` made it, in bytes: what a cache of serialized answers keeps
+ * and the route sends unchanged (a large answer's serialization costs more than its read).
+ */
+export const answerBytes = (serialized: string | Buffer | ArrayBuffer): Buffer =>
+  typeof serialized === 'string' ? Buffer.from(serialized) : Buffer.isBuffer(serialized) ? serialized : Buffer.from(serialized);
+
 /** An entry is read again this long after it was read, whatever was heard. */
 export const READ_CACHE_MAX_AGE_MS = 1000;
 

@@ -1,6 +1,7 @@
 /** The channel routes of spec 03 part 4.2 (the bulk template trigger among them) and the vendors' receipt route. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf } from '../../api/kernel/access.js';
+import { answerBytes } from '../../api/kernel/read-cache.js';
 import { keyedByHeader, keyedInBody } from '../../api/kernel/store-outage.js';
 import { CHANNELS_BASE, RECEIPTS_PATH, receiptsAccess, sendAccess, TRIGGER_PATH } from './context.js';
 import { deliveryNotFound } from './errors.js';
@@ -27,9 +28,6 @@ function contextOf(req: FastifyRequest): SendContext {
   const key = req.headers['x-idempotency-key'];
   return { orgId: orgId!, agentId: agentId!, idempotencyKey: typeof key === 'string' ? key : undefined, actor: auditActorOf(principal) };
 }
-
-const bytesOf = (serialized: string | Buffer | ArrayBuffer): Buffer =>
-  typeof serialized === 'string' ? Buffer.from(serialized) : Buffer.isBuffer(serialized) ? serialized : Buffer.from(serialized);
 
 export function registerChannelRoutes(app: FastifyInstance, service: ChannelService): void {
   app.post<{ Params: { agentId: string }; Body: SendBodyT }>(`${CHANNELS_BASE}/send`, { schema: sendSchema('Send text on a channel', SendBody), config: sendConfig }, async (req) =>
@@ -71,7 +69,7 @@ export function registerChannelRoutes(app: FastifyInstance, service: ChannelServ
     // read of the store: a cached answer is sent as it was serialized.
     const body = await service.deliveriesAnswer(agentId!, {
       userId: q.userId, status: q.status, channel: q.channel, since: q.since === undefined ? undefined : new Date(q.since), limit: q.limit ?? 50,
-    }, (data) => bytesOf(reply.serialize({ success: true, data })));
+    }, (data) => answerBytes(reply.serialize({ success: true, data })));
     return reply.type('application/json; charset=utf-8').send(body);
   });
 

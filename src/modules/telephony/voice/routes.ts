@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { NO_BODY } from '../../../api/kernel/schema.js';
+import { answerBytes } from '../../../api/kernel/read-cache.js';
 import { SCOPES, agentAccess, agentActorOf, routeConfig, type TelephonyDeps } from '../context.js';
 import { TelephonyErrors, agentNotFound } from '../errors.js';
 import { VERSION_BODY_LIMIT, schemas, type CreateBody, type ProvisionBody, type UpdateBody, type VersionBody } from './schemas.js';
@@ -24,7 +25,11 @@ export function registerVoiceRoutes(app: FastifyInstance, deps: TelephonyDeps): 
   const on = (scope: string) => routeConfig(agentAccess(scope, agentNotFound));
   const item = `${VOICE_BASE}/:voiceId`;
 
-  app.get<{ Params: AgentParams }>(VOICE_BASE, { schema: schemas.list, config: on(SCOPES.read) }, async (req) => ({ voices: await voices.list(agentActorOf(req).agentId) }));
+  // The answer's bytes come from this route's own serializer (its response schema), made once per read of the store.
+  app.get<{ Params: AgentParams }>(VOICE_BASE, { schema: schemas.list, config: on(SCOPES.read) }, async (req, reply) => {
+    const body = await voices.listAnswer(agentActorOf(req).agentId, (list) => answerBytes(reply.serialize({ voices: list })));
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
 
   app.post<{ Params: AgentParams; Body: CreateBody }>(VOICE_BASE, { schema: schemas.create, config: on(SCOPES.write) }, async (req, reply) => {
     return reply.status(201).send(await voices.create(agentActorOf(req), req.body.name, req.body.description));

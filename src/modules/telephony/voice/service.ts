@@ -80,8 +80,8 @@ export const VOICES_TOPIC = 'telephony.voices';
 export function createVoiceService(deps: TelephonyDeps) {
   const { store } = deps;
   const repo = voiceRepo(store.sql);
-  // The list's answer by agent (served unchanged).
-  const lists = deps.reads.cache<ReturnType<typeof listForm>>(VOICES_TOPIC);
+  // The list's answer by agent, serialized (served unchanged).
+  const lists = deps.reads.cache<Buffer>(VOICES_TOPIC);
 
   async function find(agentId: string, voiceId: string): Promise<VoiceRow> {
     const v = RESOURCE_ID.test(voiceId) ? await repo.get(agentId, voiceId) : undefined;
@@ -156,8 +156,14 @@ export function createVoiceService(deps: TelephonyDeps) {
   }
 
   return {
-    async list(agentId: string) {
-      return lists.get(agentId, async () => listForm(await repo.listWithVersions(agentId)));
+    /**
+     * GET the voice list: the agent's voices with their versions, as the route answers them: `encode`
+     * makes the answer's bytes (the route's serializer), once per read of the store; they answer
+     * every request until a write of the voices (VOICES_TOPIC) or their age bound. With every
+     * version's bundle, serializing the list cost more than reading it.
+     */
+    async listAnswer(agentId: string, encode: (voices: ReturnType<typeof listForm>) => Buffer): Promise<Buffer> {
+      return lists.get(agentId, async () => encode(listForm(await repo.listWithVersions(agentId))));
     },
 
     async create(actor: AgentActor, name: string, description: string | undefined) {
