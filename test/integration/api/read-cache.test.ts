@@ -13,10 +13,15 @@ import { TRUNKS_TOPIC } from '../../../src/modules/telephony/trunks/service.js';
 import { startApi, type TestApi } from '../../helpers/api-app.js';
 import { SEED_FIXTURE, waitFor } from '../../helpers/app.js';
 import { twoApisOnOneDatabase } from '../../helpers/two-apis.js';
+import { startTelephonyApi, TELEPHONY_SEED } from '../../helpers/telephony.js';
 
 const TRUNKS = '/developer/orgs/org_acme/sip-trunks';
 const KEY = 'lk_acme_legacy';
 type TrunkList = { trunks: { id: string; acl: { ip: string }[] }[]; count: number };
+const SEARCH = '/developer/phone-numbers/available?country=US&limit=5';
+const ACME_NUMBERS = '/developer/orgs/org_acme/phone-numbers';
+const TEL_KEY = 'lk_tel_all';
+type Search = { numbers: { msisdn: string }[] };
 
 describe('a read cache on the embedded store', () => {
   let store: Store;
@@ -85,6 +90,31 @@ describe('the SIP trunk list within one API', () => {
   });
 });
 
+describe('the phone number search within one API', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTelephonyApi();
+  });
+  afterAll(async () => api?.stop());
+
+  it('leaves out a number bought through the API at once, and offers it again once released', async () => {
+    const search = async () => ((await api.request('GET', SEARCH, { token: TEL_KEY })).body as Search).numbers.map((n) => n.msisdn);
+    const before = await search();
+    // Asked again: the owned numbers of these candidates come from the cache.
+    expect(await search()).toEqual(before);
+    const msisdn = before[0]!;
+    expect((await api.request('POST', ACME_NUMBERS, { token: TEL_KEY, body: { msisdn } })).status).toBe(201);
+    const after = await search();
+    expect(after).not.toContain(msisdn);
+    expect(after.slice(0, 4)).toEqual(before.slice(1));
+    expect((await api.request('POST', `${ACME_NUMBERS}/${msisdn}/suspend`, { token: TEL_KEY })).status).toBe(201);
+    expect(await search()).not.toContain(msisdn);
+    expect((await api.request('POST', `${ACME_NUMBERS}/${msisdn}/reactivate`, { token: TEL_KEY })).status).toBe(201);
+    expect((await api.request('DELETE', `${ACME_NUMBERS}/${msisdn}`, { token: TEL_KEY })).status).toBe(200);
+    expect(await search()).toEqual(before);
+  });
+});
+
 describe('across API processes on Postgres', () => {
   const apis = twoApisOnOneDatabase({ other: (db) => ({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, SEED_FILE: SEED_FIXTURE, LOG_LEVEL: 'silent' }) });
 
@@ -127,5 +157,24 @@ describe('across API processes on Postgres', () => {
     const id = await createThere('192.0.2.30/32');
     await waitFor(async () => (await list()).trunks.some((t) => t.id === id), { timeoutMs: 10_000, what: "the other process's trunk in the list" });
     expect((await list()).count).toBe(before.count + 1);
+  });
+});
+
+describe('the phone number search across API processes on Postgres', () => {
+  const apis = twoApisOnOneDatabase({
+    app: { SEED_FILE: TELEPHONY_SEED },
+    other: (db) => ({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, SEED_FILE: TELEPHONY_SEED, LOG_LEVEL: 'silent' }),
+  });
+
+  it("leaves out a number another process bought", async () => {
+    const search = async () => ((await apis.app.request('GET', SEARCH, { token: TEL_KEY })).body as Search).numbers.map((n) => n.msisdn);
+    const before = await search();
+    expect(await search()).toEqual(before);
+    const msisdn = before[0]!;
+    const bought = await fetch(`${apis.other.base}${ACME_NUMBERS}`, {
+      method: 'POST', headers: { authorization: `Bearer ${TEL_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ msisdn }),
+    });
+    expect(bought.status).toBe(201);
+    await waitFor(async () => !(await search()).includes(msisdn), { timeoutMs: 10_000, what: "the other process's purchase left out of the search" });
   });
 });

@@ -88,7 +88,10 @@ export function numbersRepo(sql: Sql) {
     /** Which of `msisdns` some organization owns (active or suspended). */
     async owned(msisdns: readonly string[]): Promise<Set<string>> {
       if (msisdns.length === 0) return new Set();
-      const rows = await sql.query<{ msisdn: string }>(`select msisdn from telephony_phone_numbers where msisdn = any($1::text[]) and status <> 'released'`, [msisdns]);
+      // Asked on every number search: planned once per connection.
+      const rows = await sql.query<{ msisdn: string }>(
+        `select msisdn from telephony_phone_numbers where msisdn = any($1::text[]) and status <> 'released'`, [msisdns], { prepare: 'telephony_numbers_owned' },
+      );
       return new Set(rows.map((r) => r.msisdn));
     },
 

@@ -71,10 +71,20 @@ const pathMsisdn = (raw: string): string | undefined => {
 const audit = (tx: UnitOfWork, actor: Actor, action: string, n: PhoneNumberRow, details: Record<string, unknown> = {}) =>
   tx.audit({ orgId: actor.orgId, action: `telephony.number.${action}`, actor: auditActorOf(actor.principal), targetType: 'phone_number', targetId: n.id, details: { msisdn: n.msisdn, ...details } });
 
+/**
+ * The read-cache topic of which numbers are owned (by any organization): every unit of work below
+ * that writes a number says so (`tx.changed`). The seed's numbers are written before a process
+ * serves, or by another process, whose write a cached entry outlives by at most its age bound: a
+ * number shown as available meanwhile is refused at purchase as owned.
+ */
+export const NUMBERS_TOPIC = 'telephony.numbers';
+
 export function createNumberService(deps: TelephonyDeps) {
   const { store } = deps;
   const { carrier } = deps.vendors;
   const repo = numbersRepo(store.sql);
+  // Which of a search's candidates are owned, by the candidates (a repeated search asks the same).
+  const owned = deps.reads.cache<Set<string>>(NUMBERS_TOPIC);
 
   /**
    * Runs `fn` on the organization's number (locked; released ones are not found) and answers it as
@@ -86,6 +96,7 @@ export function createNumberService(deps: TelephonyDeps) {
     return store.unitOfWork(async (tx) => {
       const n = await numbersRepo(tx.sql).get(actor.orgId, msisdn, true);
       if (!n) throw TelephonyErrors.NUMBER_NOT_FOUND(notFound);
+      tx.changed(NUMBERS_TOPIC);
       return fn(tx, n);
     });
   }
@@ -126,9 +137,10 @@ export function createNumberService(deps: TelephonyDeps) {
       for (;;) {
         const want = limit * 2 + 10;
         const candidates = await atCarrier(() => carrier.searchInventory({ transport, country, ...filters, after, limit: want }));
-        const owned = await repo.owned(candidates.map((c) => c.msisdn));
+        const msisdns = candidates.map((c) => c.msisdn);
+        const taken = await owned.get(msisdns.join(','), () => repo.owned(msisdns));
         for (const c of candidates) {
-          if (!owned.has(c.msisdn) && found.length < limit) found.push(c);
+          if (!taken.has(c.msisdn) && found.length < limit) found.push(c);
         }
         if (found.length >= limit || candidates.length < want) return found;
         after = candidates.at(-1)!.msisdn;
@@ -162,6 +174,7 @@ export function createNumberService(deps: TelephonyDeps) {
         // Bought at the carrier only once the number is this organization's; a refusal undoes the row.
         await atCarrier(() => carrier.purchaseNumber(transport, msisdn, country));
         await audit(tx, actor, 'purchased', row, { transport });
+        tx.changed(NUMBERS_TOPIC);
       });
       return numberView(row);
     },
