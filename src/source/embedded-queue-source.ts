@@ -11,6 +11,17 @@ import type { Logger } from '../telemetry/logger.js';
 /** While at the in-flight cap: how often to tell the worker again. */
 const CAPACITY_RECHECK_MS = 200;
 
+/** Payload characters of a read routed in one step (at least one record). */
+export const ROUTE_PIECE_CHARS = 256 * 1024;
+
+/** The end of the piece of `messages` starting at `from`: records up to ROUTE_PIECE_CHARS of payload, at least one. */
+function pieceEnd(messages: readonly { payload: string }[], from: number): number {
+  let chars = messages[from]!.payload.length;
+  let to = from + 1;
+  while (to < messages.length && chars + messages[to]!.payload.length <= ROUTE_PIECE_CHARS) chars += messages[to++]!.payload.length;
+  return to;
+}
+
 export interface EmbeddedQueueSourceOptions {
   queue: QueueRepo;
   consumer?: string;
@@ -91,10 +102,18 @@ export function createEmbeddedQueueSource(opts: EmbeddedQueueSourceOptions): Rec
           continue;
         }
       }
-      position = messages[messages.length - 1]!.seq;
-      const ticket = tracker.open(0, String(position), messages.length);
-      handler({ messages: messages.map((m) => m.payload), ticket });
-      ticket.seal();
+      // Routed a piece at a time, a turn between pieces: the embedded worker shares the API's thread,
+      // and a read of large records (1 MiB of them) routed in one step held that thread for a
+      // read's whole routing.
+      for (let from = 0; from < messages.length;) {
+        const to = pieceEnd(messages, from);
+        if (from > 0) await nextTurn();
+        position = messages[to - 1]!.seq;
+        const ticket = tracker.open(0, String(position), to - from);
+        handler({ messages: messages.slice(from, to).map((m) => m.payload), ticket });
+        ticket.seal();
+        from = to;
+      }
     }
   }
 
