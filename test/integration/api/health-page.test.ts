@@ -236,9 +236,10 @@ describe('the drain health page in a browser', () => {
     });
     await page.click('#refresh');
     await page.click(`#drain-rows tr[data-drain-id="${drainId}"] button`);
-    await page.locator('#replays:not([hidden])').waitFor();
+    // The panel may still show the drain the test before opened until this one's detail is loaded.
+    await expect.poll(() => page.textContent('#detail-title')).toBe(hostileName);
+    await page.locator('#replays:not([hidden]) #replay-rows tr[data-replay-id="rpl_1"]').waitFor();
     expect(await page.locator(`#drain-rows tr[data-drain-id="${drainId}"] td`).first().textContent()).toBe(hostileName);
-    expect(await page.textContent('#detail-title')).toBe(hostileName);
     expect(await page.locator('#drain-rows img, #detail img').count()).toBe(0);
     const cells = await page.locator('#replay-rows tr[data-replay-id="rpl_1"] td').allTextContents();
     expect(cells.slice(0, 4)).toEqual(['rpl_1', 'running', ' 120 / 480', '100']);
