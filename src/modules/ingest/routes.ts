@@ -98,7 +98,7 @@ export function registerRecordRoutes(scope: FastifyInstance, deps: IngestDeps): 
       const length = req.headers['content-length'];
       const chunks = bodyChunks(payload, length, req.routeOptions.bodyLimit ?? MAX_INGEST_BODY_BYTES);
       try {
-        const declared = length === undefined || length === '' ? undefined : Number(length);
+        const declared = length ? Number(length) : undefined;
         return new SplitBody(await reader.read(kind, chunks, keyOrgId, MAX_INGEST_RECORDS, Number.isFinite(declared) ? declared : undefined));
       } finally {
         chunks.release();
