@@ -14,7 +14,7 @@ import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { decodeRecord } from '../../src/model/record.js';
 import { dayOf } from '../../src/model/time.js';
 import { openStore } from '../../src/store/store.js';
-import { copyRow, type LogCopy } from '../../src/modules/logs/repository.js';
+import { copyRow, packRows, type LogCopy } from '../../src/modules/logs/repository.js';
 import { postgresCpuSeconds } from '../e2e/harness.js';
 import { ORGS } from '../e2e/harness.js';
 import { statFields, CLK_TCK } from '../e2e/proc-stat.js';
@@ -64,11 +64,14 @@ async function once(name: string, schema: 'before-018' | 'after-018', useCopy: b
     await store.sql.exec('checkpoint');
     // The worker's side: decode (as the pipeline does), and the COPY rows when COPY is used.
     const t0 = process.cpuUsage();
+    const rows: (string | undefined)[] = [];
     const copies: LogCopy[] = raws.map((raw) => {
       const d = decodeRecord(raw);
       if (!d.ok) throw new Error(d.reason);
-      return { json: d.json!, day: dayOf(d.timeMs), row: useCopy ? copyRow(d.record, d.timeMs) : undefined };
+      if (useCopy) rows.push(copyRow(d.record, d.timeMs, d.plain));
+      return { json: d.json!, day: dayOf(d.timeMs) };
     });
+    packRows(rows).forEach((row, i) => (copies[i]!.row = row));
     const workerCpu = process.cpuUsage(t0);
     const backendAt = cpuOf(pid);
     const serverAt = postgresCpuSeconds(postmaster);

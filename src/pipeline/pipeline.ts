@@ -9,7 +9,7 @@
  */
 import { deadLetterClass, decodeRecord, orgIdOf } from '../model/record.js';
 import { deadLetterDropReason } from '../model/drop-reasons.js';
-import { copyRow, type LogCopy } from '../modules/logs/repository.js';
+import { copyRow, packRows, type LogCopy } from '../modules/logs/repository.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
@@ -60,6 +60,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const copies: LogCopy[] = [];
+    // Each copy's COPY row, packed into pieces once the chunk is read (packRows).
+    const rows: (string | undefined)[] | undefined = opts.copyRows ? [] : undefined;
     const routing = new Routing(opts);
     for (const raw of messages) {
       if (raw === null) {
@@ -75,7 +77,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs), row: opts.copyRows ? copyRow(record, decoded.timeMs) : undefined });
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
+      rows?.push(copyRow(record, decoded.timeMs, decoded.plain));
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
         if (opts.scrubPool.full(record.orgId)) {
@@ -91,6 +94,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
       }
       routing.route(record, raw.length, plans, shapeInline(record, observed), ticket);
     }
+    if (rows !== undefined) packRows(rows).forEach((row, i) => (copies[i]!.row = row));
     routing.account(ticket, copies);
     if (letters.length > 0) {
       for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));

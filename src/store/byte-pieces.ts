@@ -137,9 +137,11 @@ interface PgCopyConnection {
 /**
  * `COPY ... FROM STDIN` of rows already in the COPY format, as pg's own Query (its result,
  * errors and callbacks unchanged: the command tag's count is the result's rowCount). When the
- * server asks for the data, the rows go as one CopyData message written piece by piece, the
- * rows' bytes as they are, then CopyDone. `handleCopyInResponse` is pg 8's hook for the data of a
- * COPY (pg-copy-streams builds on the same); the store tests run this against a real server.
+ * server asks for the data, the rows go as one CopyData message, then CopyDone. Rows that lie side
+ * by side in one piece of memory (logs/repository.ts packRows) are written as one view, so a
+ * flush of thousands of rows is a few writes, not a write a row. `handleCopyInResponse` is pg 8's
+ * hook for the data of a COPY (pg-copy-streams builds on the same); the store tests run this
+ * against a real server.
  */
 // `lines`, not `rows`: pg's Query has a `rows` of its own (rows a portal returns at a time).
 class CopyInQuery extends pg.Query {
@@ -154,13 +156,34 @@ class CopyInQuery extends pg.Query {
     const head = Buffer.allocUnsafe(5);
     head.writeUInt8(0x64, 0);
     head.writeInt32BE(length, 1);
-    // Corked: the pieces leave in gathered writes, not one small write each.
+    // Corked: the pieces leave in gathered writes.
     stream.cork();
     stream.write(head);
-    for (const r of this.lines) if (r.length > 0) stream.write(r);
+    for (const run of adjacentRuns(this.lines)) stream.write(run);
     stream.write(COPY_DONE);
     stream.uncork();
   }
+}
+
+/** The buffers as views, each joining neighbours that lie side by side in the same memory (no bytes copied). */
+export function* adjacentRuns(buffers: readonly Buffer[]): Generator<Buffer> {
+  let first: Buffer | undefined;
+  let end = 0;
+  let joined = false;
+  const view = (b: Buffer): Buffer => (joined ? Buffer.from(b.buffer, b.byteOffset, end - b.byteOffset) : b);
+  for (const b of buffers) {
+    if (b.length === 0) continue;
+    if (first !== undefined && b.buffer === first.buffer && b.byteOffset === end) {
+      end += b.length;
+      joined = true;
+      continue;
+    }
+    if (first !== undefined) yield view(first);
+    first = b;
+    end = b.byteOffset + b.length;
+    joined = false;
+  }
+  if (first !== undefined) yield view(first);
 }
 
 /** Runs `COPY ... FROM STDIN` (`text`) with `rows` on a checked-out pg client; resolves to the rows copied. */

@@ -26,6 +26,7 @@ const partitionName = (day: number): string => `agent_logs_${new Date(day * DAY_
 export interface LogCopy {
   json: string | Buffer;
   day: number;
+  /** A view into a piece of packRows: rows packed together lie side by side and are written as one. */
   row?: Buffer | undefined;
 }
 
@@ -39,6 +40,8 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 /** A text column of COPY's text format: backslash, tab, newline and carriage return escaped; `\N` for none. */
 const copyText = (v: string | undefined): string =>
   v === undefined ? '\\N' : COPY_SPECIAL.test(v) ? v.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c]!) : v;
+/** The same for a text known to hold none of those characters. */
+const plainText = (v: string | undefined): string => v ?? '\\N';
 
 /**
  * A validated record's row of the platform copy in COPY's text format (one line), the same values
@@ -47,28 +50,73 @@ const copyText = (v: string | undefined): string =>
  * JSON cannot say again what it said (a number beyond a double, which JSON.parse made infinite):
  * such a record goes the statement path, which reads the JSON as it came.
  *
+ * `plain`: the record was parsed from JSON text holding no backslash (DecodeResult), so none of
+ * its strings, nor the attributes' JSON, holds a character COPY escapes (JSON writes a tab,
+ * newline, carriage return or backslash inside a string only as an escape): no field is searched.
+ *
  * Postgres parses a row of tab-separated text for far less than it spends taking a record out of a
- * JSON array (json_to_recordset), and COPY writes the rows to the heap in batches; building the
- * line costs the worker about a microsecond a record.
+ * JSON array (json_to_recordset), and COPY writes the rows to the heap in batches. The row is a
+ * string, for packRows.
  */
-export function copyRow(r: AgentRecord, timeMs: number): Buffer | undefined {
+export function copyRow(r: AgentRecord, timeMs: number, plain = false): string | undefined {
+  const text = plain ? plainText : copyText;
   let attributes = '\\N';
   if (r.attributes !== undefined) {
     for (const k in r.attributes) {
       const v = r.attributes[k];
       if (typeof v === 'number' && !Number.isFinite(v)) return undefined;
     }
-    attributes = copyText(JSON.stringify(r.attributes));
+    attributes = text(JSON.stringify(r.attributes));
   }
   // A timestamp already in toISOString's form (UTC, milliseconds) is the time to the millisecond.
   const ts = r.timestamp.length === 24 && r.timestamp.charCodeAt(10) === 84 && r.timestamp.charCodeAt(23) === 90 ? r.timestamp : new Date(timeMs).toISOString();
   // environment, source, event, severity, traceId and spanId passed patterns that hold none of
   // COPY's special characters (validateRecord): they go as they are.
-  return Buffer.from(
-    `${ts}\t${copyText(r.id)}\t${copyText(r.orgId)}\t${copyText(r.agentId)}\t${copyText(r.agentName)}\t${copyText(r.agentVersion)}\t` +
-      `${r.environment}\t${r.source}\t${r.event}\t${r.severity}\t${copyText(r.executionId)}\t` +
-      `${copyText(r.message)}\t${r.traceId ?? '\\N'}\t${r.spanId ?? '\\N'}\t${attributes}\n`,
-  );
+  // Joined, not concatenated: a join makes one flat string, where `+` makes a rope of some thirty
+  // nodes that would outlive the young generation until the flush.
+  return [
+    ts, text(r.id), text(r.orgId), text(r.agentId), text(r.agentName), text(r.agentVersion),
+    r.environment, r.source, r.event, r.severity, text(r.executionId),
+    text(r.message), r.traceId ?? '\\N', r.spanId ?? '\\N', attributes + '\n',
+  ].join('\t');
+}
+
+/** Characters of rows packed into one piece, at most (a longer row is a piece of its own). */
+const ROW_PIECE_CHARS = 64 * 1024;
+
+/**
+ * The rows of a chunk of copies (copyRow's strings; undefined where a copy has none), as views
+ * into pieces of about 64 KiB of UTF-8, one join and one encoding a piece. Held as strings until
+ * the flush, the rows outlived the young generation and were copied by every scavenge on the way;
+ * a Buffer each cost a native call a row and a socket write a row. Pieces of mostly ASCII text
+ * stay under the allocator's 128 KiB threshold for a fresh mapping, whose pages fault on first
+ * write. The views of a piece lie side by side, so the COPY writes them as one (byte-pieces.ts).
+ */
+export function packRows(rows: readonly (string | undefined)[]): (Buffer | undefined)[] {
+  const out = new Array<Buffer | undefined>(rows.length);
+  for (let from = 0; from < rows.length; ) {
+    let to = from;
+    let chars = 0;
+    const texts: string[] = [];
+    while (to < rows.length && (to === from || chars + (rows[to]?.length ?? 0) <= ROW_PIECE_CHARS)) {
+      const row = rows[to++];
+      if (row === undefined) continue;
+      chars += row.length;
+      texts.push(row);
+    }
+    const piece = Buffer.from(texts.length === 1 ? texts[0]! : texts.join(''));
+    let offset = 0;
+    for (let i = from; i < to; i++) {
+      const row = rows[i];
+      if (row === undefined) continue;
+      // A row of ASCII is as long in bytes as in characters; the rare other is measured.
+      const bytes = piece.length === chars ? row.length : Buffer.byteLength(row);
+      out[i] = piece.subarray(offset, offset + bytes);
+      offset += bytes;
+    }
+    from = to;
+  }
+  return out;
 }
 
 /** Bytes of copies one statement writes on the embedded store, at most (one copy always fits). */
@@ -249,10 +297,9 @@ export function createLogsRepo(sql: Sql) {
      * kept; the count of those is returned.
      */
     async insert(records: readonly AgentRecord[], retentionDays: number, nowMs = Date.now()): Promise<number> {
-      const copies: LogCopy[] = records.map((r) => {
-        const timeMs = Date.parse(r.timestamp);
-        return { json: JSON.stringify(r), day: dayOf(timeMs), row: this.takesRows && !Number.isNaN(timeMs) ? copyRow(r, timeMs) : undefined };
-      });
+      const times = records.map((r) => Date.parse(r.timestamp));
+      const rows = this.takesRows ? packRows(records.map((r, i) => (Number.isNaN(times[i]) ? undefined : copyRow(r, times[i]!)))) : [];
+      const copies: LogCopy[] = records.map((r, i) => ({ json: JSON.stringify(r), day: dayOf(times[i]!), row: rows[i] }));
       const { outside } = await this.insertCopies(copies, retentionDays, nowMs);
       return outside;
     },

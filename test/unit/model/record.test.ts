@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, MAX_RECORD_BYTES, textRefusal } from '../../../src/model/record.js';
+import { decodeRecord, isCalendarDay, MAX_RECORD_BYTES, parseRfc3339, textRefusal } from '../../../src/model/record.js';
 import { validateSourceRecord } from '../../helpers/receiver.js';
 
 const valid = {
@@ -103,5 +103,36 @@ describe('textRefusal (a parsed record checked by its text, not parsed again)', 
     expect(refusal({ message: 'a\u0000b' })).toBe('contains a NUL character (\\u0000)');
     expect(refusal({ message: 'a\ud800b' })).toBe('contains half of a UTF-16 surrogate pair');
     expect(refusal({})).toBeUndefined();
+  });
+});
+
+describe('parseRfc3339', () => {
+  // The rule as the regular expression and Date.parse state it: the oracle for the hand-read common form.
+  const RE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+  const reference = (text: string): number => {
+    const m = RE.exec(text);
+    if (!m) return NaN;
+    const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as number[];
+    if (y! < 1 || !isCalendarDay(y!, mo!, d!) || h! > 23 || mi! > 59 || s! > 59) return NaN;
+    if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return NaN;
+    return Date.parse(text);
+  };
+
+  it('reads every timestamp as the rule does, the common UTC form and all others', () => {
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    const pad = (v: number, w: number) => String(v).padStart(w, '0');
+    const texts = ['2026-11-30T01:02:03Z', '2026-11-30T01:02:03.456Z', '0050-06-01T00:00:00Z', '0099-12-31T23:59:59.999Z', '0100-01-01T00:00:00.000Z',
+      '0000-01-01T00:00:00Z', '2024-02-29T12:00:00Z', '2026-02-29T12:00:00Z', '2026-02-30T00:00:00.000Z', '2026-11-30T24:00:00Z', '2026-11-30T23:60:00Z',
+      '2026-11-30T23:59:60Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '2026-11-00T00:00:00Z', '2026-11-30t01:02:03z', '2026-11-30 01:02:03Z',
+      '2026-11-30T01:02:03.4Z', '2026-11-30T01:02:03.45678Z', '2026-11-30T01:02:03+01:30', '2026-11-30T01:02:03.123-23:59', '2026-11-30T01:02:03+24:00',
+      '2026-1a-30T01:02:03Z', '2026-11-30T01:02:03.12aZ', '+02026-11-30T01:02:03Z', '2026-11-30T01:02:03', '2026-11-30T01:02:03.Z', '2026-11-30X01:02:03Z',
+      '2026-11-30T01-02-03Z', '2026/11/30T01:02:03Z', '2026-11-30T01:02:03.123', '٢٠٢٦-11-30T01:02:03Z', ''];
+    for (let i = 0; i < 5000; i++) {
+      const base = `${pad(rand(10000), 4)}-${pad(rand(14), 2)}-${pad(rand(33), 2)}T${pad(rand(26), 2)}:${pad(rand(62), 2)}:${pad(rand(62), 2)}`;
+      const frac = ['', `.${pad(rand(1000), 3)}`, `.${rand(10)}`][rand(3)];
+      texts.push(base + frac + ['Z', 'Z', `+${pad(rand(25), 2)}:${pad(rand(61), 2)}`, 'z'][rand(4)]);
+    }
+    for (const t of texts) expect([t, parseRfc3339(t)]).toEqual([t, reference(t)]);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../../helpers/stores.js';
 import { record } from '../../../helpers/records.js';
 import type { Store } from '../../../../src/store/store.js';
-import { copyRow, createLogsRepo, type LogQuery } from '../../../../src/modules/logs/repository.js';
+import { copyRow, createLogsRepo, packRows, type LogQuery } from '../../../../src/modules/logs/repository.js';
 import type { QueryOptions, Sql } from '../../../../src/store/sql.js';
 import { migrate } from '../../../../src/store/migrate.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
@@ -76,14 +76,51 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(rows[0]).toMatchObject({ agentVersion: null, message: null, attributes: null, traceId: null, spanId: null });
     expect(rows[0]!.ts.toISOString()).toBe(bare.timestamp);
     // Written again, alone and beside a new one: each stored once, the count the new ones.
-    const copies = (rs: AgentRecord[]) => rs.map((r) => ({
-      json: JSON.stringify(r), day: Math.floor(Date.parse(r.timestamp) / DAY),
-      row: store.logs.takesRows ? copyRow(r, Date.parse(r.timestamp)) : undefined,
-    }));
+    const copies = (rs: AgentRecord[]) => {
+      const rows = packRows(rs.map((r) => (store.logs.takesRows ? copyRow(r, Date.parse(r.timestamp)) : undefined)));
+      return rs.map((r, i) => ({ json: JSON.stringify(r), day: Math.floor(Date.parse(r.timestamp) / DAY), row: rows[i] }));
+    };
     expect(await store.logs.insertCopies(copies([special, bare]), 7, NOW)).toEqual({ stored: 0, outside: 0 });
     const fresh = record({ id: 'x3', orgId: o, timestamp: at(1000) });
     expect(await store.logs.insertCopies(copies([bare, fresh, fresh]), 7, NOW)).toEqual({ stored: 1, outside: 0 });
     expect(await ids({ orgId: o })).toEqual(['x3', 'x2', 'x\\1']);
+  });
+
+  it('stores a flush of many rows, past one COPY message, and a row longer than a message alone, each field intact', async () => {
+    const o = org();
+    // About 300 KB of rows: several CopyData messages; one row of 100,000 multi-byte characters on its own.
+    const many = Array.from({ length: 600 }, (_, i) => record({ id: `m${String(i).padStart(4, '0')}`, orgId: o, timestamp: at(i), message: `line ${i} ${'x'.repeat(400)}`, attributes: { i } }));
+    const long = record({ id: 'm-long', orgId: o, timestamp: at(700), message: 'ü✓'.repeat(50_000), attributes: { tab: 'a\tb' } });
+    const special = record({ id: 'm-special', orgId: o, timestamp: at(701), message: 'back\\slash\nnew\rline\tend' });
+    const all = [...many, long, special];
+    const packed = packRows(all.map((r) => (store.logs.takesRows ? copyRow(r, Date.parse(r.timestamp), !JSON.stringify(r).includes('\\')) : undefined)));
+    const copies = all.map((r, i) => ({ json: Buffer.from(JSON.stringify(r)), day: Math.floor(Date.parse(r.timestamp) / DAY), row: packed[i] }));
+    // Written by COPY alone on Postgres: a refused COPY would go the statement path and hide it.
+    let statements = 0;
+    const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
+      query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
+        if (/insert into agent_logs/.test(text)) statements++;
+        return store.sql.query<T>(text, params, options);
+      },
+    });
+    expect(await createLogsRepo(spy).insertCopies(copies, 7, NOW)).toEqual({ stored: 602, outside: 0 });
+    expect(statements > 0).toBe(!store.logs.takesRows);
+    const rows = await store.logs.page({ orgId: o }, 1000);
+    expect(rows).toHaveLength(602);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const r of many) expect(byId.get(r.id)).toMatchObject({ message: r.message, attributes: r.attributes });
+    expect(byId.get('m-long')).toMatchObject({ message: long.message, attributes: { tab: 'a\tb' } });
+    expect(byId.get('m-special')!.message).toBe(special.message);
+  });
+
+  it('makes the same row from a record known to hold no escaped character as from one searched field by field', () => {
+    const r = record({ id: 'p1', orgId: 'o', timestamp: at(0), agentVersion: '3', message: 'plain text, "quoted" ü', attributes: { a: 'b', n: 2 } });
+    expect(copyRow(r, Date.parse(r.timestamp), true)).toBe(copyRow(r, Date.parse(r.timestamp), false));
+    const bare: AgentRecord = { ...r };
+    delete bare.agentVersion;
+    delete bare.message;
+    delete bare.attributes;
+    expect(copyRow(bare, Date.parse(r.timestamp), true)).toBe(copyRow(bare, Date.parse(r.timestamp), false));
   });
 
   it('writes the copies with COPY on Postgres (the statement path on PGlite, and for a record COPY could not say)', async () => {
