@@ -105,9 +105,9 @@ describe.each(KINDS)('planner statistics on $name', (kind) => {
     else expect(after).toBe(DELIVERIES + 1 + 2000);
   });
 
-  it('analyses a large table from a smaller sample on the embedded store only, and a small one from the full sample', async () => {
-    // ANALYZE is a synchronous statement on the embedded store's thread: 30,000 rows sampled at
-    // the default target, 300 to 700 ms for 100,000 rows; a large table is analysed at a target of 10.
+  it('analyses a large table from a smaller sample, and a small one from the full sample', async () => {
+    // 30,000 rows sampled at the default target: 300 to 700 ms of the embedded store's thread for
+    // 100,000 rows, about 0.9 CPU-s of a Postgres server; a large table is analysed at a target of 10.
     await store.sql.query('create table stats_large (n int, pad text)');
     await store.sql.query("insert into stats_large select i, repeat('p', 100) from generate_series(1, 80000) i");
     await store.sql.query('create table stats_small (n int)');
@@ -121,8 +121,7 @@ describe.each(KINDS)('planner statistics on $name', (kind) => {
       (await store.sql.query<{ bounds: number }>(
         "select array_length(histogram_bounds::text::int[], 1) as bounds from pg_stats where tablename = $1 and attname = 'n'", [table],
       ))[0]!.bounds;
-    if (kind.name === 'pglite') expect(await bounds('stats_large')).toBeLessThanOrEqual(11);
-    else expect(await bounds('stats_large')).toBe(101);
+    expect(await bounds('stats_large')).toBeLessThanOrEqual(11);
     expect(await bounds('stats_small')).toBe(101);
     // The setting was the analysis's only.
     expect((await store.sql.query<{ t: string }>("select current_setting('default_statistics_target') as t"))[0]!.t).toBe('100');

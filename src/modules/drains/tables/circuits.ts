@@ -63,7 +63,7 @@ export function createCircuitsRepo(sql: Sql) {
 
     /** Every circuit not closed. */
     async notClosed(): Promise<CircuitRow[]> {
-      const rows = await sql.query<Row>(`select ${COLUMNS} from drain_circuits where state <> 'closed'`);
+      const rows = await sql.query<Row>(`select ${COLUMNS} from drain_circuits where state <> 'closed'`, [], { prepare: 'drain-circuits-not-closed' });
       return rows.map(fromRow);
     },
 

@@ -94,6 +94,7 @@ export function createDeliveriesRepo(sql: Sql) {
          from json_to_recordset($1::json) as u(${COLUMNS.map((c, i) => `${c} ${TYPES[i]}`).join(', ')}, record_ids jsonb)
          on conflict (id) do nothing`,
         [JSON.stringify(rows.map(toJsonRow))],
+        { prepare: 'deliveries-insert' },
       );
     },
 

@@ -136,7 +136,7 @@ export function createDrainsRepo(sql: Sql, onWrite: () => void = () => {}) {
      * every change committed before it was asked.
      */
     async configVersion(): Promise<number> {
-      const rows = await sql.query<{ seq: number }>('select seq from drain_config_version where id = 1');
+      const rows = await sql.query<{ seq: number }>('select seq from drain_config_version where id = 1', [], { prepare: 'drains-config-version' });
       return rows[0]?.seq ?? 0;
     },
 

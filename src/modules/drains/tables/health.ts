@@ -69,6 +69,7 @@ export function createHealthRepo(sql: Sql) {
          on conflict (drain_id, h) do update set
            ${COUNT_COLUMNS.map((c) => `${c} = drain_hourly.${c} + excluded.${c}`).join(',\n           ')}`,
         values,
+        { prepare: 'drain-hourly-add' },
       );
     },
 

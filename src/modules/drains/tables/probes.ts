@@ -84,6 +84,7 @@ export function createProbesRepo(sql: Sql) {
          )
          returning id, kind, org_id, drain_id, batch_id, sealed_token, actor, enqueued_at, claims`,
         [owner, leaseMs, limit],
+        { prepare: 'drain-probes-claim' },
       );
       return rows.map(fromRow).sort((a, b) => a.enqueuedAt.getTime() - b.enqueuedAt.getTime());
     },

@@ -172,6 +172,7 @@ export function createReplaysRepo(sql: Sql) {
          ) and (lease_until is null or lease_until < now())
          returning ${COLUMNS}`,
         [owner, leaseMs, limit, exceptIds],
+        { prepare: 'drain-replays-claim' },
       );
       return rows.map(fromRow);
     },

@@ -37,7 +37,9 @@ export function executionStatements(sql: Sql, executorId: string, leaseMs: numbe
   const id = executorId;
   const lease = `now() + ${Math.round(leaseMs)} * interval '1 millisecond'`;
   // The hot statements are prepared once per connection; their text holds the lease, so their
-  // names do too (executors with other leases may share a pool, as in tests). Not the claim: its
+  // names do too (executors with other leases may share a pool, as in tests). So are the
+  // housekeeping statements every idle executor runs twice a second, which Postgres otherwise
+  // parsed and planned each time for more than it spent running them. Not the claim: its
   // `returning *` would break a prepared statement when a later migration adds a column.
   return {
     /** Claims the oldest claimable run (moving from one of `from`), with the status it was taken from and how long it waited there. */
@@ -170,6 +172,7 @@ export function executionStatements(sql: Sql, executorId: string, leaseMs: numbe
     async lateRuns(): Promise<{ id: string; status: RunStatus }[]> {
       return sql.query<{ id: string; status: RunStatus }>(
         `select id, status from workflow_runs where status in (${NON_TERMINAL.map((x) => `'${x}'`).join(', ')}) and deadline_at < now() order by deadline_at limit 100`,
+        [], { prepare: 'wf-late-runs' },
       );
     },
 
@@ -178,6 +181,7 @@ export function executionStatements(sql: Sql, executorId: string, leaseMs: numbe
       const orgs = await sql.query<{ org_id: string }>(
         `select distinct r.org_id from workflow_runs r where r.status = 'gated' and r.gate->>'kind' = 'quota'
          and not exists (select 1 from orgs o where o.id = r.org_id and o.archived)`,
+        [], { prepare: 'wf-orgs-gated-on-quota' },
       );
       return orgs.map((r) => r.org_id);
     },
@@ -208,7 +212,7 @@ export function executionStatements(sql: Sql, executorId: string, leaseMs: numbe
       await sql.query(
         `update workflow_runs r set status = $2, gate = $3::jsonb, updated_at = now()
        where r.org_id in (select o.id from orgs o where o.archived) and r.status = any($1::text[])`,
-        [from, status, JSON.stringify(gate)],
+        [from, status, JSON.stringify(gate)], { prepare: 'wf-gate-archived' },
       );
     },
 
@@ -218,7 +222,7 @@ export function executionStatements(sql: Sql, executorId: string, leaseMs: numbe
         `update workflow_runs r set status = $2, gate = null, updated_at = now()
        where r.status = any($1::text[]) and r.gate->>'kind' = 'org_archived'
          and not exists (select 1 from orgs o where o.id = r.org_id and o.archived)`,
-        [from, status],
+        [from, status], { prepare: 'wf-ungate-unarchived' },
       );
     },
   };
