@@ -1,14 +1,14 @@
 /**
  * Postgres's CPU per parked record, by phase of a spill: parked (BacklogRepo.park, 5,000 rows a
- * call as a spilling worker's flush gives them), read back resource by resource in 2,000-row pages
- * (byResource, as a round does) and removed (remove). The CPU is the server backend's own, read
+ * call as a spilling worker's flush gives them), read back bucket by bucket in reads of about 2,000
+ * records (roundRead, as a round does) and removed (remove). The CPU is the server backend's own, read
  * from /proc, so the worker's side is not in it. Needs the machine's Postgres (TEST_POSTGRES_URL,
  * default postgres://postgres@127.0.0.1:5432/test) on this host; makes and drops its own database.
  *   npm run bench:backlog            (N=100000 records of 10,000 agents by default)
  */
 import pg from 'pg';
 import { openStore } from '../src/store/store.js';
-import type { ParkedRecord } from '../src/modules/drains/tables/backlog.js';
+import type { ParkedRecord, RoundCursor } from '../src/modules/drains/tables/backlog.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
 import { statCpuSeconds } from './e2e/proc-stat.js';
 
@@ -43,7 +43,7 @@ const rows: ParkedRecord[] = Array.from({ length: N }, (_, i) => {
 
 // Warm the connection and the statements.
 await store.backlog.park(rows.slice(0, 10));
-await store.backlog.remove((await store.backlog.byResource(DRAIN, Number.MAX_SAFE_INTEGER, undefined, 100)).map((r) => r.id));
+await store.backlog.remove((await store.backlog.roundRead(DRAIN, Number.MAX_SAFE_INTEGER, undefined, 100)).rows.map((r) => r.id));
 
 const parkStart = await backendCpu();
 for (let i = 0; i < N; i += PARK_CALL) await store.backlog.park(rows.slice(i, i + PARK_CALL));
@@ -53,16 +53,16 @@ const upTo = (await store.backlog.lastId(DRAIN))!;
 let readCpu = 0;
 let removeCpu = 0;
 let read = 0;
-for (let after: { resourceKey: string; id: number } | undefined; ;) {
+for (let after: RoundCursor | undefined; ;) {
   const a = await backendCpu();
-  const page = await store.backlog.byResource(DRAIN, upTo, after, PAGE);
+  const { rows: page, next } = await store.backlog.roundRead(DRAIN, upTo, after, PAGE);
   const b = await backendCpu();
   readCpu += b - a;
-  if (page.length === 0) break;
   read += page.length;
-  after = { resourceKey: page.at(-1)!.resourceKey, id: page.at(-1)!.id };
   await store.backlog.remove(page.map((r) => r.id));
   removeCpu += (await backendCpu()) - b;
+  if (next === undefined) break;
+  after = next;
 }
 
 const us = (s: number) => Math.round((s / N) * 1e7) / 10;

@@ -4,7 +4,7 @@
  * flush). A caller's promise resolves once its rows are durable, which is
  * when the records they cover count as accounted for. A failed write keeps
  * the rows and tries again: nothing is released before it is written. One
- * flush is one transaction (six multi-row statements at most), written at the
+ * flush is one transaction (five multi-row statements at most), written at the
  * same time as the platform copy of the flush's records (one insert, on
  * another connection).
  *
@@ -65,18 +65,13 @@ export interface AccountingEntry {
   usage?: UsageIncrement[];
   /** Consumed records, for the platform copy. */
   logs?: LogCopy[];
-  /**
-   * Backlog rows (ids) this entry delivered or dropped: they leave the backlog
-   * in the same transaction as the delivery record that names them.
-   */
-  unparked?: number[];
 }
 
 interface Waiting extends Required<AccountingEntry> {
   resolve: () => void;
 }
 
-const EMPTY_ROWS: Omit<Waiting, 'resolve' | 'logs'> = { deliveries: [], hourly: [], deadLetters: [], backlog: [], usage: [], unparked: [] };
+const EMPTY_ROWS: Omit<Waiting, 'resolve' | 'logs'> = { deliveries: [], hourly: [], deadLetters: [], backlog: [], usage: [] };
 
 /** Adds `h`'s counts to `into` (the same drain and hour): a flush writes one row per drain and hour. */
 export function addHourly(into: HourlyIncrement, h: HourlyIncrement): void {
@@ -200,7 +195,6 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         await createDeadLettersRepo(tx).insertMany(taken.flatMap((w) => w.deadLetters));
         const backlog = createBacklogRepo(tx);
         await backlog.park(taken.flatMap((w) => w.backlog));
-        await backlog.remove(taken.flatMap((w) => w.unparked));
         await backlog.addUsage([...usage.values()]);
       });
       const [copied, accounted] = await Promise.allSettled([copying, accounting]);
@@ -247,11 +241,10 @@ export function createAccountant(opts: AccountantOptions): Accountant {
           backlog: entry.backlog ?? [],
           usage: entry.usage ?? [],
           logs: entry.logs ?? [],
-          unparked: entry.unparked ?? [],
           resolve,
         };
         buffer.push(w);
-        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length + w.logs.length + w.unparked.length;
+        rows += w.deliveries.length + w.hourly.length + w.deadLetters.length + w.backlog.length + w.logs.length;
         if (rows >= maxRows) void flush();
         else schedule(intervalMs);
       });

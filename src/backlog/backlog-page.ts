@@ -1,17 +1,16 @@
 /**
- * A page of parked rows (one drain, read resource by resource) cut into
- * batches: rows are grouped by resource, keeping their order within each,
- * and every group is cut into full batches under the batch limits. A full
- * page ends at a resource boundary (pageCut), so a resource whose rows run
- * on into the next page is sent whole from there rather than as a short
- * batch here and the rest later.
+ * A read of parked records (one drain, whole resource buckets: the backlog
+ * repo's roundRead) cut into batches: records are grouped by resource,
+ * keeping their order within each, and every group is cut into full batches
+ * under the batch limits. A read ends where a bucket ends, so a resource's
+ * records of the round are all in one read and go out whole from it.
  */
 import type { DrainPlan } from '../plan/drain-plans.js';
 import type { ReadyBatch } from '../batch/batcher.js';
 import { SerialisedEntry } from '../encode/encoder.js';
-import type { BacklogRow, ResourceCursor } from '../modules/drains/tables/backlog.js';
+import type { BacklogRow } from '../modules/drains/tables/backlog.js';
 
-/** A batch of parked records and the backlog rows it carries. */
+/** A batch of parked records and the ids of the backlog records it carries. */
 export interface ParkedBatch {
   batch: ReadyBatch;
   rowIds: number[];
@@ -39,20 +38,4 @@ export function batchesByResource(plan: DrainPlan, rows: readonly BacklogRow[], 
     cur.rowIds.push(row.id);
   }
   return [...queues.values()];
-}
-
-/**
- * What of a page read resource by resource to deliver now, and where the next
- * page starts: a full page (`full`) holding more than one resource leaves its
- * last resource's rows for the next page, which then starts with them.
- */
-export function pageCut(rows: readonly BacklogRow[], full: boolean): { deliver: readonly BacklogRow[]; next: ResourceCursor | undefined } {
-  let end = rows.length;
-  const last = rows[end - 1];
-  if (last === undefined) return { deliver: rows, next: undefined };
-  if (full && rows[0]!.resourceKey !== last.resourceKey) {
-    while (rows[end - 1]!.resourceKey === last.resourceKey) end--;
-  }
-  const tail = rows[end - 1]!;
-  return { deliver: end === rows.length ? rows : rows.slice(0, end), next: { resourceKey: tail.resourceKey, id: tail.id } };
 }

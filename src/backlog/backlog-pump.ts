@@ -19,13 +19,13 @@ import type { DrainRegistry } from '../plan/drain-registry.js';
 import type { ParkingSet } from './parking.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { PipelineEvents } from '../telemetry/events.js';
-import { createBacklogRepo, type ResourceCursor } from '../modules/drains/tables/backlog.js';
+import { createBacklogRepo, type RoundCursor } from '../modules/drains/tables/backlog.js';
 import { noteDrainActivity } from '../store/change-epochs.js';
 import { createDeliveriesRepo } from '../modules/drains/tables/deliveries.js';
 import { createHealthRepo } from '../modules/drains/tables/health.js';
 import type { Deliverer } from '../deliver/deliverer.js';
 import { droppedEntry, successEntry } from '../account/entries.js';
-import { batchesByResource, pageCut, type ResourceQueue } from './backlog-page.js';
+import { batchesByResource, type ResourceQueue } from './backlog-page.js';
 import type { SpillPolicy, SpillRound } from './spill.js';
 import { retryPolicy } from '../deliver/retry-policy.js';
 import { SCRUB_DEFERRED, scrubParkedJson } from '../shape/deferred-scrub.js';
@@ -65,14 +65,23 @@ export interface BacklogPump {
 
 const LEASE_MS = 60_000;
 /**
- * Parked rows read at a time; pages are read resource by resource, so batches come out full. A
- * round holds two pages of each drain it sends (the one being sent and the next, read meanwhile),
- * and four drains are sent at once: at 2,000 rows (over a KB of the heap a row as pg returns it,
- * the record's and the resource's JSON) that was about 16,000 rows, some 20 MB of a spilling
- * worker's live heap and twice that of its peak RSS with the heap's growth (benchmarks.md,
- * memory). A page of 1,000 still fills 40 batches of 25.
+ * Parked records a read holds, about (whole pages), when it gathers several resource buckets. A
+ * round holds two reads of each drain it sends (the one being sent and the next, read meanwhile),
+ * and four drains are sent at once: at 2,000 records (over a KB of the heap a record, its JSON and
+ * its resource's) that was about 16,000 records, some 20 MB of a spilling worker's live heap and
+ * twice that of its peak RSS with the heap's growth (benchmarks.md, memory). A read of 1,000
+ * still fills 40 batches of 25.
  */
 const PAGE_ROWS = 1000;
+/**
+ * Records of one bucket a read takes whole (backlog repo roundRead): a bucket read in parts sends
+ * each of its resources in as many short batches. A round of 10,000 agents spilling 1,000,000
+ * records holds tens of records of every agent (a spill linger and the time the round before took
+ * to deliver), 5,000 or more a bucket: reads of 1,000 and 3,000 made 17 and 20 records a POST, 8,000
+ * made 33 (benchmarks.md, the backlog as pages). A read of 8,000 is about 10 MB of the heap, two
+ * of a drain's reads 20 MB; only a drain with that many records in one bucket reads that much.
+ */
+const BUCKET_ROWS = 8000;
 /** Resources of one drain delivered at once (each resource's batches stay in order). */
 const LANES = 4;
 /**
@@ -113,13 +122,21 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
    * batches one after the other. A retryable failure stops the page (no new
    * batch starts; the failed resource's later batches stay parked, in order)
    * and sets the drain's backoff; a final failure drops that batch's records
-   * with the reason. Rows leave the backlog in the accountant's transaction
-   * that writes their delivery or dropped record; the page resolves once all
-   * of that is written, so the next read cannot see them again.
+   * with the reason. Records leave the backlog once the accountant has written
+   * their delivery or dropped records, all of the read's at once (a page at a
+   * time, not a record at a time): a crash in between sends them again, never
+   * loses them. The page resolves once that is written, so the next round
+   * cannot see them again.
    */
   async function deliverPage(plan: DrainPlan, queues: ResourceQueue[], probe = false): Promise<'done' | 'failing'> {
     const drainId = plan.drain.id;
     const accounted: Promise<void>[] = [];
+    /** Ids of the records delivered or dropped, to leave the backlog once accounted. */
+    const settled: number[] = [];
+    const settle = async (): Promise<void> => {
+      await Promise.all(accounted);
+      await opts.store.backlog.remove(settled);
+    };
     let failing = false;
     let next = 0;
     if (probe && queues[0]?.[0]) {
@@ -130,16 +147,18 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       const decided = policy(1, r.outcome, now, batch.kind, now);
       if (decided.action === 'done') {
         failures.delete(drainId);
-        accounted.push(opts.accountant.record({ ...successEntry(batch, r), unparked: rowIds }));
+        accounted.push(opts.accountant.record(successEntry(batch, r)));
+        settled.push(...rowIds);
       }
       else if (decided.action === 'drop') {
         const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.id), decided.reason, 2);
-        accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly, unparked: rowIds }));
+        accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly }));
+        settled.push(...rowIds);
         opts.events.recordsDropped(plan.drain.type, decided.reason, rowIds.length);
       } else accounted.push(opts.accountant.record({ deliveries: [r.row] }));
       await opts.circuits?.probed(plan.drain, r.outcome);
       if (decided.action !== 'done' && decided.action !== 'drop') {
-        await Promise.all(accounted);
+        await settle();
         return 'failing';
       }
       queues = [queues[0].slice(1), ...queues.slice(1)];
@@ -154,11 +173,13 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
           const next = policy(attempt, r.outcome, now, batch.kind, now);
           if (next.action === 'done') {
             failures.delete(drainId);
-            accounted.push(opts.accountant.record({ ...successEntry(batch, r), unparked: rowIds }));
+            accounted.push(opts.accountant.record(successEntry(batch, r)));
+            settled.push(...rowIds);
           } else if (next.action === 'drop') {
             // Final for these records (a 4xx, a redirect, an SSRF refusal): dropped with the reason.
             const dropped = droppedEntry(plan.drain, batch.entries.map((e) => e.id), next.reason, attempt + 1);
-            accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly, unparked: rowIds }));
+            accounted.push(opts.accountant.record({ deliveries: [r.row, ...dropped.deliveries], hourly: dropped.hourly }));
+            settled.push(...rowIds);
             opts.events.recordsDropped(plan.drain.type, next.reason, rowIds.length);
           } else {
             accounted.push(opts.accountant.record({ deliveries: [r.row] }));
@@ -170,7 +191,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       }
     };
     await Promise.all(Array.from({ length: Math.min(LANES, queues.length) }, lane));
-    await Promise.all(accounted);
+    await settle();
     return failing ? 'failing' : 'done';
   }
 
@@ -198,40 +219,35 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
   }
 
   /**
-   * One round: every record parked up to `upTo`, read resource by resource
-   * in pages that end at a resource boundary, so each resource goes out in
-   * full batches however many interleave in the stream. Answers what it
-   * delivered, or null when it stopped early (a failing destination, a lost
-   * lease, the pump stopping).
+   * One round: every record parked up to page `upTo`, read a few resource
+   * buckets at a time (each bucket whole unless it alone is over a read), so
+   * each resource goes out in full batches however many interleave in the
+   * stream. Answers what it delivered, or null when it stopped early (a
+   * failing destination, a lost lease, the pump stopping).
    */
   async function deliverRound(plan: DrainPlan, upTo: number, probe = false): Promise<SpillRound | null> {
     const drainId = plan.drain.id;
     let records = 0;
     let resources = 0;
-    let lastResource: string | undefined;
-    const read = (after: ResourceCursor | undefined) => {
-      const page = opts.store.backlog.byResource(drainId, upTo, after, PAGE_ROWS);
-      page.catch(() => {}); // awaited below, unless the round ends first
-      return page;
+    const read = (after: RoundCursor | undefined) => {
+      const got = opts.store.backlog.roundRead(drainId, upTo, after, PAGE_ROWS, BUCKET_ROWS);
+      got.catch(() => {}); // awaited below, unless the round ends first
+      return got;
     };
     let reading = read(undefined);
     for (let page = 0; !stopped; page++) {
-      // A long backlog takes many pages: keep the lease alive past LEASE_MS.
+      // A long backlog takes many reads: keep the lease alive past LEASE_MS.
       if (page > 0 && !(await opts.store.backlog.lease(drainId, opts.owner, LEASE_MS))) return null;
-      const rows = await reading;
-      if (rows.length === 0) return { records, resources };
-      const full = rows.length === PAGE_ROWS;
-      const { deliver, next } = pageCut(rows, full);
-      // The next page is read while this one is sent (a page short of full was the last).
-      reading = full ? read(next) : Promise.resolve([]);
-      for (const row of deliver) {
-        if (row.resourceKey !== lastResource) resources++;
-        lastResource = row.resourceKey;
-      }
-      const scrubbed = await scrubDeferred(plan, deliver);
+      const { rows, next } = await reading;
+      if (rows.length === 0 && next === undefined) return { records, resources };
+      // The next read is made while this one is sent (none after the last).
+      reading = next ? read(next) : Promise.resolve({ rows: [], next: undefined });
+      const scrubbed = await scrubDeferred(plan, rows);
       if (scrubbed === null) return null;
-      if ((await deliverPage(plan, batchesByResource(plan, scrubbed, opts.batch), probe && page === 0)) === 'failing') return null;
-      records += deliver.length;
+      const queues = batchesByResource(plan, scrubbed, opts.batch);
+      resources += queues.length;
+      if ((await deliverPage(plan, queues, probe && page === 0)) === 'failing') return null;
+      records += rows.length;
     }
     return null;
   }

@@ -18,6 +18,7 @@ import * as m018 from './018-agent-logs-org-first-key.js';
 import * as m020 from '../../modules/drains/migrations/020-drain-replays.js';
 import * as m021 from '../../modules/drains/migrations/021-drain-circuits.js';
 import * as m022 from '../../modules/drains/migrations/022-drain-hourly-reasons.js';
+import * as m023 from '../../modules/drains/migrations/023-backlog-pages.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -41,4 +42,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '020-drain-replays', sql: m020.sql },
   { id: '021-drain-circuits', sql: m021.sql },
   { id: '022-drain-hourly-reasons', sql: m022.sql },
+  { id: '023-backlog-pages', sql: m023.sql },
 ];

@@ -8,7 +8,8 @@ import { hashToken } from '../../../src/security/token-hash.js';
 import type { Drain } from '../../../src/model/drain.js';
 import type { DeliveryRecord } from '../../../src/model/delivery.js';
 import { hourOf } from '../../../src/model/time.js';
-import { PARK_ROWS } from '../../../src/modules/drains/tables/backlog.js';
+import { PARK_ROWS, type RoundCursor } from '../../../src/modules/drains/tables/backlog.js';
+import { pageOf } from '../../../src/modules/drains/tables/backlog-pages.js';
 
 const SEED = new URL('../../fixtures/seed-acme.json', import.meta.url).pathname;
 
@@ -212,32 +213,60 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     expect(facts.p99LatencyMs).toBe(100);
   });
 
-  it('reads a drain\'s backlog resource by resource, each in order, in keyset pages up to a round\'s last id', async () => {
+  it('reads a drain\'s backlog bucket by bucket, each resource in order, in reads up to a round\'s last page', async () => {
     const resources = ['{"b":1}', '{"a":1}', '{"c":1}'];
-    const park = (n: number, drainId = 'drn_bklg') => store.backlog.park(Array.from({ length: n }, (_, i) => ({
-      drainId, orgId: 'org_acme', resourceJson: resources[i % 3]!, recordJson: `{"i":${i}}`, recordId: `r${i}`, bytes: 7, scrubHits: 0,
+    const park = (n: number, drainId = 'drn_bklg', from = 0) => store.backlog.park(Array.from({ length: n }, (_, k) => ({
+      drainId, orgId: 'org_acme', resourceJson: resources[(from + k) % 3]!, recordJson: `{"i":${from + k}}`, recordId: `r${from + k}`, bytes: 7, scrubHits: 0,
     })));
     expect(await store.backlog.lastId('drn_bklg')).toBeNull();
-    await park(9);
+    await park(6);
+    await park(3, 'drn_bklg', 6);
     await park(3, 'drn_other');
     const upTo = (await store.backlog.lastId('drn_bklg'))!;
-    await park(3); // parked after the round began: not in it
+    await park(3, 'drn_bklg', 9); // parked after the round began: not in it
     const seen: { resource: string; id: number; record: string }[] = [];
-    let after: { resourceKey: string; id: number } | undefined;
-    for (;;) {
-      const page = await store.backlog.byResource('drn_bklg', upTo, after, 2);
-      if (page.length === 0) break;
-      seen.push(...page.map((r) => ({ resource: r.resourceJson, id: r.id, record: r.recordJson })));
-      after = { resourceKey: page.at(-1)!.resourceKey, id: page.at(-1)!.id };
+    let after: RoundCursor | undefined;
+    for (let reads = 0; ; reads++) {
+      expect(reads).toBeLessThan(20);
+      const { rows, next } = await store.backlog.roundRead('drn_bklg', upTo, after, 2);
+      seen.push(...rows.map((r) => ({ resource: r.resourceJson, id: r.id, record: r.recordJson })));
+      if (next === undefined) break;
+      after = next;
     }
-    // Each resource's rows together (in the order of the resources' keys), each resource's in order.
-    const order = [...new Set(seen.map((s) => s.resource))];
-    expect(order.sort()).toEqual(['{"a":1}', '{"b":1}', '{"c":1}']);
     const byResource = { '{"b":1}': ['{"i":0}', '{"i":3}', '{"i":6}'], '{"a":1}': ['{"i":1}', '{"i":4}', '{"i":7}'], '{"c":1}': ['{"i":2}', '{"i":5}', '{"i":8}'] } as Record<string, string[]>;
-    const runs = [...new Set(seen.map((s) => s.resource))];
-    expect(seen.map((s) => s.record)).toEqual(runs.flatMap((r) => byResource[r]!));
-    expect(seen.every((s) => s.id <= upTo)).toBe(true);
-    expect(await store.backlog.lastId('drn_bklg')).toBe(upTo + 6);
+    // Every record of the round once, each resource's in order.
+    expect(seen.map((s) => s.record).sort()).toEqual(Object.values(byResource).flat().sort());
+    for (const [resource, records] of Object.entries(byResource)) expect(seen.filter((s) => s.resource === resource).map((s) => s.record)).toEqual(records);
+    expect(seen.every((s) => pageOf(s.id) <= upTo)).toBe(true);
+    expect(await store.backlog.lastId('drn_bklg')).toBeGreaterThan(upTo);
+  });
+
+  it('removes delivered records a page at a time, keeps the rest of a page, and counts what is left', async () => {
+    await store.backlog.park(Array.from({ length: 4 }, (_, i) => ({
+      drainId: 'drn_rm', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: `{"i":${i}}`, recordId: `x${i}`, bytes: 10 + i, scrubHits: 0,
+    })));
+    const upTo = (await store.backlog.lastId('drn_rm'))!;
+    const first = await store.backlog.roundRead('drn_rm', upTo, undefined, 100);
+    expect(first.rows.map((r) => r.recordId)).toEqual(['x0', 'x1', 'x2', 'x3']);
+    await store.backlog.remove(first.rows.slice(0, 2).map((r) => r.id));
+    expect(await store.backlog.sizeOf('drn_rm')).toEqual({ records: 2, bytes: 12 + 13 });
+    const again = await store.backlog.roundRead('drn_rm', upTo, undefined, 100);
+    expect(again.rows.map((r) => r.recordId)).toEqual(['x2', 'x3']);
+    const view = await store.sql.query<{ record_id: string }>("select record_id from drain_backlog where drain_id = 'drn_rm' order by id");
+    expect(view.map((r) => r.record_id)).toEqual(['x2', 'x3']);
+    // Deleting from the view removes the records from their page.
+    await store.backlog.park([{ drainId: 'drn_rm_view', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'v1', bytes: 2, scrubHits: 0 }, { drainId: 'drn_rm_view', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'v2', bytes: 3, scrubHits: 0 }]);
+    await store.sql.query("delete from drain_backlog where record_id = 'v1'");
+    expect(await store.backlog.sizeOf('drn_rm_view')).toEqual({ records: 1, bytes: 3 });
+    await store.sql.query("delete from drain_backlog where drain_id = 'drn_rm_view'");
+    expect(await store.backlog.lastId('drn_rm_view')).toBeNull();
+    const expired = await store.backlog.expire('drn_rm', new Date(Date.now() + 60_000));
+    expect(expired.recordIds).toEqual(['x2', 'x3']);
+    expect(await store.backlog.sizeOf('drn_rm')).toEqual({ records: 0, bytes: 0 });
+    await store.backlog.park([{ drainId: 'drn_rm', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'y', bytes: 2, scrubHits: 0 }]);
+    const last = await store.backlog.roundRead('drn_rm', (await store.backlog.lastId('drn_rm'))!, undefined, 100);
+    await store.backlog.remove(last.rows.map((r) => r.id));
+    expect(await store.backlog.lastId('drn_rm')).toBeNull();
   });
 
   it('parks more rows than one statement writes, every one, in the order given', async () => {
@@ -258,7 +287,7 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
       { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '""', recordId: 'e', bytes: 2, scrubHits: 0 },
     ];
     await store.backlog.park(rows);
-    const got = await store.backlog.byResource('drn_cols', (await store.backlog.lastId('drn_cols'))!, undefined, 10);
+    const { rows: got } = await store.backlog.roundRead('drn_cols', (await store.backlog.lastId('drn_cols'))!, undefined, 10);
     const byId = new Map(got.map((r) => [r.recordId, r]));
     expect([...byId.keys()].sort()).toEqual(['e', 'id\nwith a newline', 'plain']);
     expect(byId.get('id\nwith a newline')).toMatchObject({ recordJson: record, resourceJson: rows[0]!.resourceJson, bytes: 123, scrubHits: 2 });

@@ -1,24 +1,44 @@
 import { describe, expect, it } from 'vitest';
-import { pageCut } from '../../../src/backlog/backlog-page.js';
-import type { BacklogRow } from '../../../src/modules/drains/tables/backlog.js';
+import { BUCKETS, bucketOf, pageOf, placeOf, readCut, recordKey } from '../../../src/modules/drains/tables/backlog-pages.js';
 
-const row = (id: number, resource: string): BacklogRow => ({
-  id, resourceKey: `k-${resource}`, resourceJson: resource, recordJson: '{}', recordId: `r${id}`, bytes: 2, scrubHits: 0,
-});
+const pages = (...buckets: [bucket: number, records: number][]) => buckets.map(([bucket, records]) => ({ bucket, records }));
 
-describe('pageCut', () => {
-  it('leaves a full page\'s last resource for the next page, which starts with it', () => {
-    const rows = [row(1, 'a'), row(5, 'a'), row(2, 'b'), row(3, 'c'), row(4, 'c')];
-    const { deliver, next } = pageCut(rows, true);
-    expect(deliver.map((r) => r.id)).toEqual([1, 5, 2]);
-    expect(next).toEqual({ resourceKey: 'k-b', id: 2 });
+describe('readCut', () => {
+  it('leaves the last bucket of a read holding several for the next read, when it runs on past the budget', () => {
+    // a: 3 + 2, b: 4 then more of b beyond the budget of 10.
+    expect(readCut(pages([1, 3], [1, 2], [2, 4], [2, 5]), 10)).toBe(2);
   });
 
-  it('delivers a page that is not full, or holds one resource, whole', () => {
-    const rows = [row(1, 'a'), row(2, 'b'), row(3, 'b')];
-    expect(pageCut(rows, false)).toEqual({ deliver: rows, next: { resourceKey: 'k-b', id: 3 } });
-    const one = [row(1, 'a'), row(2, 'a')];
-    expect(pageCut(one, true)).toEqual({ deliver: one, next: { resourceKey: 'k-a', id: 2 } });
-    expect(pageCut([], true)).toEqual({ deliver: [], next: undefined });
+  it('takes a bucket that ends within the read whole, and a last bucket when nothing of it follows', () => {
+    expect(readCut(pages([1, 3], [2, 4], [3, 5]), 8)).toBe(2);
+    expect(readCut(pages([1, 3], [2, 4]), 10)).toBe(2);
+    expect(readCut([], 10)).toBe(0);
+  });
+
+  it('takes its first bucket whole up to the cap, more buckets only up to the budget', () => {
+    expect(readCut(pages([1, 6], [1, 6], [1, 6], [2, 1]), 10, 20)).toBe(3);
+    expect(readCut(pages([1, 6], [1, 6], [2, 3], [3, 1]), 10, 20)).toBe(2);
+    expect(readCut(pages([1, 6], [1, 6], [1, 6], [1, 6]), 10, 20)).toBe(3);
+  });
+
+  it('reads a bucket over the budget in parts, at least a page at a time', () => {
+    expect(readCut(pages([1, 6], [1, 6], [1, 6]), 10)).toBe(1);
+    expect(readCut(pages([1, 20], [2, 1]), 10)).toBe(1);
+  });
+});
+
+describe('backlog pages', () => {
+  it('puts a resource always in the same bucket, the records of many spread over all', () => {
+    expect(bucketOf('{"agent.id":"agt_1"}')).toBe(bucketOf('{"agent.id":"agt_1"}'));
+    const seen = new Set(Array.from({ length: 10_000 }, (_, i) => bucketOf(`{"agent.id":"agt_${i}"}`)));
+    expect(seen.size).toBe(BUCKETS);
+    expect([...seen].every((b) => b >= 0 && b < BUCKETS)).toBe(true);
+  });
+
+  it('names a record by its page and place', () => {
+    const id = recordKey(123_456_789, 500);
+    expect(pageOf(id)).toBe(123_456_789);
+    expect(placeOf(id)).toBe(500);
+    expect(placeOf(recordKey(7, 1))).toBe(1);
   });
 });

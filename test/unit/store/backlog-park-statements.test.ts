@@ -31,11 +31,13 @@ describe('parking a spilling drain', () => {
     await createBacklogRepo(sql).park(Array.from({ length: n }, (_, i) => row(i)));
     expect(PARK_ROWS).toBeLessThanOrEqual(500);
     expect(statements).toHaveLength(Math.ceil(n / PARK_ROWS));
-    const ids = statements.flatMap((p) => p[4] as string[]);
+    const ids = statements.flatMap((p) => p[8] as string[]);
     expect(ids).toEqual(Array.from({ length: n }, (_, i) => `r${i}`));
     for (const p of statements) {
-      expect((p[4] as string[]).length).toBeLessThanOrEqual(500);
-      expect(Buffer.byteLength(p[3] as string)).toBeLessThan(512 * 1024);
+      expect((p[8] as string[]).length).toBeLessThanOrEqual(500);
+      expect(Buffer.byteLength(p[7] as string)).toBeLessThan(512 * 1024);
+      // One resource: one page a statement.
+      expect(p[0]).toHaveLength(1);
     }
   });
 });

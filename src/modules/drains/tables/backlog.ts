@@ -1,5 +1,6 @@
 import type { Sql } from '../../../store/sql.js';
 import type { DrainGauge } from '../../../model/drain.js';
+import { bucketOf, joinable, LEGACY_BUCKET, PAGE_SEP, pageOf, placeOf, readCut, recordKey } from './backlog-pages.js';
 
 export interface ParkedRecord {
   drainId: string;
@@ -13,9 +14,8 @@ export interface ParkedRecord {
 
 /** A parked record as the pump reads it back: what a batch needs, nothing more. */
 export interface BacklogRow {
+  /** Its page's id and its place in the page (backlog-pages.ts recordKey). */
   id: number;
-  /** The 64-bit hash the backlog is ordered by (migration 007), as text: rows of a resource share it. */
-  resourceKey: string;
   resourceJson: string;
   recordJson: string;
   recordId: string;
@@ -23,68 +23,144 @@ export interface BacklogRow {
   scrubHits: number;
 }
 
-/** Where a page read resource by resource ended. */
-export interface ResourceCursor {
-  resourceKey: string;
-  id: number;
+/** Where a read of a round ended: the last page read, in (bucket, page id) order. */
+export interface RoundCursor {
+  bucket: number;
+  page: number;
 }
 
-interface RawRow {
-  id: string; rkey: string; resource_json: string; record_json: string; record_id: string; bytes: number; scrub_hits: number;
+/** One read of a round: whole buckets' records in order, and where the next read starts (none: the round is read). */
+export interface RoundRead {
+  rows: BacklogRow[];
+  next: RoundCursor | undefined;
 }
 
-/** The resource's key, as the index holds it (migration 007). */
-const RKEY = 'hashtextextended(resource_json, 0)';
-const ROW_COLUMNS = `id, ${RKEY}::text as rkey, resource_json, record_json, record_id, bytes, scrub_hits`;
-
-const toRows = (rows: readonly RawRow[]): BacklogRow[] =>
-  rows.map((r) => ({
-    id: Number(r.id), resourceKey: String(r.rkey), resourceJson: r.resource_json, recordJson: r.record_json, recordId: r.record_id, bytes: r.bytes, scrubHits: r.scrub_hits,
-  }));
+interface PageRow {
+  id: string; resource_json: string; record_json: string; record_ids: string[]; record_bytes: number[]; scrub_hits: number[]; done: number[];
+}
 
 /**
- * Parked rows written by one statement (about half a MB of JSON text). A statement's joined texts
- * and pg's message carrying them exist at once, each the size of the statement, and outlive the
- * young generation while Postgres reads them: at 2,000 rows (2 MB) a statement, a spilling
- * worker's parks were a large share of its external memory (benchmarks.md, memory). The insert's
- * per-row work is the same at 500; only the statement's own overhead is paid four times as often.
+ * Parked records written by one statement (about half a MB of JSON text). A statement's joined
+ * texts and pg's message carrying them exist at once, each the size of the statement, and outlive
+ * the young generation while Postgres reads them: at 2,000 records (2 MB) a statement, a spilling
+ * worker's parks were a large share of its external memory (benchmarks.md, memory). It also
+ * bounds a page (PAGE_SLOTS).
  */
 export const PARK_ROWS = 500;
 
 /**
- * JSON texts joined by newlines. A raw newline in JSON text can only be whitespace between tokens
- * (inside a string it is escaped), so one, which JSON.stringify never writes, becomes a space: the
- * same JSON value, and the join stays unambiguous.
+ * Pages whose sizes one read looks at: enough for a read's records at a few records a page, few
+ * enough that a read of large pages does not walk thousands of index entries it will not take.
  */
-function lines(rows: readonly ParkedRecord[], json: (r: ParkedRecord) => string): string {
+const SIZES_READ = 2048;
+
+interface Page {
+  drainId: string;
+  orgId: string;
+  bucket: number;
+  records: ParkedRecord[];
+}
+
+/**
+ * The records as pages: one per (drain, bucket) of the whole park (a flush), each page's records
+ * in the order given, a page of more than PARK_ROWS records cut into pages of PARK_ROWS in order.
+ */
+function pagesOf(rows: readonly ParkedRecord[]): Page[] {
+  const pages = new Map<string, Page>();
+  const out: Page[] = [];
+  for (const r of rows) {
+    const bucket = bucketOf(r.resourceJson);
+    const key = `${r.drainId}\u0000${bucket}`;
+    let page = pages.get(key);
+    if (!page || page.records.length === PARK_ROWS) {
+      pages.set(key, (page = { drainId: r.drainId, orgId: r.orgId, bucket, records: [] }));
+      out.push(page);
+    }
+    page.records.push(r);
+  }
+  return out;
+}
+
+/** Pages in statements of at most PARK_ROWS records, in order. */
+function statementsOf(pages: readonly Page[]): Page[][] {
+  const statements: Page[][] = [];
+  let current: Page[] = [];
+  let records = 0;
+  for (const page of pages) {
+    if (records + page.records.length > PARK_ROWS && current.length > 0) {
+      statements.push(current);
+      current = [];
+      records = 0;
+    }
+    current.push(page);
+    records += page.records.length;
+  }
+  if (current.length > 0) statements.push(current);
+  return statements;
+}
+
+/** The pages' texts: each page's records' texts joined by newlines, the pages by PAGE_SEP. */
+function pageTexts(pages: readonly Page[], json: (r: ParkedRecord) => string): string {
   let text = '';
-  for (let i = 0; i < rows.length; i++) {
-    const j = json(rows[i]!);
-    text += (i > 0 ? '\n' : '') + (j.includes('\n') ? j.replace(/\n/g, ' ') : j);
+  for (let p = 0; p < pages.length; p++) {
+    const records = pages[p]!.records;
+    if (p > 0) text += PAGE_SEP;
+    for (let i = 0; i < records.length; i++) text += (i > 0 ? '\n' : '') + joinable(json(records[i]!));
   }
   return text;
+}
+
+/** A read's pages as rows, in the pages' order, without the records a stopped round delivered already. */
+function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
+  const rows: BacklogRow[] = [];
+  for (const p of pages) {
+    const page = Number(p.id);
+    const resources = p.resource_json.split('\n');
+    const records = p.record_json.split('\n');
+    const done = p.done.length > 0 ? new Set(p.done) : undefined;
+    for (let i = 0; i < records.length; i++) {
+      if (done?.has(i + 1)) continue;
+      rows.push({
+        id: recordKey(page, i + 1), resourceJson: resources[i]!, recordJson: records[i]!, recordId: p.record_ids[i]!,
+        bytes: p.record_bytes[i]!, scrubHits: p.scrub_hits[i]!,
+      });
+    }
+  }
+  return rows;
 }
 
 export function createBacklogRepo(sql: Sql) {
   return {
     /**
-     * One insert per PARK_ROWS rows, in order. The two JSON columns, most of a row, travel as one
-     * text each, the rows' texts joined by newlines and split by Postgres (string_to_array): no
-     * escaping on either side. As a JSON array of rows (json_to_recordset) Postgres spent more time
-     * parsing the statement's parameter than inserting its rows, and the worker escaped every quote of
-     * every record's JSON; as Postgres arrays, pg's serializer escaped them in JavaScript. A
-     * spilling worker's flush can hold every record in flight (20,000, about 20 MB of JSON text): in
-     * one statement that was a 20 MB string and pg's 20 MB message buffer at once.
+     * One page per (drain, bucket) of the park, the pages written in inserts of at most PARK_ROWS
+     * records, in order: pages of a whole flush are bigger than pages of each statement. The
+     * JSON texts, most of a page, travel as one text each, joined by newlines within a page and by
+     * PAGE_SEP between pages, and are stored as joined: no escaping on either side, and Postgres
+     * never splits them. The ids, sizes and scrub hits travel as flat arrays that each page slices.
+     * Pages are inserted in the order of their first record, so ids keep every bucket's pages in order.
      */
     async park(rows: readonly ParkedRecord[]): Promise<void> {
-      for (let from = 0; from < rows.length; from += PARK_ROWS) {
-        const chunk = rows.slice(from, from + PARK_ROWS);
+      for (const pages of statementsOf(pagesOf(rows))) {
+        const records = pages.flatMap((p) => p.records);
+        const starts: number[] = [];
+        let at = 0;
+        for (const p of pages) {
+          starts.push(at);
+          at += p.records.length;
+        }
         await sql.query(
-          `insert into drain_backlog (drain_id, org_id, resource_json, record_json, record_id, bytes, scrub_hits)
-           select * from unnest($1::text[], $2::text[], string_to_array($3, E'\\n'), string_to_array($4, E'\\n'), $5::text[], $6::int[], $7::int[])`,
+          `insert into drain_backlog_pages (drain_id, org_id, bucket, records, bytes, resource_json, record_json, record_ids, record_bytes, scrub_hits)
+           select p.d, p.o, p.b, p.n, p.tb, p.rj, p.rec,
+                  ($9::text[])[p.s + 1 : p.s + p.n], ($10::int[])[p.s + 1 : p.s + p.n], ($11::int[])[p.s + 1 : p.s + p.n]
+           from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::bigint[],
+                       string_to_array($7, E'\\x1e'), string_to_array($8, E'\\x1e'))
+                with ordinality as p(d, o, b, s, n, tb, rj, rec, ord)
+           order by p.ord`,
           [
-            chunk.map((r) => r.drainId), chunk.map((r) => r.orgId), lines(chunk, (r) => r.resourceJson), lines(chunk, (r) => r.recordJson),
-            chunk.map((r) => r.recordId), chunk.map((r) => r.bytes), chunk.map((r) => r.scrubHits),
+            pages.map((p) => p.drainId), pages.map((p) => p.orgId), pages.map((p) => p.bucket), starts,
+            pages.map((p) => p.records.length), pages.map((p) => p.records.reduce((n, r) => n + r.bytes, 0)),
+            pageTexts(pages, (r) => r.resourceJson), pageTexts(pages, (r) => r.recordJson),
+            records.map((r) => r.recordId), records.map((r) => r.bytes), records.map((r) => r.scrubHits),
           ],
         );
       }
@@ -96,67 +172,101 @@ export function createBacklogRepo(sql: Sql) {
      */
     async drainsWithBacklog(): Promise<string[]> {
       const rows = await sql.query<{ id: string }>(
-        'select d.id from drains d where exists (select 1 from drain_backlog b where b.drain_id = d.id)',
+        'select d.id from drains d where exists (select 1 from drain_backlog_pages b where b.drain_id = d.id)',
       );
       return rows.map((r) => r.id);
     },
 
     async sizeOf(drainId: string): Promise<{ records: number; bytes: number }> {
       const rows = await sql.query<{ n: number; b: number }>(
-        'select count(*)::int as n, coalesce(sum(bytes), 0)::bigint as b from drain_backlog where drain_id = $1',
+        'select coalesce(sum(records), 0)::int as n, coalesce(sum(bytes), 0)::bigint as b from drain_backlog_pages where drain_id = $1',
         [drainId],
       );
       return { records: rows[0]?.n ?? 0, bytes: Number(rows[0]?.b ?? 0) };
     },
 
-    /** The id of the drain's newest parked record (null: none): where a delivery round ends. */
+    /** The id of the drain's newest page (null: none): where a delivery round ends. */
     async lastId(drainId: string): Promise<number | null> {
-      const rows = await sql.query<{ id: string | null }>('select max(id) as id from drain_backlog where drain_id = $1', [drainId]);
+      const rows = await sql.query<{ id: string | null }>('select max(id) as id from drain_backlog_pages where drain_id = $1', [drainId]);
       const id = rows[0]?.id;
       return id === null || id === undefined ? null : Number(id);
     },
 
     /**
-     * A page of the drain's parked records up to `upToId`, resource by resource
-     * (each resource's in order), after `after` (the last row of the page
-     * before): an index range scan (migration 007), never a sort of the backlog.
+     * A read of a round: the drain's records in pages up to page `upTo`, bucket by bucket (each
+     * bucket's pages in order), after `after`: its first bucket whole up to `cap` records, more
+     * buckets up to about `budget` (backlog-pages.ts readCut), so that every resource of a bucket
+     * is batched from all its records in the round. Two statements: the sizes of the next
+     * SIZES_READ pages at most (an index range scan, migration 023), then the chosen pages.
      */
-    async byResource(drainId: string, upToId: number, after: ResourceCursor | undefined, limit: number): Promise<BacklogRow[]> {
-      // The plan must walk the index in order and stop at `limit`. A table filling and emptying as
-      // fast as a backlog does often has statistics that make a bitmap scan and a sort of every
-      // remaining row of the drain look cheaper: 200 ms a page instead of 10 at 250,000 parked,
-      // most of Postgres's time in a spilling run. Without sorts the ordered index scan is the plan.
-      return sql.transaction(async (tx) => {
+    async roundRead(drainId: string, upTo: number, after: RoundCursor | undefined, budget: number, cap = budget): Promise<RoundRead> {
+      // The first read starts below every bucket (the legacy one is -1) and every id.
+      const from = after ?? { bucket: LEGACY_BUCKET - 1, page: 0 };
+      // The plan must walk the index in order and stop at the limit. A table filling and emptying
+      // as fast as a backlog does often has statistics that make a bitmap scan and a sort of every
+      // remaining page of the drain look cheaper; without sorts the ordered index scan is the plan.
+      const sizes = await sql.transaction(async (tx) => {
         await tx.query('set local enable_sort = off');
-        // The first page starts below every key: the smallest bigint, before any id.
-        const from = after ?? { resourceKey: '-9223372036854775808', id: 0 };
-        const rows = await tx.query<RawRow>(
-          `select ${ROW_COLUMNS} from drain_backlog where drain_id = $1 and id <= $2
-             and (${RKEY}, id) > ($3::bigint, $4::bigint)
-           order by ${RKEY}, id limit $5`,
-          [drainId, upToId, from.resourceKey, from.id, limit],
+        return tx.query<{ id: string; bucket: number; records: number }>(
+          `select id, bucket, records from drain_backlog_pages where drain_id = $1 and id <= $2
+             and (bucket, id) > ($3::int, $4::bigint)
+           order by bucket, id limit $5`,
+          [drainId, upTo, from.bucket, from.page, SIZES_READ],
         );
-        return toRows(rows);
       });
+      const taken = readCut(sizes, budget, cap);
+      // Pages past the sizes read may follow: a read that took them all is not known to be the last.
+      const more = taken < sizes.length || sizes.length === SIZES_READ;
+      if (taken === 0) return { rows: [], next: undefined };
+      const ids = sizes.slice(0, taken).map((s) => s.id);
+      const pages = await sql.query<PageRow>(
+        'select id, resource_json, record_json, record_ids, record_bytes, scrub_hits, done from drain_backlog_pages where id = any($1::bigint[])',
+        [ids],
+      );
+      const order = new Map(ids.map((id, i) => [String(id), i]));
+      pages.sort((a, b) => order.get(String(a.id))! - order.get(String(b.id))!);
+      const tail = sizes[taken - 1]!;
+      return { rows: rowsOf(pages), next: more ? { bucket: tail.bucket, page: Number(tail.id) } : undefined };
     },
 
+    /**
+     * The records (ids of rows read) are delivered or dropped, and their records are durable: a
+     * page goes once none of its records is left, the others note which of theirs are gone.
+     */
     async remove(ids: readonly number[]): Promise<void> {
       if (ids.length === 0) return;
-      await sql.query('delete from drain_backlog where id = any($1::bigint[])', [ids]);
+      await sql.query(
+        `with s as (
+           select u.page, array_agg(u.place) as places, count(*)::int as n
+           from unnest($1::bigint[], $2::int[]) as u(page, place) group by u.page
+         ), gone as (
+           delete from drain_backlog_pages p using s where p.id = s.page and p.records <= s.n returning p.id
+         )
+         update drain_backlog_pages p
+            set done = p.done || s.places, records = p.records - s.n,
+                bytes = p.bytes - (select coalesce(sum(p.record_bytes[x]), 0) from unnest(s.places) as x)
+           from s where p.id = s.page and p.records > s.n`,
+        [ids.map(pageOf), ids.map(placeOf)],
+      );
     },
 
-    /** Removes the drain's rows parked before `before`; answers their record ids, oldest first. */
+    /** Removes the drain's pages parked before `before`; answers their record ids not yet delivered, oldest first. */
     async expire(drainId: string, before: Date): Promise<{ recordIds: string[] }> {
-      const rows = await sql.query<{ id: number; record_id: string }>(
-        'delete from drain_backlog where drain_id = $1 and enqueued_at < $2 returning id, record_id',
+      const rows = await sql.query<{ id: string; record_ids: string[]; done: number[] }>(
+        'delete from drain_backlog_pages where drain_id = $1 and enqueued_at < $2 returning id, record_ids, done',
         [drainId, before.toISOString()],
       );
       rows.sort((a, b) => Number(a.id) - Number(b.id));
-      return { recordIds: rows.map((r) => r.record_id) };
+      const recordIds: string[] = [];
+      for (const r of rows) {
+        const done = new Set(r.done);
+        r.record_ids.forEach((id, i) => { if (!done.has(i + 1)) recordIds.push(id); });
+      }
+      return { recordIds };
     },
 
     async dropDrain(drainId: string): Promise<void> {
-      await sql.query('delete from drain_backlog where drain_id = $1', [drainId]);
+      await sql.query('delete from drain_backlog_pages where drain_id = $1', [drainId]);
     },
 
     /** Takes or renews the drain's lease for `owner`; false when another owner holds a live one. */
@@ -195,7 +305,7 @@ export function createBacklogRepo(sql: Sql) {
         `select d.id, d.org_id, d.type, d.state, coalesce(b.n, 0)::int as n, coalesce(b.b, 0)::bigint as b, b.oldest,
                 coalesce(u.events, 0)::bigint as events, coalesce(u.bytes, 0)::bigint as bytes
          from drains d
-         left join (select drain_id, count(*) as n, sum(bytes) as b, min(enqueued_at) as oldest from drain_backlog group by drain_id) b
+         left join (select drain_id, sum(records) as n, sum(bytes) as b, min(enqueued_at) as oldest from drain_backlog_pages group by drain_id) b
            on b.drain_id = d.id
          left join drain_daily_usage u on u.drain_id = d.id and u.day = $1
          where d.deleted_at is null`,

@@ -214,7 +214,7 @@ export function createDrainsRepo(sql: Sql, onWrite: () => void = () => {}) {
 
     /** Soft delete: purges header values and secrets, frees the name, drops the backlog. */
     async softDelete(orgId: string, id: string): Promise<boolean> {
-      await sql.query('delete from drain_backlog where drain_id = $1 and exists (select 1 from drains where id = $1 and org_id = $2)', [id, orgId]);
+      await sql.query('delete from drain_backlog_pages where drain_id = $1 and exists (select 1 from drains where id = $1 and org_id = $2)', [id, orgId]);
       const rows = await sql.query(
         `update drains set deleted_at = now(), updated_at = now(), secret = null, previous_secret = null,
            headers = (select coalesce(jsonb_agg(jsonb_build_object('name', h->>'name')), '[]'::jsonb)
