@@ -196,10 +196,13 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         const backlog = createBacklogRepo(tx);
         await backlog.park(taken.flatMap((w) => w.backlog));
         await backlog.addUsage([...usage.values()]);
+      }).then(() => {
+        // Caches of the drains' live counters in this process re-read them (store/change-epochs.ts),
+        // from the moment the rows are visible: not once the flush's copy is written too, or a read
+        // that already sees a delivery could still be answered the counters from before it.
+        noteDrainActivity();
       });
       const [copied, accounted] = await Promise.allSettled([copying, accounting]);
-      // Caches of the drains' live counters in this process re-read them (store/change-epochs.ts).
-      noteDrainActivity();
       // Written again whole: the copy ignores records it already stored.
       if (accounted.status === 'rejected') throw accounted.reason;
       if (copied.status === 'rejected') {
