@@ -169,19 +169,17 @@ class CopyInQuery extends pg.Query {
 export function* adjacentRuns(buffers: readonly Buffer[]): Generator<Buffer> {
   let first: Buffer | undefined;
   let end = 0;
-  let joined = false;
-  const view = (b: Buffer): Buffer => (joined ? Buffer.from(b.buffer, b.byteOffset, end - b.byteOffset) : b);
+  // The run's first buffer itself when nothing joined it.
+  const view = (b: Buffer): Buffer => (end === b.byteOffset + b.length ? b : Buffer.from(b.buffer, b.byteOffset, end - b.byteOffset));
   for (const b of buffers) {
     if (b.length === 0) continue;
     if (first !== undefined && b.buffer === first.buffer && b.byteOffset === end) {
       end += b.length;
-      joined = true;
       continue;
     }
     if (first !== undefined) yield view(first);
     first = b;
     end = b.byteOffset + b.length;
-    joined = false;
   }
   if (first !== undefined) yield view(first);
 }
