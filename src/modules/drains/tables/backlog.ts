@@ -1,5 +1,6 @@
 import type { Sql } from '../../../store/sql.js';
 import type { DrainGauge } from '../../../model/drain.js';
+import { runsOf } from '../../../store/runs.js';
 import { bucketOf, joinable, LEGACY_BUCKET, PAGE_SEP, pageOf, placeOf, readCut, recordKey } from './backlog-pages.js';
 
 export interface ParkedRecord {
@@ -81,24 +82,6 @@ function pagesOf(rows: readonly ParkedRecord[]): Page[] {
   return out;
 }
 
-/** Pages in statements of at most PARK_ROWS records, in order. */
-function statementsOf(pages: readonly Page[]): Page[][] {
-  const statements: Page[][] = [];
-  let current: Page[] = [];
-  let records = 0;
-  for (const page of pages) {
-    if (records + page.records.length > PARK_ROWS && current.length > 0) {
-      statements.push(current);
-      current = [];
-      records = 0;
-    }
-    current.push(page);
-    records += page.records.length;
-  }
-  if (current.length > 0) statements.push(current);
-  return statements;
-}
-
 /** The pages' texts: each page's records' texts joined by newlines, the pages by PAGE_SEP. */
 function pageTexts(pages: readonly Page[], json: (r: ParkedRecord) => string): string {
   let text = '';
@@ -140,7 +123,7 @@ export function createBacklogRepo(sql: Sql) {
      * Pages are inserted in the order of their first record, so ids keep every bucket's pages in order.
      */
     async park(rows: readonly ParkedRecord[]): Promise<void> {
-      for (const pages of statementsOf(pagesOf(rows))) {
+      for (const pages of runsOf(pagesOf(rows), (p) => p.records.length, PARK_ROWS)) {
         const records = pages.flatMap((p) => p.records);
         const starts: number[] = [];
         let at = 0;
