@@ -48,16 +48,28 @@ const NO_CONFLICT = `insert into agent_logs (ts, id, org_id, agent_id, agent_nam
     environment text, source text, event text, severity text, "timestamp" timestamptz, "executionId" text,
     message text, "traceId" text, "spanId" text, attributes jsonb)`;
 
-async function once(name: string, schema: 'before-018' | 'after-018', useCopy: boolean, noConflict = false) {
+/**
+ * Changes to the schema that the COPY variants below measure (comparison only: each takes away
+ * something a read needs, or the database's collation), to tell what each part of the row costs.
+ */
+interface SchemaChange {
+  /** SQL run after the migrations. */
+  alter?: string;
+  /** The new database's collation (from template0). */
+  collate?: string;
+}
+
+async function once(name: string, schema: 'before-018' | 'after-018', useCopy: boolean, noConflict = false, change: SchemaChange = {}) {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   const db = `logdrain_pc_${Date.now().toString(36)}`;
-  await admin.query(`create database ${db}`);
+  await admin.query(`create database ${db}${change.collate ? ` template template0 lc_collate '${change.collate}'` : ''}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${db}`;
   const store = await openStore({ databaseUrl: url.toString(), maxConnections: 1 });
   try {
     if (schema === 'before-018') await store.sql.exec(BEFORE_018);
+    if (change.alter) await store.sql.exec(change.alter);
     const pid = (await store.sql.query<{ pid: number }>('select pg_backend_pid() as pid'))[0]!.pid;
     const postmaster = Number(statFields(`/proc/${pid}/stat`)[1]);
     await store.logs.maintain(7);
@@ -98,7 +110,19 @@ async function once(name: string, schema: 'before-018' | 'after-018', useCopy: b
   }
 }
 
-/** VARIANTS=before-018,insert,no-conflict,copy: the ways to run (all by default). */
+/** What each index and the attributes' type cost COPY (comparison only; VARIANTS names them). */
+const COPY_PARTS: Record<string, [string, SchemaChange]> = {
+  'copy-c': ['COPY, database collation C', { collate: 'C' }],
+  'copy-json': ['COPY, attributes json, no skill index', { alter: 'drop index agent_logs_skill; alter table agent_logs alter column attributes type json' }],
+  'copy-no-skill': ['COPY, no skill index', { alter: 'drop index agent_logs_skill' }],
+  'copy-no-agent': ['COPY, no agent index', { alter: 'drop index agent_logs_agent' }],
+  'copy-key-only': ['COPY, the key alone', { alter: 'drop index agent_logs_agent; drop index agent_logs_skill' }],
+};
+
+/**
+ * VARIANTS=before-018,insert,no-conflict,copy: the ways to run (these four by default); the
+ * names of COPY_PARTS add those.
+ */
 const VARIANTS = (process.env.VARIANTS ?? 'before-018,insert,no-conflict,copy').split(',');
 const out = [];
 for (let r = 0; r < ROUNDS; r++) {
@@ -106,5 +130,8 @@ for (let r = 0; r < ROUNDS; r++) {
   if (VARIANTS.includes('insert')) out.push(await once(`insert, key (org_id, ts, id)`, 'after-018', false));
   if (VARIANTS.includes('no-conflict')) out.push(await once(`insert without on conflict, key (org_id, ts, id)`, 'after-018', false, true));
   if (VARIANTS.includes('copy')) out.push(await once(`COPY, key (org_id, ts, id)`, 'after-018', true));
+  for (const [variant, [name, change]] of Object.entries(COPY_PARTS)) {
+    if (VARIANTS.includes(variant)) out.push(await once(name, 'after-018', true, false, change));
+  }
 }
 console.table(out.map((o) => ({ ...o, backendCpuPer100k: o.backendCpuPer100k.toFixed(2), serverCpuPer100k: o.serverCpuPer100k.toFixed(2), workerRowsCpuPer100k: o.workerRowsCpuPer100k.toFixed(2), storedMB: o.storedMB.toFixed(1) })));
