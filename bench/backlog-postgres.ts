@@ -14,7 +14,7 @@ import { statCpuSeconds } from './e2e/proc-stat.js';
 
 const N = Number(process.env.N ?? 100_000);
 const AGENTS = 10_000;
-const PARK_CALL = 5_000;
+const PARK_CALL = Number(process.env.PARK_CALL ?? 5_000);
 const PAGE = 2_000;
 const DRAIN = 'drn_01JBENCHBACKLOG000000000A1';
 
