@@ -1,8 +1,9 @@
 /**
- * Postgres's CPU per parked record, by phase of a spill: parked (BacklogRepo.park, 5,000 rows a
+ * Postgres's CPU per parked record, and the worker's own beside it, by phase of a spill: parked (BacklogRepo.park, 5,000 rows a
  * call as a spilling worker's flush gives them), read back bucket by bucket in reads of about 2,000
  * records (roundRead, as a round does) and removed (remove). The CPU is the server backend's own, read
- * from /proc, so the worker's side is not in it. Needs the machine's Postgres (TEST_POSTGRES_URL,
+ * from /proc; the worker's (this process's CPU while it waits on the statements: building their
+ * parameters, parsing their rows) is measured apart, the probe's reads of /proc included in neither. Needs the machine's Postgres (TEST_POSTGRES_URL,
  * default postgres://postgres@127.0.0.1:5432/test) on this host; makes and drops its own database.
  *   npm run bench:backlog            (N=100000 records of 10,000 agents by default)
  */
@@ -45,28 +46,44 @@ const rows: ParkedRecord[] = Array.from({ length: N }, (_, i) => {
 await store.backlog.park(rows.slice(0, 10));
 await store.backlog.remove((await store.backlog.roundRead(DRAIN, Number.MAX_SAFE_INTEGER, undefined, 100)).rows.map((r) => r.id));
 
+/** This process's CPU seconds. */
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
 const parkStart = await backendCpu();
+const parkOwn = ownCpu();
 for (let i = 0; i < N; i += PARK_CALL) await store.backlog.park(rows.slice(i, i + PARK_CALL));
+const parkWorker = ownCpu() - parkOwn;
 const parkCpu = (await backendCpu()) - parkStart;
 
 const upTo = (await store.backlog.lastId(DRAIN))!;
 let readCpu = 0;
 let removeCpu = 0;
+let readWorker = 0;
+let removeWorker = 0;
 let read = 0;
 for (let after: RoundCursor | undefined; ;) {
   const a = await backendCpu();
+  const aOwn = ownCpu();
   const { rows: page, next } = await store.backlog.roundRead(DRAIN, upTo, after, PAGE);
+  const bOwn = ownCpu();
+  readWorker += bOwn - aOwn;
   const b = await backendCpu();
   readCpu += b - a;
   read += page.length;
+  const cOwn = ownCpu();
   await store.backlog.remove(page.map((r) => r.id));
+  removeWorker += ownCpu() - cOwn;
   removeCpu += (await backendCpu()) - b;
   if (next === undefined) break;
   after = next;
 }
 
 const us = (s: number) => Math.round((s / N) * 1e7) / 10;
-console.log(JSON.stringify({ records: N, readBack: read, backendCpuUsPerRecord: { park: us(parkCpu), read: us(readCpu), remove: us(removeCpu) } }));
+console.log(JSON.stringify({ records: N, readBack: read, backendCpuUsPerRecord: { park: us(parkCpu), read: us(readCpu), remove: us(removeCpu) },
+  workerCpuUsPerRecord: { park: us(parkWorker), read: us(readWorker), remove: us(removeWorker) } }));
 await probe.end();
 await store.close();
 await db.drop();
