@@ -10,6 +10,7 @@ import type { DeliveryRecord } from '../../../src/model/delivery.js';
 import { hourOf } from '../../../src/model/time.js';
 import { PARK_ROWS, type RoundCursor } from '../../../src/modules/drains/tables/backlog.js';
 import { pageOf } from '../../../src/modules/drains/tables/backlog-pages.js';
+import { intArrayLiteral, textArrayLiteral } from '../../../src/store/array-literal.js';
 
 const SEED = new URL('../../fixtures/seed-acme.json', import.meta.url).pathname;
 
@@ -285,15 +286,29 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
       // Raw newlines in JSON text are whitespace (JSON.stringify never writes one): the same value comes back.
       { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{\n"a": 1\n}', recordJson: '{"i":\n2}', recordId: 'plain', bytes: 9, scrubHits: 0 },
       { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '""', recordId: 'e', bytes: 2, scrubHits: 0 },
+      // Quotes, backslashes, braces and commas in an id: the ids' array literal escapes them.
+      { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'q"\\x{y},z NULL', bytes: 2, scrubHits: 0 },
     ];
     await store.backlog.park(rows);
     const { rows: got } = await store.backlog.roundRead('drn_cols', (await store.backlog.lastId('drn_cols'))!, undefined, 10);
     const byId = new Map(got.map((r) => [r.recordId, r]));
-    expect([...byId.keys()].sort()).toEqual(['e', 'id\nwith a newline', 'plain']);
+    expect([...byId.keys()].sort()).toEqual(['e', 'id\nwith a newline', 'plain', 'q"\\x{y},z NULL']);
     expect(byId.get('id\nwith a newline')).toMatchObject({ recordJson: record, resourceJson: rows[0]!.resourceJson, bytes: 123, scrubHits: 2 });
     expect(JSON.parse(byId.get('plain')!.recordJson)).toEqual({ i: 2 });
     expect(JSON.parse(byId.get('plain')!.resourceJson)).toEqual({ a: 1 });
     expect(byId.get('e')!.recordJson).toBe('""');
+  });
+
+  it('reads array literals made in one join as the arrays they were made from', async () => {
+    const texts = ['plain', '', 'NULL', 'a,b', '{x}', 'q"uote', 'back\\slash', ' spaced ', 'é ✓ 😀', 'line\nbreak'];
+    for (const values of [texts, texts.filter((t) => !/["\\]/.test(t)), []]) {
+      const rows = await store.sql.query<{ a: string[] }>('select $1::text[] as a', [textArrayLiteral(values)]);
+      expect(rows[0]!.a).toEqual(values);
+    }
+    const ints = [0, -1, 2_147_483_647, 42];
+    const got = await store.sql.query<{ a: number[]; n: number }>('select $1::int[] as a, cardinality($1::int[]) as n', [intArrayLiteral(ints)]);
+    expect(got[0]!.a).toEqual(ints);
+    expect((await store.sql.query<{ n: number }>('select cardinality($1::bigint[]) as n', [intArrayLiteral([])]))[0]!.n).toBe(0);
   });
 
   it('keeps an embedded queue with a committed cursor and trims what was passed', async () => {
