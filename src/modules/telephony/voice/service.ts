@@ -80,8 +80,8 @@ const audit = (tx: UnitOfWork, actor: AgentActor, action: string, voiceId: strin
   tx.audit(auditEntry(actor, action, voiceId, details));
 
 /**
- * The read-cache topic of an agent's voices with their versions: every unit of work below that
- * writes them says so (`tx.changed`), and only they write them.
+ * The read-cache topic of an agent's voices with their versions: every write of them below says so
+ * (`tx.changed` in a unit of work, `store.changed` after a push's statement), and only they write them.
  */
 export const VOICES_TOPIC = 'telephony.voices';
 
@@ -136,6 +136,7 @@ export function createVoiceService(deps: TelephonyDeps) {
    */
   const insertVersion = rowBatches<{ agentId: string; voiceId: string; version: VersionRow; audit: AuditEntry }, boolean>(async (_, pushes) => {
     const inserted = await repo.insertVersionsAudited(pushes[0]!.agentId, pushes[0]!.voiceId, pushes);
+    if (inserted) store.changed(VOICES_TOPIC);
     return pushes.map(() => inserted);
   });
 

@@ -172,6 +172,13 @@ describe('voice routes', () => {
       expect(new Set(entries.map((e) => e.details.agentId))).toEqual(new Set(['agt_support']));
     });
 
+    it('a pushed version is in the voice list at once', async () => {
+      const v = await voice();
+      expect((await listOf()).find((x) => x.id === v.id).versions).toEqual([]);
+      expect((await push(v.id, { version: '4.0.0' })).status).toBe(201);
+      expect((await listOf()).find((x) => x.id === v.id).versions.map((x: { version: string }) => x.version)).toEqual(['4.0.0']);
+    });
+
     it('checks every field individually: each failure names its rule', async () => {
       const v = await voice();
       const cases: [Record<string, unknown>, string[]][] = [
