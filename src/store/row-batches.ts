@@ -5,14 +5,26 @@
  * hand-over from each commit to the next waiter cost more than the statements. Here they wait in
  * the process instead: while one statement of a row runs, the writes of that row that come meanwhile
  * wait, and the next statement takes all of them (at most `max`), so that one lock, one round trip
- * and one commit serve them all, in the order they came.
+ * and one commit serve them all, in the order they came. A batch is cut at `max` writes, and at
+ * `maxWeight` of their `weigh` (about the bytes each adds to the statement) but for its first write,
+ * so that large bodies do not make one statement of their sum.
  *
  * A statement that fails for several writes is run again for each of them alone, one after the
  * other, so that each answers as it would have alone: one write the store refuses (a duplicate, say)
  * fails by itself and the others are written. Across processes the row's lock still orders the
  * statements.
  */
-export function rowBatches<I, O>(write: (row: string, items: I[]) => Promise<O[]>, max = 100): (row: string, item: I) => Promise<O> {
+export interface RowBatchLimits<I> {
+  /** The most writes in one statement (100). */
+  max?: number;
+  /** About the bytes a write adds to the statement (none). */
+  weigh?: (item: I) => number;
+  /** The most weight in one statement but its first write's (8 MB). */
+  maxWeight?: number;
+}
+
+export function rowBatches<I, O>(write: (row: string, items: I[]) => Promise<O[]>, limits: RowBatchLimits<I> = {}): (row: string, item: I) => Promise<O> {
+  const { max = 100, weigh = () => 0, maxWeight = 8 * 2 ** 20 } = limits;
   interface Waiting {
     item: I;
     resolve: (o: O) => void;
@@ -43,7 +55,12 @@ export function rowBatches<I, O>(write: (row: string, items: I[]) => Promise<O[]
         waiting.delete(row);
         return;
       }
-      batch = next.splice(0, max);
+      let count = 1;
+      for (let weight = weigh(next[0]!.item); count < Math.min(max, next.length); count++) {
+        weight += weigh(next[count]!.item);
+        if (weight > maxWeight) break;
+      }
+      batch = next.splice(0, count);
     }
   };
 

@@ -90,7 +90,7 @@ export function createPersonaService(deps: PersonaServiceDeps) {
     const created = await repo.insertCurrent(agentId, versions);
     deps.store.changed(PERSONA_TOPIC);
     return created;
-  });
+  }, { weigh: (v) => personaText(v.persona).length + 1024 });
 
   /**
    * Stores a new published version, makes it current (served from the agent's next message) and

@@ -138,7 +138,7 @@ export function createVoiceService(deps: TelephonyDeps) {
     const inserted = await repo.insertVersionsAudited(pushes[0]!.agentId, pushes[0]!.voiceId, pushes);
     if (inserted) store.changed(VOICES_TOPIC);
     return pushes.map(() => inserted);
-  });
+  }, { weigh: (p) => (p.version.bundle?.length ?? 0) + 4096 });
 
   async function push(actor: AgentActor, voiceId: string, version: string, description: string | undefined, body: Record<string, unknown>): Promise<VersionRow> {
     const now = Date.now();
