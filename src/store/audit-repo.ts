@@ -15,13 +15,32 @@ export interface AuditEntry {
 /** The audit log's keyset sort: newest first, ties by id. */
 const AUDIT_SORT: readonly KeysetColumn[] = [{ expr: 'at', cast: 'timestamptz' }, { expr: 'id' }];
 
-const AUDIT_COLUMNS = 'id, org_id, action, actor, target_type, target_id, details, at';
+/** The audit log's columns, in the order of its inserts' values. */
+export const AUDIT_COLUMNS = 'id, org_id, action, actor, target_type, target_id, details, at';
 /** Each column's cast in an insert, in AUDIT_COLUMNS' order. */
 const COLUMN_CASTS = ['', '', '', '::jsonb', '', '', '::jsonb', ''] as const;
 const INSERT_ONE = `insert into audit_log (${AUDIT_COLUMNS}) values (${COLUMN_CASTS.map((cast, c) => `$${c + 1}${cast}`).join(',')})`;
 
 const rowOf = (e: AuditEntry): unknown[] =>
   [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()];
+
+/**
+ * The audit entry of a write made in one statement, as a data-modifying CTE of that statement:
+ * `insert into audit_log ... select ... from <source>`, where `source` is the CTE of the write
+ * (returning what it wrote): one entry when it wrote its row, none when it wrote nothing. The
+ * statement runs outside a transaction, so the write and its entry commit together or not at all,
+ * in one round trip, and a row lock the write takes is held for that round trip only. A unit of
+ * work's entries go through `tx.audit` instead (unit-of-work.ts; the store's AuditWriter, which
+ * tests replace to make an entry's write fail, writes those only). The entry's eight values are
+ * parameters `$first` to `$first + 7` (auditParamsOf, in that order). A statement writing several
+ * rows, each with its entry, inserts into `audit_log (AUDIT_COLUMNS)` itself.
+ */
+export function auditFrom(source: string, first: number): string {
+  return `insert into audit_log (${AUDIT_COLUMNS}) select ${COLUMN_CASTS.map((cast, c) => `$${first + c}${cast}`).join(', ')} from ${source}`;
+}
+
+/** The parameters of an `auditFrom` entry, in its order. */
+export const auditParamsOf = (e: AuditEntry): unknown[] => rowOf(e);
 
 export function createAuditRepo(sql: Sql) {
   return {

@@ -1,5 +1,6 @@
 /** The channels family's SQL: delivery records, inbound messages, receipt events. */
 import type { Sql } from '../../store/sql.js';
+import { auditFrom, auditParamsOf, type AuditEntry } from '../../store/audit-repo.js';
 import type { Delivery, DeliveryOrigin, DeliveryStatus, Failure, HistoryEntry, SendChannel } from './model.js';
 
 interface DeliveryRow {
@@ -52,6 +53,13 @@ export interface DeliveryFilter {
 const READ_COLUMNS = `id, org_id, agent_id, channel, channel_identifier, sender, recipient, user_id, address, provider, origin, status,
   failure, history, message_id, template, idempotency_key, cost, created_at, updated_at`;
 
+/** The parameters of a delivery's insert, in its columns' order. */
+const deliveryParams = (d: Delivery, pending: unknown): unknown[] => [
+  d.id, d.orgId, d.agentId, d.channel, d.channelIdentifier, d.from, JSON.stringify(d.to), d.userId, d.address, d.provider, d.origin,
+  d.status, d.failure === null ? null : JSON.stringify(d.failure), JSON.stringify(d.history), d.messageId, d.template, d.idempotencyKey,
+  d.cost === null ? null : JSON.stringify(d.cost), pending === null ? null : JSON.stringify(pending), d.createdAt.toISOString(), d.updatedAt.toISOString(),
+];
+
 export function createChannelsRepo(sql: Sql) {
   return {
     async insertDelivery(d: Delivery, pending: unknown = null): Promise<void> {
@@ -59,10 +67,27 @@ export function createChannelsRepo(sql: Sql) {
         `insert into channel_deliveries (id, org_id, agent_id, channel, channel_identifier, sender, recipient, user_id, address, provider, origin,
            status, failure, history, message_id, template, idempotency_key, cost, pending, created_at, updated_at)
          values ($1,$2,$3,$4,$5,$6,$7::jsonb,$8,$9,$10,$11,$12,$13::jsonb,$14::jsonb,$15,$16,$17,$18::jsonb,$19::jsonb,$20,$21)`,
-        [d.id, d.orgId, d.agentId, d.channel, d.channelIdentifier, d.from, JSON.stringify(d.to), d.userId, d.address, d.provider, d.origin,
-          d.status, d.failure === null ? null : JSON.stringify(d.failure), JSON.stringify(d.history), d.messageId, d.template, d.idempotencyKey,
-          d.cost === null ? null : JSON.stringify(d.cost), pending === null ? null : JSON.stringify(pending), d.createdAt.toISOString(), d.updatedAt.toISOString()],
+        deliveryParams(d, pending),
         { prepare: 'channels_insert_delivery' },
+      );
+    },
+
+    /**
+     * `insertDelivery` with its audit entry, in one statement run on its own (a send without an
+     * idempotency key to complete): one round trip, the row and its entry committed together.
+     * Outside a transaction only (`sql` the store's connection): the statement is its own.
+     */
+    async insertDeliveryAudited(d: Delivery, pending: unknown, audit: AuditEntry): Promise<void> {
+      await sql.query(
+        `with inserted as (
+           insert into channel_deliveries (id, org_id, agent_id, channel, channel_identifier, sender, recipient, user_id, address, provider, origin,
+             status, failure, history, message_id, template, idempotency_key, cost, pending, created_at, updated_at)
+           values ($1,$2,$3,$4,$5,$6,$7::jsonb,$8,$9,$10,$11,$12,$13::jsonb,$14::jsonb,$15,$16,$17,$18::jsonb,$19::jsonb,$20,$21)
+           returning id
+         )
+         ${auditFrom('inserted', 22)}`,
+        [...deliveryParams(d, pending), ...auditParamsOf(audit)],
+        { prepare: 'channels_insert_delivery_audited' },
       );
     },
 
@@ -176,6 +201,7 @@ export function createChannelsRepo(sql: Sql) {
         `select * from channel_inbound_messages where agent_id = $1 and user_id = $2 and ($3::text is null or channel = $3)
          order by received_at desc limit 1`,
         [agentId, userId, channel ?? null],
+        { prepare: 'channels_newest_from_user' },
       );
       return rows[0] && inboundOf(rows[0]);
     },
@@ -184,6 +210,7 @@ export function createChannelsRepo(sql: Sql) {
       const rows = await sql.query<InboundRow>(
         'select * from channel_inbound_messages where agent_id = $1 and channel = $2 and address = $3 order by received_at desc limit 1',
         [agentId, channel, address],
+        { prepare: 'channels_newest_from_address' },
       );
       return rows[0] && inboundOf(rows[0]);
     },

@@ -5,7 +5,8 @@
  *
  * A send resolves its recipient (recipients.ts), checks the chat-app window,
  * sends through the vendor's port (or queues), then records the delivery and
- * completes its idempotency key in one transaction. A refusal throws before
+ * completes its idempotency key in one transaction (without a key, the
+ * delivery and its audit entry are one statement). A refusal throws before
  * anything is sent and records nothing.
  */
 import { newId } from '../../model/ids.js';
@@ -13,6 +14,7 @@ import { withIdempotency } from '../../api/kernel/idempotency.js';
 import { agentFactsOf } from '../../api/kernel/auth.js';
 import type { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
+import type { AuditEntry } from '../../store/audit-repo.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Vendors } from '../../vendors/index.js';
 import type { MailAttachment } from '../../vendors/mail/port.js';
@@ -199,20 +201,27 @@ export function createChannelService(deps: ChannelServiceDeps) {
     }
   }
 
-  /** Records the delivery and completes the idempotency key in one commit; answers the send result. */
+  /**
+   * Records the delivery and completes the idempotency key in one commit; answers the send result.
+   * Without a key to complete, the delivery and its audit entry are one statement of their own.
+   */
   async function record(ctx: SendContext, claim: { claimId: string; key: string } | undefined, d: Delivery, result: SendResult, pending: unknown = null): Promise<SendResult> {
-    await store.unitOfWork(async (tx) => {
-      tx.changed(DELIVERIES_TOPIC);
-      await createChannelsRepo(tx.sql).insertDelivery(d, pending);
-      // What was sent, to whom and with what text stays in the delivery record: the entry names it only.
-      await tx.audit({
-        orgId: ctx.orgId, action: 'channels.message.sent', actor: ctx.actor ?? { type: 'system', id: d.origin }, targetType: 'channel_delivery', targetId: d.id,
-        details: { agentId: ctx.agentId, channel: d.channel, origin: d.origin, status: d.status },
-      });
-      if (claim) {
+    // What was sent, to whom and with what text stays in the delivery record: the entry names it only.
+    const entry: AuditEntry = {
+      id: newId(), orgId: ctx.orgId, action: 'channels.message.sent', actor: ctx.actor ?? { type: 'system', id: d.origin }, targetType: 'channel_delivery', targetId: d.id,
+      details: { agentId: ctx.agentId, channel: d.channel, origin: d.origin, status: d.status }, at: new Date(),
+    };
+    if (claim) {
+      await store.unitOfWork(async (tx) => {
+        tx.changed(DELIVERIES_TOPIC);
+        await createChannelsRepo(tx.sql).insertDelivery(d, pending);
+        await tx.audit(entry);
         await tx.idempotency.complete({ scope: `agent:${ctx.agentId}`, route: 'channels:send', key: claim.key, claimId: claim.claimId }, { status: 200, body: result });
-      }
-    });
+      });
+    } else {
+      await repo.insertDeliveryAudited(d, pending, entry);
+      store.changed(DELIVERIES_TOPIC);
+    }
     deps.metrics?.channelSend(d.channel, d.status);
     return result;
   }

@@ -5,6 +5,7 @@
  */
 import { newId } from '../../model/ids.js';
 import type { Sql } from '../../store/sql.js';
+import { AUDIT_COLUMNS, type AuditEntry } from '../../store/audit-repo.js';
 import type { Persona, PersonaConfig } from '../../vendors/model-provider/port.js';
 
 export type VersionStatus = 'draft' | 'published';
@@ -44,6 +45,14 @@ const versionOf = (r: VersionRow): PersonaVersion => ({
   id: r.id, agentId: r.agent_id, version: r.version, status: r.status, persona: r.persona, config: r.config ?? {},
   createdBy: r.created_by, createdAt: new Date(r.created_at), agentVersion: r.agent_version,
 });
+
+/** A version `insertCurrent` makes current, and its audit entry (`details` are the version's number). */
+export interface NewCurrentVersion {
+  persona: Persona;
+  config?: PersonaConfig | undefined;
+  createdBy: string;
+  audit: Omit<AuditEntry, 'targetType' | 'targetId' | 'details'>;
+}
 
 /** Postgres' unique_violation, on the one-draft index. */
 export const isDraftConflict = (e: unknown): boolean =>
@@ -98,28 +107,45 @@ export function createPersonaRepo(sql: Sql) {
     },
 
     /**
-     * Takes the agent's next version number, inserts it as a published version and makes it
-     * current, in one statement: the agent's row is held from here to the end of the transaction,
-     * so the fewer round trips after it, the sooner the next version of the agent can be taken.
-     * `config` undefined: the agent's own configuration, as `state` reads it.
+     * Takes the agent's next numbers, one for each of `vs` in order, inserts each as a published
+     * version, makes the last current and writes each one's audit entry (its details given the
+     * version's number), in one statement run on its own: the agent's row, which hands the numbers
+     * out in order and never twice, is held for that statement's one round trip only. A version's
+     * `config` undefined: the agent's own configuration, as `state` reads it (from the row the
+     * statement holds). Answers the versions in the order of `vs`. Outside a transaction only
+     * (`sql` the store's connection): the statement is its own.
      */
-    async insertCurrent(v: { agentId: string; persona: Persona; config?: PersonaConfig | undefined; createdBy: string }): Promise<PersonaVersion> {
+    async insertCurrent(agentId: string, vs: readonly NewCurrentVersion[]): Promise<PersonaVersion[]> {
+      const input = vs.map((v, n) => ({
+        n, id: newId(), persona: v.persona, config: v.config ?? null, created_by: v.createdBy,
+        audit_id: v.audit.id, org_id: v.audit.orgId, action: v.audit.action, actor: v.audit.actor, at: v.audit.at.toISOString(),
+      }));
       const rows = await sql.query<VersionRow>(
-        `with taken as (
-           insert into persona_agents (agent_id, next_version, current_version, current_since) values ($2, 2, 1, now())
-           on conflict (agent_id) do update set next_version = persona_agents.next_version + 1,
-             current_version = persona_agents.next_version, current_since = excluded.current_since
-           returning next_version - 1 as version
+        `with input as (
+           select * from jsonb_to_recordset($2::jsonb) as r(n integer, id text, persona jsonb, config jsonb, created_by text,
+             audit_id text, org_id text, action text, actor jsonb, at timestamptz)
+         ), taken as (
+           insert into persona_agents (agent_id, next_version, current_version, current_since) values ($1, $3 + 1, $3, now())
+           on conflict (agent_id) do update set next_version = persona_agents.next_version + $3,
+             current_version = persona_agents.next_version + $3 - 1, current_since = excluded.current_since
+           returning next_version - $3 as first, config
+         ), created as (
+           insert into persona_versions (id, agent_id, version, status, persona, config, created_by, agent_version)
+           select input.id, $1, taken.first + input.n, 'published', input.persona, coalesce(input.config, taken.config, '{}'::jsonb),
+                  input.created_by, (select version from agents where id = $1)
+           from input, taken
+           returning ${COLUMNS}
+         ), audited as (
+           insert into audit_log (${AUDIT_COLUMNS})
+           select input.audit_id, input.org_id, input.action, input.actor, 'agent', $1, jsonb_build_object('version', created.version), input.at
+           from created join input on input.id = created.id
          )
-         insert into persona_versions (id, agent_id, version, status, persona, config, created_by, agent_version)
-         select $1, $2, taken.version, 'published', $3::jsonb,
-                coalesce($4::jsonb, (select config from persona_agents where agent_id = $2), '{}'::jsonb), $5, (select version from agents where id = $2)
-         from taken
-         returning ${COLUMNS}`,
-        [newId(), v.agentId, JSON.stringify(v.persona), v.config === undefined ? null : JSON.stringify(v.config), v.createdBy],
-        { prepare: 'persona_insert_current' },
+         select ${COLUMNS} from created`,
+        [agentId, JSON.stringify(input), vs.length],
+        { prepare: 'persona_insert_current_audited' },
       );
-      return versionOf(rows[0]!);
+      const byId = new Map(rows.map((r) => [r.id, versionOf(r)]));
+      return input.map((v) => byId.get(v.id)!);
     },
 
     /** Inserts a version; a second draft of the agent fails on the one-draft index (isDraftConflict). */

@@ -2,17 +2,20 @@
  * The persona family's service: versions, drafts, presets and enhance, on
  * the persona tables and the model-provider port. No fastify here: routes.ts
  * maps requests to these calls. Every mutation and its audit entry commit in
- * one unit of work; model calls (which can take minutes) and website fetches
- * happen before it, so a failed or refused call stores nothing.
+ * one unit of work, or in one statement (a new current version); model calls
+ * (which can take minutes) and website fetches happen before it, so a failed
+ * or refused call stores nothing.
  */
 import type { KernelStore } from '../../store/kernel.js';
+import { newId } from '../../model/ids.js';
+import { rowBatches } from '../../store/row-batches.js';
 import { RESOURCE_ID } from '../../api/kernel/access.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { ModelProvider } from '../../vendors/model-provider/port.js';
 import { personaText, type InstructionExample, type Persona, type PersonaConfig } from '../../vendors/model-provider/port.js';
 import type { GuardedFetcher } from '../../security/guarded-fetch.js';
 import { readWebsite } from './website.js';
-import { createPersonaRepo, isDraftConflict, type PersonaVersion, type Preset, type VersionStatus } from './repository.js';
+import { createPersonaRepo, isDraftConflict, type NewCurrentVersion, type PersonaVersion, type Preset, type VersionStatus } from './repository.js';
 import { draftVersionNotFound, noDraft, PersonaErrors, presetNotFound, providerFailure, versionNotFound } from './errors.js';
 import { CONFIG_FIELDS, type DraftBody, type GenerateBody } from './schemas.js';
 import { BUILT_IN_PRESETS, catalog } from './presets.js';
@@ -58,7 +61,8 @@ const isEmpty = (p: Persona): boolean => personaText(p).trim() === '';
 
 export function createPersonaService(deps: PersonaServiceDeps) {
   const repo = createPersonaRepo(deps.store.sql);
-  // Every write of the family's tables but a template install's (template-port.ts) runs here.
+  // Every write of the family's tables but a template install's (template-port.ts) and a new current
+  // version's (insertCurrent below) runs here.
   const unit = <T>(fn: (tx: UnitOfWork, r: ReturnType<typeof createPersonaRepo>) => Promise<T>): Promise<T> =>
     deps.store.unitOfWork((tx) => {
       tx.changed(PERSONA_TOPIC);
@@ -77,13 +81,25 @@ export function createPersonaService(deps: PersonaServiceDeps) {
   /** A preset: the seeded one of the id, else the built-in one. */
   const presetOf = async (id: string): Promise<Preset | undefined> => (await repo.preset(id)) ?? BUILT_IN_PRESETS.find((p) => p.id === id);
 
-  /** Stores a new published version and makes it current (served from the agent's next message). */
-  /** `config` undefined: the agent's current configuration (read in the same statement). */
+  /**
+   * A new current version, in one statement with the other new versions of its agent that came
+   * while the agent's last statement ran (store/row-batches.ts; repository.ts insertCurrent): each
+   * gets its own number in the order it came, and the last of them is current, as one by one.
+   */
+  const insertCurrent = rowBatches<NewCurrentVersion, PersonaVersion>(async (agentId, versions) => {
+    const created = await repo.insertCurrent(agentId, versions);
+    deps.store.changed(PERSONA_TOPIC);
+    return created;
+  }, { weigh: (v) => personaText(v.persona).length + 1024 });
+
+  /**
+   * Stores a new published version, makes it current (served from the agent's next message) and
+   * records `action`, in one statement rather than a unit of work (above).
+   * `config` undefined: the agent's current configuration (read in the same statement).
+   */
   const publishNew = (actor: Actor, agentId: string, persona: Persona, config: PersonaConfig | undefined, action: string): Promise<PersonaVersion> =>
-    unit(async (tx, r) => {
-      const created = await r.insertCurrent({ agentId, persona, config, createdBy: actor.userId });
-      await audit(tx, actor, agentId, action, { version: created.version });
-      return created;
+    insertCurrent(agentId, {
+      persona, config, createdBy: actor.userId, audit: { id: newId(), orgId: actor.orgId, action, actor: { type: 'user', id: actor.userId }, at: new Date() },
     });
 
   return {

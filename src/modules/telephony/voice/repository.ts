@@ -4,6 +4,7 @@
  * voice (a unique constraint).
  */
 import type { Sql } from '../../../store/sql.js';
+import { AUDIT_COLUMNS, type AuditEntry } from '../../../store/audit-repo.js';
 
 export interface VoiceRow {
   id: string;
@@ -119,20 +120,40 @@ export function voiceRepo(sql: Sql) {
     },
 
     /**
-     * Inserts `v` if its voice is the agent's, locking the voice's row first as `get(…, true)`
-     * would, in one statement: false when the agent has no such voice. Throws the unique
-     * violation (isVersionTaken) when the voice has the version string already.
+     * Inserts the versions `vs` of one voice, in their order, if the voice is the agent's, locking
+     * the voice's row first as `get(…, true)` would, and writes each one's audit entry, in one
+     * statement run on its own: the lock is held for its one round trip. False when the agent has
+     * no such voice (nothing written, no entry). Throws the unique violation (isVersionTaken) when
+     * the voice has one of the version strings already (or `vs` has one twice): then nothing is
+     * written. Outside a transaction only (`sql` the store's connection): the statement is its own.
      */
-    async insertVersionOfLocked(agentId: string, v: VersionRow): Promise<boolean> {
+    async insertVersionsAudited(agentId: string, voiceId: string, vs: readonly { version: VersionRow; audit: AuditEntry }[]): Promise<boolean> {
+      const input = vs.map(({ version: v, audit: a }, n) => ({
+        n, id: v.id, version: v.version, description: v.description, config: v.config, bundle: v.bundle, created_by: v.createdBy,
+        created_at: v.createdAt, updated_at: v.updatedAt,
+        audit_id: a.id, org_id: a.orgId, action: a.action, actor: a.actor, target_type: a.targetType, details: a.details, at: a.at.toISOString(),
+      }));
       const rows = await sql.query(
-        `with voice as (select id from telephony_voices where agent_id = $10 and id = $2 for update)
-         insert into telephony_voice_versions (id, voice_id, version, description, config, bundle, created_by, created_at, updated_at)
-         select $1, voice.id, $3, $4, $5::jsonb, $6, $7, $8, $9 from voice
-         returning id`,
-        [v.id, v.voiceId, v.version, v.description, JSON.stringify(v.config), v.bundle, v.createdBy, v.createdAt, v.updatedAt, agentId],
-        { prepare: 'telephony_voice_version_insert_locked' },
+        `with input as (
+           select * from jsonb_to_recordset($3::jsonb) as r(n integer, id text, version text, description text, config jsonb, bundle text,
+             created_by text, created_at bigint, updated_at bigint, audit_id text, org_id text, action text, actor jsonb, target_type text,
+             details jsonb, at timestamptz)
+         ), voice as (select id from telephony_voices where agent_id = $1 and id = $2 for update),
+         inserted as (
+           insert into telephony_voice_versions (id, voice_id, version, description, config, bundle, created_by, created_at, updated_at)
+           select input.id, voice.id, input.version, input.description, input.config, input.bundle, input.created_by, input.created_at, input.updated_at
+           from input, voice order by input.n
+           returning id
+         ), audited as (
+           insert into audit_log (${AUDIT_COLUMNS})
+           select input.audit_id, input.org_id, input.action, input.actor, input.target_type, $2, input.details, input.at
+           from inserted join input on input.id = inserted.id
+         )
+         select count(*)::int as inserted from inserted`,
+        [agentId, voiceId, JSON.stringify(input)],
+        { prepare: 'telephony_voice_versions_insert_audited' },
       );
-      return rows.length === 1;
+      return (rows[0] as { inserted: number }).inserted === vs.length;
     },
 
     async version(voiceId: string, version: string): Promise<VersionRow | undefined> {

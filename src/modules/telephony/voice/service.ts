@@ -10,6 +10,8 @@
 import { newId } from '../../../model/ids.js';
 import { RESOURCE_ID } from '../../../api/kernel/access.js';
 import type { UnitOfWork } from '../../../store/unit-of-work.js';
+import type { AuditEntry } from '../../../store/audit-repo.js';
+import { rowBatches } from '../../../store/row-batches.js';
 import type { AgentActor, TelephonyDeps } from '../context.js';
 import { TelephonyErrors, fieldRules, voiceNotFound } from '../errors.js';
 import { CONFIG_FIELDS, type ProvisionBody, type VersionBody } from './schemas.js';
@@ -68,12 +70,18 @@ function listForm(voices: { voice: VoiceRow; versions: VersionRow[] }[]) {
   }));
 }
 
+/** The audit entry of `action` on the agent's voice. */
+const auditEntry = (actor: AgentActor, action: string, voiceId: string, details: Record<string, unknown> = {}): AuditEntry => ({
+  id: newId(), orgId: actor.orgId, action: `telephony.voice.${action}`, actor: auditActorOf(actor.principal), targetType: 'voice', targetId: voiceId,
+  details: { agentId: actor.agentId, ...details }, at: new Date(),
+});
+
 const audit = (tx: UnitOfWork, actor: AgentActor, action: string, voiceId: string, details: Record<string, unknown> = {}) =>
-  tx.audit({ orgId: actor.orgId, action: `telephony.voice.${action}`, actor: auditActorOf(actor.principal), targetType: 'voice', targetId: voiceId, details: { agentId: actor.agentId, ...details } });
+  tx.audit(auditEntry(actor, action, voiceId, details));
 
 /**
- * The read-cache topic of an agent's voices with their versions: every unit of work below that
- * writes them says so (`tx.changed`), and only they write them.
+ * The read-cache topic of an agent's voices with their versions: every write of them below says so
+ * (`tx.changed` in a unit of work, `store.changed` after a push's statement), and only they write them.
  */
 export const VOICES_TOPIC = 'telephony.voices';
 
@@ -121,6 +129,17 @@ export function createVoiceService(deps: TelephonyDeps) {
     return row;
   }
 
+  /**
+   * A pushed version and its audit entry, in one statement with the other versions pushed to the
+   * voice while its last statement ran (store/row-batches.ts; repository.ts insertVersionsAudited):
+   * the voice's row is locked for that statement's one round trip. False: the agent has no such voice.
+   */
+  const insertVersion = rowBatches<{ agentId: string; voiceId: string; version: VersionRow; audit: AuditEntry }, boolean>(async (_, pushes) => {
+    const inserted = await repo.insertVersionsAudited(pushes[0]!.agentId, pushes[0]!.voiceId, pushes);
+    if (inserted) store.changed(VOICES_TOPIC);
+    return pushes.map(() => inserted);
+  }, { weigh: (p) => (p.version.bundle?.length ?? 0) + 4096 });
+
   async function push(actor: AgentActor, voiceId: string, version: string, description: string | undefined, body: Record<string, unknown>): Promise<VersionRow> {
     const now = Date.now();
     const row: VersionRow = {
@@ -128,19 +147,14 @@ export function createVoiceService(deps: TelephonyDeps) {
       bundle: typeof body.bundle === 'string' ? body.bundle : null, createdBy: actor.principal.userId, createdAt: now, updatedAt: now,
     };
     if (!RESOURCE_ID.test(voiceId)) throw voiceNotFound();
-    // The voice's row is locked and the version inserted in one statement: the lock is held from
-    // it to the commit, which travels with the audit entry (unit-of-work.ts).
-    await store.unitOfWork(async (tx) => {
-      let inserted: boolean;
-      try {
-        inserted = await voiceRepo(tx.sql).insertVersionOfLocked(actor.agentId, row);
-      } catch (e) {
-        if (isVersionTaken(e)) throw TelephonyErrors.VOICE_VERSION_EXISTS(`Version ${version} already exists for voice agent ${voiceId}`);
-        throw e;
-      }
-      if (!inserted) throw voiceNotFound();
-      await audit(tx, actor, 'version_pushed', voiceId, { version });
-    });
+    let inserted: boolean;
+    try {
+      inserted = await insertVersion(`${actor.agentId}\u0000${voiceId}`, { agentId: actor.agentId, voiceId, version: row, audit: auditEntry(actor, 'version_pushed', voiceId, { version }) });
+    } catch (e) {
+      if (isVersionTaken(e)) throw TelephonyErrors.VOICE_VERSION_EXISTS(`Version ${version} already exists for voice agent ${voiceId}`);
+      throw e;
+    }
+    if (!inserted) throw voiceNotFound();
     return row;
   }
 

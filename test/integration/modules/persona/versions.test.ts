@@ -270,6 +270,33 @@ describe('persona routes', () => {
     });
   });
 
+  describe('new versions of one agent at once', () => {
+    it('30 creates and generates racing on one agent get the numbers 1 to 30, each once, each answered its own, each audited with it; one is current, the highest', async () => {
+      const A = 'agt_p12';
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+        i % 5 === 4
+          ? call('POST', A, '/persona', { agentName: `Racer ${i}` })
+          : call('POST', A, '/persona/version', { persona: `racer ${i}` })));
+      expect(answers.map((r) => r.status)).toEqual(Array(30).fill(201));
+      const numbers = answers.map((r) => r.body.version as number);
+      expect([...numbers].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      // Each answer names the version that holds its own persona.
+      for (const [i, r] of answers.entries()) {
+        const stored = (await call('GET', A, `/persona/version/${r.body.version}`)).body.version;
+        if (i % 5 === 4) expect(stored.persona).toContain(`Racer ${i}`);
+        else expect(stored.persona).toBe(`racer ${i}`);
+      }
+      const list = (await call('GET', A, '/persona/versions')).body.versions as { version: number; isCurrent: boolean }[];
+      expect(list.filter((v) => v.isCurrent).map((v) => v.version)).toEqual([30]);
+      const entries = await app.store.sql.query<{ action: string; details: { version: number } }>(
+        "select action, details from audit_log where target_id = $1 and action like 'persona.%'", [A]);
+      expect(entries.map((e) => e.details.version).sort((a, b) => a - b)).toEqual(numbers.sort((a, b) => a - b));
+      expect(entries.filter((e) => e.action === 'persona.generated')).toHaveLength(6);
+      // A create after them takes the next number.
+      expect((await call('POST', A, '/persona/version', { persona: 'after' })).body.version).toBe(31);
+    });
+  });
+
   describe('one draft per agent', () => {
     it('two draft creates racing leave one draft: one answer is the draft, the other draft_exists with it', async () => {
       for (const A of ['agt_p4', 'agt_p5']) {

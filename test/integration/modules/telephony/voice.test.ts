@@ -158,6 +158,27 @@ describe('voice routes', () => {
       expect(dup.body).toEqual(bad(`Version 0.0.1 already exists for voice agent ${v.id}`));
     });
 
+    it('pushes racing on one voice: each is written once with its entry; of two with one version, one is refused and the others are written', async () => {
+      const v = await voice();
+      const versions = [...Array.from({ length: 12 }, (_, i) => `3.${i}.0`), '3.0.0'];
+      const answers = await Promise.all(versions.map((version) => push(v.id, { version, greeting: `hello ${version}` })));
+      const refused = answers.filter((r) => r.status !== 201);
+      expect(refused.map((r) => [r.status, r.body])).toEqual([[400, bad(`Version 3.0.0 already exists for voice agent ${v.id}`)]]);
+      const listed = (await app.request('GET', `${SUPPORT}/${v.id}/versions`, { token: ALL })).body.versions as { version: string }[];
+      expect(listed.map((x) => x.version).sort()).toEqual([...new Set(versions)].sort());
+      const entries = await app.store.sql.query<{ details: { version: string; agentId: string } }>(
+        "select details from audit_log where target_id = $1 and action = 'telephony.voice.version_pushed'", [v.id]);
+      expect(entries.map((e) => e.details.version).sort()).toEqual([...new Set(versions)].sort());
+      expect(new Set(entries.map((e) => e.details.agentId))).toEqual(new Set(['agt_support']));
+    });
+
+    it('a pushed version is in the voice list at once', async () => {
+      const v = await voice();
+      expect((await listOf()).find((x) => x.id === v.id).versions).toEqual([]);
+      expect((await push(v.id, { version: '4.0.0' })).status).toBe(201);
+      expect((await listOf()).find((x) => x.id === v.id).versions.map((x: { version: string }) => x.version)).toEqual(['4.0.0']);
+    });
+
     it('checks every field individually: each failure names its rule', async () => {
       const v = await voice();
       const cases: [Record<string, unknown>, string[]][] = [
