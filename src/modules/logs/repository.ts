@@ -54,11 +54,17 @@ const plainText = (v: string | undefined): string => v ?? '\\N';
  * its strings, nor the attributes' JSON, holds a character COPY escapes (JSON writes a tab,
  * newline, carriage return or backslash inside a string only as an escape): no field is searched.
  *
+ * `json`: the JSON text the record was parsed from, when `plain` and decoded from bytes
+ * (DecodeResult.text): the attributes' JSON is taken from it where it is the text JSON.stringify
+ * would make of them but for spaces and the order of keys (attributesJsonIn), which the jsonb column
+ * does not keep: the column's value is the same, without serialising the attributes again (about a
+ * third of the row's making, in process).
+ *
  * Postgres parses a row of tab-separated text for far less than it spends taking a record out of a
  * JSON array (json_to_recordset), and COPY writes the rows to the heap in batches. The row is a
  * string, for packRows.
  */
-export function copyRow(r: AgentRecord, timeMs: number, plain = false): string | undefined {
+export function copyRow(r: AgentRecord, timeMs: number, plain = false, json?: string): string | undefined {
   const text = plain ? plainText : copyText;
   let attributes = '\\N';
   if (r.attributes !== undefined) {
@@ -66,7 +72,7 @@ export function copyRow(r: AgentRecord, timeMs: number, plain = false): string |
       const v = r.attributes[k];
       if (typeof v === 'number' && !Number.isFinite(v)) return undefined;
     }
-    attributes = text(JSON.stringify(r.attributes));
+    attributes = (plain && json !== undefined ? attributesJsonIn(json) : undefined) ?? text(JSON.stringify(r.attributes));
   }
   // A timestamp already in toISOString's form (UTC, milliseconds) is the time to the millisecond.
   const ts = r.timestamp.length === 24 && r.timestamp.charCodeAt(10) === 84 && r.timestamp.charCodeAt(23) === 90 ? r.timestamp : new Date(timeMs).toISOString();
@@ -79,6 +85,102 @@ export function copyRow(r: AgentRecord, timeMs: number, plain = false): string |
     r.environment, r.source, r.event, r.severity, text(r.executionId),
     text(r.message), r.traceId ?? '\\N', r.spanId ?? '\\N', attributes + '\n',
   ].join('\t');
+}
+
+const ATTRIBUTES_KEY = '"attributes"';
+/** What may follow the attributes' object in the text for it to be taken: producers write it last, or nearly. */
+const MAX_AFTER_ATTRIBUTES = 256;
+
+/**
+ * The text of the `attributes` object in `json`, a record's JSON text holding no backslash and no
+ * half of a surrogate pair, where the jsonb Postgres makes of it is the one it makes of
+ * JSON.stringify of the parsed attributes; undefined otherwise (the caller serialises them):
+ * - the key is its last appearance in the text, and the text after its object closes exactly one
+ *   level: with no backslash every `"` delimits a string, so that is the record's own key (a key
+ *   of another field would sit deeper), and the last of them if given twice, which JSON.parse took;
+ * - the object holds no object or array (the validated values are strings, numbers and booleans:
+ *   nesting means a key given twice, whose first value jsonb also parses before dropping it);
+ * - no tab, newline or carriage return between its tokens (COPY would take them for its own), none
+ *   inside its strings either (JSON has them there only as escapes);
+ * - every number is written as JavaScript writes it (canonicalNumber): jsonb keeps a number's
+ *   digits as written (1.50 stays 1.50), so any other spelling would store other bytes.
+ * Its strings hold no escape, so they are as JSON.stringify writes them; spaces and the order of
+ * keys are not kept by jsonb, and of a key given twice both keep the last. The search runs from
+ * the end (an indexOf from the start cost as much as the serialising it saves), and gives up
+ * where more than MAX_AFTER_ATTRIBUTES characters follow the object.
+ */
+export function attributesJsonIn(json: string): string | undefined {
+  const at = json.lastIndexOf(ATTRIBUTES_KEY);
+  if (at < 0) return undefined;
+  const n = json.length;
+  let i = at + ATTRIBUTES_KEY.length;
+  while (i < n && json.charCodeAt(i) === 32) i++;
+  if (json.charCodeAt(i++) !== 58) return undefined; // ':'
+  while (i < n && json.charCodeAt(i) === 32) i++;
+  if (json.charCodeAt(i) !== 123) return undefined; // '{'
+  const start = i++;
+  let number = -1;
+  let end = -1;
+  for (; i < n; i++) {
+    const c = json.charCodeAt(i);
+    if (number >= 0) {
+      // Digits, '.', 'e', 'E', '+', '-': still the number.
+      if ((c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45) continue;
+      if (!canonicalNumber(json, number, i)) return undefined;
+      number = -1;
+    }
+    if (c === 34) {
+      // A string: to its closing quote (no backslash, so no escaped quote).
+      const close = json.indexOf('"', i + 1);
+      if (close < 0) return undefined;
+      i = close;
+    } else if (c === 45 || (c >= 48 && c <= 57)) number = i;
+    else if (c === 125) { // '}'
+      end = i + 1;
+      break;
+    } else if (c === 123 || c === 91 || c === 9 || c === 10 || c === 13) return undefined;
+  }
+  if (end < 0 || n - end > MAX_AFTER_ATTRIBUTES) return undefined;
+  // The rest must close the record's object and nothing more: the key was the record's own.
+  let depth = 1;
+  for (i = end; i < n; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34) {
+      const close = json.indexOf('"', i + 1);
+      if (close < 0) return undefined;
+      i = close;
+    } else if (c === 123 || c === 91) depth++;
+    else if ((c === 125 || c === 93) && --depth === 0) break;
+  }
+  return depth === 0 && i === lastNonSpace(json) ? json.slice(start, end) : undefined;
+}
+
+/** The index of the last character of `text` that is not JSON whitespace. */
+function lastNonSpace(text: string): number {
+  let i = text.length - 1;
+  for (let c = text.charCodeAt(i); i >= 0 && (c === 32 || c === 9 || c === 10 || c === 13); c = text.charCodeAt(--i));
+  return i;
+}
+
+/**
+ * Whether the number `json` spells from `from` to `to` is spelt as String() spells its value, so
+ * jsonb stores the same digits as it stores of JSON.stringify's: an integer of at most 15 digits
+ * without a leading zero (every such integer is a double exactly), or any other spelling that
+ * String(Number()) gives back. Not -0, which JSON.stringify writes as 0.
+ */
+function canonicalNumber(json: string, from: number, to: number): boolean {
+  let i = json.charCodeAt(from) === 45 ? from + 1 : from;
+  const digits = to - i;
+  if (digits >= 1 && digits <= 15 && (json.charCodeAt(i) !== 48 || digits === 1)) {
+    for (; i < to; i++) {
+      const c = json.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+    }
+    if (i === to) return !(digits === 1 && json.charCodeAt(to - 1) === 48 && to - from === 2); // not "-0"
+  }
+  const spelt = json.slice(from, to);
+  const value = Number(spelt);
+  return Number.isFinite(value) && !Object.is(value, -0) && String(value) === spelt;
 }
 
 /** Characters of rows packed into one piece, at most (a longer row is a piece of its own). */
