@@ -9,7 +9,7 @@
  */
 import { deadLetterClass, decodeRecord, orgIdOf } from '../model/record.js';
 import { deadLetterDropReason } from '../model/drop-reasons.js';
-import { copyRow, packRows, type LogCopy } from '../modules/logs/repository.js';
+import { copyRow, placeRows, type LogCopy } from '../modules/logs/repository.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
@@ -101,7 +101,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
+      // Every field a copy takes, from the start (placeRows sets the row's), so it grows no property store.
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs), row: undefined, piece: undefined, rowStart: 0, rowEnd: 0 });
       rows?.push(copyRow(record, decoded.timeMs, decoded.plain, decoded.text));
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
@@ -118,7 +119,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
       }
       routing.route(record, raw.length, plans, inline, ticket);
     }
-    if (rows !== undefined) packRows(rows).forEach((row, i) => (copies[i]!.row = row));
+    if (rows !== undefined) placeRows(rows, copies);
     routing.account(ticket, copies);
     if (letters.length > 0) {
       for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));
