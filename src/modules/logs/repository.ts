@@ -92,16 +92,15 @@ export function copyRow(r: AgentRecord, timeMs: number, plain = false, json?: st
 }
 
 const ATTRIBUTES_KEY = '"attributes"';
-/** What may follow the attributes' object in the text for it to be taken: producers write it last, or nearly. */
-const MAX_AFTER_ATTRIBUTES = 256;
 
 /**
  * The text of the `attributes` object in `json`, a record's JSON text holding no backslash and no
  * half of a surrogate pair, where the jsonb Postgres makes of it is the one it makes of
  * JSON.stringify of the parsed attributes; undefined otherwise (the caller serialises them):
- * - the key is its last appearance in the text, and the text after its object closes exactly one
- *   level: with no backslash every `"` delimits a string, so that is the record's own key (a key
- *   of another field would sit deeper), and the last of them if given twice, which JSON.parse took;
+ * - it is the record's last member (producers write the fields in the record's order): the text
+ *   ends with its object and the record's closing brace, so it is the record's own key, and the
+ *   last of them if the key was given twice, the one JSON.parse took. With no backslash every `"`
+ *   delimits a string, so the text is read from its end without parsing what comes before;
  * - the object holds no object or array (the validated values are strings, numbers and booleans:
  *   nesting means a key given twice, whose first value jsonb also parses before dropping it);
  * - no tab, newline or carriage return between its tokens (COPY would take them for its own), none
@@ -109,23 +108,33 @@ const MAX_AFTER_ATTRIBUTES = 256;
  * - every number is written as JavaScript writes it (canonicalNumber): jsonb keeps a number's
  *   digits as written (1.50 stays 1.50), so any other spelling would store other bytes.
  * Its strings hold no escape, so they are as JSON.stringify writes them; spaces and the order of
- * keys are not kept by jsonb, and of a key given twice both keep the last. The search runs from
- * the end (an indexOf from the start cost as much as the serialising it saves), and gives up
- * where more than MAX_AFTER_ATTRIBUTES characters follow the object.
+ * keys are not kept by jsonb, and of a key given twice both keep the last.
  */
 export function attributesJsonIn(json: string): string | undefined {
-  const at = json.lastIndexOf(ATTRIBUTES_KEY);
-  if (at < 0) return undefined;
-  const n = json.length;
-  let i = at + ATTRIBUTES_KEY.length;
-  while (i < n && json.charCodeAt(i) === 32) i++;
-  if (json.charCodeAt(i++) !== 58) return undefined; // ':'
-  while (i < n && json.charCodeAt(i) === 32) i++;
-  if (json.charCodeAt(i) !== 123) return undefined; // '{'
-  const start = i++;
+  let i = json.length - 1;
+  while (i >= 0 && isJsonSpace(json.charCodeAt(i))) i--;
+  if (json.charCodeAt(i--) !== 125) return undefined; // the record's '}'
+  while (i >= 0 && isJsonSpace(json.charCodeAt(i))) i--;
+  if (json.charCodeAt(i) !== 125) return undefined; // the attributes' '}'
+  const close = i;
+  // Back to the brace that opens it.
+  let depth = 1;
+  while (--i >= 0) {
+    const c = json.charCodeAt(i);
+    if (c === 34) {
+      while (--i >= 0 && json.charCodeAt(i) !== 34);
+    } else if (c === 125) depth++;
+    else if (c === 123 && --depth === 0) break;
+  }
+  if (i < 0) return undefined;
+  const open = i;
+  while (--i >= 0 && json.charCodeAt(i) === 32);
+  if (json.charCodeAt(i) !== 58) return undefined; // ':'
+  while (--i >= 0 && json.charCodeAt(i) === 32);
+  if (i < ATTRIBUTES_KEY.length - 1 || !json.startsWith(ATTRIBUTES_KEY, i - ATTRIBUTES_KEY.length + 1)) return undefined;
+  // Forward through the object: strings, numbers, literals and punctuation only.
   let number = -1;
-  let end = -1;
-  for (; i < n; i++) {
+  for (i = open + 1; i < close; i++) {
     const c = json.charCodeAt(i);
     if (number >= 0) {
       // Digits, '.', 'e', 'E', '+', '-': still the number.
@@ -135,36 +144,15 @@ export function attributesJsonIn(json: string): string | undefined {
     }
     if (c === 34) {
       // A string: to its closing quote (no backslash, so no escaped quote).
-      const close = json.indexOf('"', i + 1);
-      if (close < 0) return undefined;
-      i = close;
+      while (++i < close && json.charCodeAt(i) !== 34);
     } else if (c === 45 || (c >= 48 && c <= 57)) number = i;
-    else if (c === 125) { // '}'
-      end = i + 1;
-      break;
-    } else if (c === 123 || c === 91 || c === 9 || c === 10 || c === 13) return undefined;
+    else if (c === 123 || c === 125 || c === 91 || c === 93 || c === 9 || c === 10 || c === 13) return undefined;
   }
-  if (end < 0 || n - end > MAX_AFTER_ATTRIBUTES) return undefined;
-  // The rest must close the record's object and nothing more: the key was the record's own.
-  let depth = 1;
-  for (i = end; i < n; i++) {
-    const c = json.charCodeAt(i);
-    if (c === 34) {
-      const close = json.indexOf('"', i + 1);
-      if (close < 0) return undefined;
-      i = close;
-    } else if (c === 123 || c === 91) depth++;
-    else if ((c === 125 || c === 93) && --depth === 0) break;
-  }
-  return depth === 0 && i === lastNonSpace(json) ? json.slice(start, end) : undefined;
+  if (number >= 0 && !canonicalNumber(json, number, close)) return undefined;
+  return json.slice(open, close + 1);
 }
 
-/** The index of the last character of `text` that is not JSON whitespace. */
-function lastNonSpace(text: string): number {
-  let i = text.length - 1;
-  for (let c = text.charCodeAt(i); i >= 0 && (c === 32 || c === 9 || c === 10 || c === 13); c = text.charCodeAt(--i));
-  return i;
-}
+const isJsonSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
 
 /**
  * Whether the number `json` spells from `from` to `to` is spelt as String() spells its value, so

@@ -139,10 +139,13 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
       const pairs = Array.from({ length: rand(5) }, () => `${sp()}${pick(keys)}${sp()}:${sp()}${pick(values)}${sp()}`);
       const attributes = `{${pairs.join(',')}${pairs.length === 0 ? sp() : ''}}`;
       const head = JSON.stringify({ id: `a${i}`, orgId: 'o', agentId: 'agt', agentName: pick(['n', 'attributes', 'x"attributes"']) });
-      const rest = pick(['', ',"message":"m"', ',"message":"attributes"', ',"extra":{"attributes":{}}', ',"attributes":{"a":1}']);
-      texts.push(`${head.slice(0, -1)},${sp()}"attributes"${sp()}:${sp()}${attributes}${rest}}`);
+      const others = ['', ',"message":"m"', ',"message":"attributes"', ',"extra":{"attributes":{}}', ',"attributes":{"a":1}', ',"extra":{"attributes":{"a":1}}'];
+      // Other members before the attributes, and now and then after them.
+      const rest = rand(4) === 0 ? pick(others) : '';
+      texts.push(`${head.slice(0, -1)}${pick(others)},${sp()}"attributes"${sp()}:${sp()}${attributes}${rest}${sp()}}${sp()}`);
     }
-    texts.push('{"attributes":{"a":1,"b":true,"c":"x"}}', '{"attributes" : { "a" : 1 , "b" : 2.5 } ,"id":"x"}', '{"id":"x","attributes":{"a":1.50}}');
+    texts.push('{"attributes":{"a":1,"b":true,"c":"x"}}', '{"id":"x","attributes" : { "a" : 1 , "b" : 2.5 } }', '{"id":"x","attributes":{"a":1.50}}',
+      '{"id":"x","attributes":{"n":7}}', '{"attributes":{"a":1},"extra":{"attributes":{"b":2}}}', '{"id":"x","attributes":{"a":{"attributes":{"b":1}}}}');
     const fast: string[] = [];
     const slow: string[] = [];
     for (const text of texts) {
@@ -167,6 +170,10 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(fast).toContain('{"a":1,"b":true,"c":"x"}');
     expect(fast).toContain('{ "a" : 1 , "b" : 2.5 }');
     expect(fast).not.toContain('{"a":1.50}');
+    expect(fast).toContain('{"n":7}');
+    // Another field's attributes, and an object nested in them, are never taken.
+    expect(fast).not.toContain('{"b":2}');
+    expect(fast).not.toContain('{"b":1}');
     const rows = await store.sql.query<{ fast: string; slow: string }>(
       'select f::jsonb::text as fast, s::jsonb::text as slow from unnest($1::text[], $2::text[]) as t(f, s)', [fast, slow],
     );
@@ -180,6 +187,12 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(copyRow(r, Date.parse(r.timestamp), true, text)).toBe(copyRow(r, Date.parse(r.timestamp), true));
     // Not taken from a text that is not plain, nor for attributes it cannot say as they were.
     expect(copyRow(r, Date.parse(r.timestamp), false, text.replace('"search"', '"se\\u0061rch"'))).toBe(copyRow(r, Date.parse(r.timestamp), false));
+    // Only the record's own, last member: not another field's, not one nested in it, not one followed by others.
+    expect(attributesJsonIn('{"attributes":{"a":1},"extra":{"attributes":{"b":2}}}')).toBeUndefined();
+    expect(attributesJsonIn('{"id":"x","attributes":{"a":{"attributes":{"b":1}}}}')).toBeUndefined();
+    expect(attributesJsonIn('{"attributes":{"a":1},"id":"x"}')).toBeUndefined();
+    expect(attributesJsonIn('{"id":"x","attributes":{"a":1,"b":"}{"},"attributes" : {"c" : -2} }\n')).toBe('{"c" : -2}');
+    expect(attributesJsonIn('{"id":"x","attributes":{}}')).toBe('{}');
     const spelt = text.replace('0.25', '0.250');
     expect(copyRow(JSON.parse(spelt) as AgentRecord, Date.parse(r.timestamp), true, spelt)).toBe(copyRow(r, Date.parse(r.timestamp), true));
   });
