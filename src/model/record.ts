@@ -34,10 +34,8 @@ export interface AgentRecord {
  * by the validation (the platform copy's day partition needs it too).
  * `plain`: the JSON text held no backslash, so no string of the record holds one, nor a tab, a
  * newline or a carriage return (JSON writes those inside a string only as escapes).
- * `text`: the JSON text itself, when it is `plain` and was decoded from bytes (so holds no half of a
- * surrogate pair): the platform copy's row takes the attributes' JSON from it (logs/repository.ts copyRow).
  */
-export type DecodeResult = { ok: true; record: AgentRecord; timeMs: number; json?: string | Buffer; plain?: boolean; text?: string | undefined } | { ok: false; reason: string };
+export type DecodeResult = { ok: true; record: AgentRecord; timeMs: number; json?: string | Buffer; plain?: boolean } | { ok: false; reason: string };
 
 // source, event, traceId and spanId are checked by hand (validateRecord) as these patterns of
 // schemas/agent-record.schema.json say: source ^[a-z_-]+$, event ^[a-z]+$, traceId ^[0-9a-f]{32}$,
@@ -173,7 +171,6 @@ export function decodeRecord(raw: Buffer | string): DecodeResult {
   if (!result.ok) return result;
   if (escapes && holdsLoneSurrogate(text, value)) return { ok: false, reason: LONE_SURROGATE_REASON };
   result.plain = !escapes;
-  if (!escapes && typeof raw !== 'string') result.text = text;
   // Bytes that are not UTF-8 decode to U+FFFD, so a text without one came from valid UTF-8 and
   // only the rare text holding one needs the bytes checked (65 ns a record otherwise).
   result.json = typeof raw !== 'string' && (!text.includes('\uFFFD') || isUtf8(raw)) ? raw : text;
@@ -302,7 +299,7 @@ export function validateRecord(value: unknown): DecodeResult {
   }
   // Every field of the answer from the start: fields added to the literal later (decodeRecord's
   // `json` and `plain`) made it grow a property store of its own, one more object a record.
-  return { ok: true, record: r as unknown as AgentRecord, timeMs, json: undefined, plain: undefined, text: undefined };
+  return { ok: true, record: r as unknown as AgentRecord, timeMs, json: undefined, plain: undefined };
 }
 
 const overBound = (f: (typeof BOUNDED_STRING_FIELDS)[number]): DecodeResult => ({ ok: false, reason: `${f} exceeds ${RECORD_LIMITS[f]} bytes` });

@@ -103,7 +103,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
       const record = decoded.record;
       // Every field a copy takes, from the start (placeRows sets the row's), so it grows no property store.
       copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs), row: undefined, piece: undefined, rowStart: 0, rowEnd: 0 });
-      rows?.push(copyRow(record, decoded.timeMs, decoded.plain, decoded.text));
+      rows?.push(copyRow(record, decoded.timeMs, decoded.plain));
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
         if (opts.scrubPool.full(record.orgId)) {

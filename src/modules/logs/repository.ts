@@ -58,17 +58,11 @@ const plainText = (v: string | undefined): string => v ?? '\\N';
  * its strings, nor the attributes' JSON, holds a character COPY escapes (JSON writes a tab,
  * newline, carriage return or backslash inside a string only as an escape): no field is searched.
  *
- * `json`: the JSON text the record was parsed from, when `plain` and decoded from bytes
- * (DecodeResult.text): the attributes' JSON is taken from it where it is the text JSON.stringify
- * would make of them but for spaces and the order of keys (attributesJsonIn), which the jsonb column
- * does not keep: the column's value is the same, without serialising the attributes again (about a
- * third of the row's making, in process).
- *
  * Postgres parses a row of tab-separated text for far less than it spends taking a record out of a
  * JSON array (json_to_recordset), and COPY writes the rows to the heap in batches. The row is a
  * string, for packRows.
  */
-export function copyRow(r: AgentRecord, timeMs: number, plain = false, json?: string): string | undefined {
+export function copyRow(r: AgentRecord, timeMs: number, plain = false): string | undefined {
   const text = plain ? plainText : copyText;
   let attributes = '\\N';
   if (r.attributes !== undefined) {
@@ -76,7 +70,7 @@ export function copyRow(r: AgentRecord, timeMs: number, plain = false, json?: st
       const v = r.attributes[k];
       if (typeof v === 'number' && !Number.isFinite(v)) return undefined;
     }
-    attributes = (plain && json !== undefined ? attributesJsonIn(json) : undefined) ?? text(JSON.stringify(r.attributes));
+    attributes = text(JSON.stringify(r.attributes));
   }
   // A timestamp already in toISOString's form (UTC, milliseconds) is the time to the millisecond.
   const ts = r.timestamp.length === 24 && r.timestamp.charCodeAt(10) === 84 && r.timestamp.charCodeAt(23) === 90 ? r.timestamp : new Date(timeMs).toISOString();
@@ -89,90 +83,6 @@ export function copyRow(r: AgentRecord, timeMs: number, plain = false, json?: st
     r.environment, r.source, r.event, r.severity, text(r.executionId),
     text(r.message), r.traceId ?? '\\N', r.spanId ?? '\\N', attributes + '\n',
   ].join('\t');
-}
-
-const ATTRIBUTES_KEY = '"attributes"';
-
-/**
- * The text of the `attributes` object in `json`, a record's JSON text holding no backslash and no
- * half of a surrogate pair, where the jsonb Postgres makes of it is the one it makes of
- * JSON.stringify of the parsed attributes; undefined otherwise (the caller serialises them):
- * - it is the record's last member (producers write the fields in the record's order): the text
- *   ends with its object and the record's closing brace, so it is the record's own key, and the
- *   last of them if the key was given twice, the one JSON.parse took. With no backslash every `"`
- *   delimits a string, so the text is read from its end without parsing what comes before;
- * - the object holds no object or array (the validated values are strings, numbers and booleans:
- *   nesting means a key given twice, whose first value jsonb also parses before dropping it);
- * - no tab, newline or carriage return between its tokens (COPY would take them for its own), none
- *   inside its strings either (JSON has them there only as escapes);
- * - every number is written as JavaScript writes it (canonicalNumber): jsonb keeps a number's
- *   digits as written (1.50 stays 1.50), so any other spelling would store other bytes.
- * Its strings hold no escape, so they are as JSON.stringify writes them; spaces and the order of
- * keys are not kept by jsonb, and of a key given twice both keep the last.
- */
-export function attributesJsonIn(json: string): string | undefined {
-  let i = json.length - 1;
-  while (i >= 0 && isJsonSpace(json.charCodeAt(i))) i--;
-  if (json.charCodeAt(i--) !== 125) return undefined; // the record's '}'
-  while (i >= 0 && isJsonSpace(json.charCodeAt(i))) i--;
-  if (json.charCodeAt(i) !== 125) return undefined; // the attributes' '}'
-  const close = i;
-  // Back to the brace that opens it.
-  let depth = 1;
-  while (--i >= 0) {
-    const c = json.charCodeAt(i);
-    if (c === 34) {
-      while (--i >= 0 && json.charCodeAt(i) !== 34);
-    } else if (c === 125) depth++;
-    else if (c === 123 && --depth === 0) break;
-  }
-  if (i < 0) return undefined;
-  const open = i;
-  while (--i >= 0 && json.charCodeAt(i) === 32);
-  if (json.charCodeAt(i) !== 58) return undefined; // ':'
-  while (--i >= 0 && json.charCodeAt(i) === 32);
-  if (i < ATTRIBUTES_KEY.length - 1 || !json.startsWith(ATTRIBUTES_KEY, i - ATTRIBUTES_KEY.length + 1)) return undefined;
-  // Forward through the object: strings, numbers, literals and punctuation only.
-  let number = -1;
-  for (i = open + 1; i < close; i++) {
-    const c = json.charCodeAt(i);
-    if (number >= 0) {
-      // Digits, '.', 'e', 'E', '+', '-': still the number.
-      if ((c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45) continue;
-      if (!canonicalNumber(json, number, i)) return undefined;
-      number = -1;
-    }
-    if (c === 34) {
-      // A string: to its closing quote (no backslash, so no escaped quote).
-      while (++i < close && json.charCodeAt(i) !== 34);
-    } else if (c === 45 || (c >= 48 && c <= 57)) number = i;
-    else if (c === 123 || c === 125 || c === 91 || c === 93 || c === 9 || c === 10 || c === 13) return undefined;
-  }
-  if (number >= 0 && !canonicalNumber(json, number, close)) return undefined;
-  return json.slice(open, close + 1);
-}
-
-const isJsonSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
-
-/**
- * Whether the number `json` spells from `from` to `to` is spelt as String() spells its value, so
- * jsonb stores the same digits as it stores of JSON.stringify's: an integer of at most 15 digits
- * without a leading zero (every such integer is a double exactly), or any other spelling that
- * String(Number()) gives back. Not -0, which JSON.stringify writes as 0.
- */
-function canonicalNumber(json: string, from: number, to: number): boolean {
-  let i = json.charCodeAt(from) === 45 ? from + 1 : from;
-  const digits = to - i;
-  if (digits >= 1 && digits <= 15 && (json.charCodeAt(i) !== 48 || digits === 1)) {
-    for (; i < to; i++) {
-      const c = json.charCodeAt(i);
-      if (c < 48 || c > 57) break;
-    }
-    if (i === to) return !(digits === 1 && json.charCodeAt(to - 1) === 48 && to - from === 2); // not "-0"
-  }
-  const spelt = json.slice(from, to);
-  const value = Number(spelt);
-  return Number.isFinite(value) && !Object.is(value, -0) && String(value) === spelt;
 }
 
 /** Characters of rows packed into one piece, at most (a longer row is a piece of its own). */
@@ -212,7 +122,7 @@ function packInto(rows: readonly (string | undefined)[], place: (i: number, piec
   }
 }
 
-/** The rows (packInto) as views, one a row: undefined where a row is. */
+/** The rows (packInto) as views, one a row; undefined where there is no row. */
 export function packRows(rows: readonly (string | undefined)[]): (Buffer | undefined)[] {
   const out = new Array<Buffer | undefined>(rows.length);
   packInto(rows, (i, piece, start, end) => (out[i] = piece.subarray(start, end)));
