@@ -83,7 +83,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const copies: LogCopy[] = [];
-    // Each copy's COPY row, packed into pieces once the chunk is read (packRows).
+    // Each copy's COPY row, packed into pieces and placed on its copy once the chunk is read (placeRows).
     const rows: (string | undefined)[] | undefined = opts.copyRows ? [] : undefined;
     const routing = new Routing(opts, keys);
     const inline = shapeInline(observed);
