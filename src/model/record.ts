@@ -37,13 +37,11 @@ export interface AgentRecord {
  */
 export type DecodeResult = { ok: true; record: AgentRecord; timeMs: number; json?: string | Buffer; plain?: boolean } | { ok: false; reason: string };
 
-const SOURCE_RE = /^[a-z_-]+$/;
-const EVENT_RE = /^[a-z]+$/;
-const TRACE_RE = /^[0-9a-f]{32}$/;
-const SPAN_RE = /^[0-9a-f]{16}$/;
+// source, event, traceId and spanId are checked by hand (validateRecord) as these patterns of
+// schemas/agent-record.schema.json say: source ^[a-z_-]+$, event ^[a-z]+$, traceId ^[0-9a-f]{32}$,
+// spanId ^[0-9a-f]{16}$.
 // RFC 3339: date, 'T' (or 't'/' '), time with optional fraction, and a zone.
 const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
-const SEVERITY_SET = new Set(['debug', 'info', 'warn', 'error']);
 const REQUIRED_STRINGS = ['id', 'orgId', 'agentId', 'agentName', 'executionId'] as const;
 /**
  * Fields a record does not define are kept (in the platform copy's text) but may not nest deeper
@@ -201,41 +199,83 @@ const holdsNul = (text: string): boolean => text.includes('\\u') && text.include
 const holdsLoneSurrogate = (text: string, value: unknown): boolean =>
   text.includes('\\u') && SURROGATE_ESCAPE.test(text) && holdsText(value, LONE_SURROGATE);
 
+/** Whether `text` is `length` lowercase hex digits (traceId, spanId), without running an expression. */
+function isLowerHex(text: string, length: number): boolean {
+  if (text.length !== length) return false;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    // 0-9 or a-f
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+
+/** Whether `text` is one or more of a-z, and `_` or `-` where `marks` (event; source). */
+function isLowerWord(text: string, marks: boolean): boolean {
+  const n = text.length;
+  if (n === 0) return false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 97 && c <= 122) continue;
+    if (marks && (c === 95 || c === 45)) continue;
+    return false;
+  }
+  return true;
+}
+
+/** The reason a required string field is refused, or undefined (REQUIRED_STRINGS, then its bound). */
+const requiredString = (v: unknown, f: (typeof REQUIRED_STRINGS)[number]): string | undefined =>
+  typeof v !== 'string' || v.length === 0 ? `${f} must be a non-empty string` : undefined;
+
+/**
+ * The record's checks, in the order of the reasons they give (the first failing one is answered).
+ * Each field is read by name, not through a loop over field names: a keyed read of a record whose
+ * shape varies is a slow lookup, and there were some twenty a record (about 0.8 µs a record with the
+ * expressions, in process). The character checks answer as the schema's patterns do (a test
+ * holds them to the patterns).
+ */
 export function validateRecord(value: unknown): DecodeResult {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'not a JSON object' };
   }
   const r = value as Record<string, unknown>;
-  for (const f of REQUIRED_STRINGS) {
-    const v = r[f];
-    if (typeof v !== 'string' || v.length === 0) return { ok: false, reason: `${f} must be a non-empty string` };
-  }
-  for (const f of BOUNDED_STRING_FIELDS) {
-    const v = r[f];
-    if (typeof v === 'string' && utf8Over(v, RECORD_LIMITS[f])) return { ok: false, reason: `${f} exceeds ${RECORD_LIMITS[f]} bytes` };
-  }
+  const id = r.id, orgId = r.orgId, agentId = r.agentId, agentName = r.agentName, executionId = r.executionId;
+  const missing = requiredString(id, 'id') ?? requiredString(orgId, 'orgId') ?? requiredString(agentId, 'agentId') ?? requiredString(agentName, 'agentName') ?? requiredString(executionId, 'executionId');
+  if (missing !== undefined) return { ok: false, reason: missing };
+  const agentVersion = r.agentVersion, source = r.source, event = r.event;
+  // BOUNDED_STRING_FIELDS, in its order (a test holds the two lists together).
+  if (utf8Over(id as string, RECORD_LIMITS.id)) return overBound('id');
+  if (utf8Over(orgId as string, RECORD_LIMITS.orgId)) return overBound('orgId');
+  if (utf8Over(agentId as string, RECORD_LIMITS.agentId)) return overBound('agentId');
+  if (utf8Over(agentName as string, RECORD_LIMITS.agentName)) return overBound('agentName');
+  if (typeof agentVersion === 'string' && utf8Over(agentVersion, RECORD_LIMITS.agentVersion)) return overBound('agentVersion');
+  if (utf8Over(executionId as string, RECORD_LIMITS.executionId)) return overBound('executionId');
+  if (typeof source === 'string' && utf8Over(source, RECORD_LIMITS.source)) return overBound('source');
+  if (typeof event === 'string' && utf8Over(event, RECORD_LIMITS.event)) return overBound('event');
   if (r.environment !== 'production' && r.environment !== 'sandbox') {
     return { ok: false, reason: 'environment must be production or sandbox' };
   }
-  if (typeof r.source !== 'string' || !SOURCE_RE.test(r.source)) {
+  if (typeof source !== 'string' || !isLowerWord(source, true)) {
     return { ok: false, reason: 'source must be lowercase letters, _ or -' };
   }
-  if (typeof r.event !== 'string' || !EVENT_RE.test(r.event)) {
+  if (typeof event !== 'string' || !isLowerWord(event, false)) {
     return { ok: false, reason: 'event must be lowercase letters' };
   }
-  if (typeof r.severity !== 'string' || !SEVERITY_SET.has(r.severity)) {
+  const severity = r.severity;
+  if (severity !== 'info' && severity !== 'debug' && severity !== 'warn' && severity !== 'error') {
     return { ok: false, reason: 'severity must be debug, info, warn or error' };
   }
   const timeMs = typeof r.timestamp === 'string' ? parseRfc3339(r.timestamp) : NaN;
   if (Number.isNaN(timeMs)) return { ok: false, reason: 'timestamp must be RFC 3339' };
-  if (r.agentVersion !== undefined && typeof r.agentVersion !== 'string') {
+  if (agentVersion !== undefined && typeof agentVersion !== 'string') {
     return { ok: false, reason: 'agentVersion must be a string' };
   }
   if (r.message !== undefined && typeof r.message !== 'string') return { ok: false, reason: 'message must be a string' };
-  if (r.traceId !== undefined && (typeof r.traceId !== 'string' || !TRACE_RE.test(r.traceId))) {
+  const traceId = r.traceId, spanId = r.spanId;
+  if (traceId !== undefined && (typeof traceId !== 'string' || !isLowerHex(traceId, 32))) {
     return { ok: false, reason: 'traceId must be 32 lowercase hex characters' };
   }
-  if (r.spanId !== undefined && (typeof r.spanId !== 'string' || !SPAN_RE.test(r.spanId))) {
+  if (spanId !== undefined && (typeof spanId !== 'string' || !isLowerHex(spanId, 16))) {
     return { ok: false, reason: 'spanId must be 16 lowercase hex characters' };
   }
   if (r.attributes !== undefined) {
@@ -257,8 +297,12 @@ export function validateRecord(value: unknown): DecodeResult {
       return { ok: false, reason: `${k.slice(0, 64)} nests deeper than ${MAX_FIELD_DEPTH} levels` };
     }
   }
-  return { ok: true, record: r as unknown as AgentRecord, timeMs };
+  // Every field of the answer from the start: fields added to the literal later (decodeRecord's
+  // `json` and `plain`) made it grow a property store of its own, one more object a record.
+  return { ok: true, record: r as unknown as AgentRecord, timeMs, json: undefined, plain: undefined };
 }
+
+const overBound = (f: (typeof BOUNDED_STRING_FIELDS)[number]): DecodeResult => ({ ok: false, reason: `${f} exceeds ${RECORD_LIMITS[f]} bytes` });
 
 /**
  * The organization a refused message names, when it is a JSON object with a usable `orgId` (the

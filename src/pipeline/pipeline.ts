@@ -9,7 +9,7 @@
  */
 import { deadLetterClass, decodeRecord, orgIdOf } from '../model/record.js';
 import { deadLetterDropReason } from '../model/drop-reasons.js';
-import { copyRow, packRows, type LogCopy } from '../modules/logs/repository.js';
+import { copyRow, placeRows, type LogCopy } from '../modules/logs/repository.js';
 import { dayOf } from '../model/time.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
@@ -32,7 +32,29 @@ import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
 import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';
-import { SerialisedEntry, ShapedEntry } from '../encode/encoder.js';
+import { SerialisedEntry, ShapedEntry, type BatchEntry } from '../encode/encoder.js';
+
+/** Resource keys of the agents seen last, kept beyond this many agents are forgotten (the map starts again). */
+const MAX_RESOURCE_KEYS = 4096;
+
+/**
+ * The resource key of a record (model/resource.ts), made once per agent rather than once per
+ * record: a key made per record was a string of seven pieces that the batcher's map lookup then
+ * flattened into another, two short-lived strings a record. The agent's last key is answered while
+ * its name, version and environment are the same.
+ */
+export class ResourceKeys {
+  private readonly byAgent = new Map<string, { agentName: string; agentVersion: string | undefined; environment: string; key: string }>();
+
+  of(r: AgentRecord): string {
+    const known = this.byAgent.get(r.agentId);
+    if (known !== undefined && known.agentName === r.agentName && known.agentVersion === r.agentVersion && known.environment === r.environment) return known.key;
+    if (this.byAgent.size >= MAX_RESOURCE_KEYS) this.byAgent.clear();
+    const key = resourceKey(r);
+    this.byAgent.set(r.agentId, { agentName: r.agentName, agentVersion: r.agentVersion, environment: r.environment, key });
+    return key;
+  }
+}
 
 export interface PipelineOptions {
   sourceName: string;
@@ -55,14 +77,16 @@ export interface RecordChunk {
 }
 
 export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => void {
+  const keys = new ResourceKeys();
   return ({ messages, ticket }) => {
     const observed = new Date().toISOString();
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const copies: LogCopy[] = [];
-    // Each copy's COPY row, packed into pieces once the chunk is read (packRows).
+    // Each copy's COPY row, packed into pieces and placed on its copy once the chunk is read (placeRows).
     const rows: (string | undefined)[] | undefined = opts.copyRows ? [] : undefined;
-    const routing = new Routing(opts);
+    const routing = new Routing(opts, keys);
+    const inline = shapeInline(observed);
     for (const raw of messages) {
       if (raw === null) {
         letters.push({ source: opts.sourceName, reason: 'empty message', payload: '' });
@@ -77,7 +101,8 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
         continue;
       }
       const record = decoded.record;
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs) });
+      // Every field a copy takes, from the start (placeRows sets the row's), so it grows no property store.
+      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs), row: undefined, piece: undefined, rowStart: 0, rowEnd: 0 });
       rows?.push(copyRow(record, decoded.timeMs, decoded.plain));
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
@@ -92,9 +117,9 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
         void routeOffloaded(opts, opts.scrubPool, observed, record, raw.length, plans, ticket).finally(() => ticket.release());
         continue;
       }
-      routing.route(record, raw.length, plans, shapeInline(record, observed), ticket);
+      routing.route(record, raw.length, plans, inline, ticket);
     }
-    if (rows !== undefined) packRows(rows).forEach((row, i) => (copies[i]!.row = row));
+    if (rows !== undefined) placeRows(rows, copies);
     routing.account(ticket, copies);
     if (letters.length > 0) {
       for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));
@@ -104,20 +129,32 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
   };
 }
 
-/** A record shaped and scrubbed for a plan (inline, or already by the scrub pool). */
-type ShapeFor = (plan: DrainPlan) => { shaped: DeliveredRecord; hits: number };
+/**
+ * A record shaped and scrubbed for a plan (inline, or already by the scrub pool), as the entry its
+ * shape group's batches hold: `jsonOnly`, its drains encode from the JSON alone (shape-groups.ts).
+ */
+type ShapeFor = (record: AgentRecord, plan: DrainPlan, jsonOnly: boolean) => BatchEntry;
 
-const shapeInline = (record: AgentRecord, observed: string) => (plan: DrainPlan) => {
+/**
+ * The entry of a shaped record. Drains that encode from the JSON alone get it now and never hold
+ * the shaped object (SerialisedEntry); for the others the JSON is made when first read: never, for
+ * OTLP and vendor drains that do not park it.
+ */
+const entryOf = (shaped: DeliveredRecord, hits: number, jsonOnly: boolean): BatchEntry =>
+  jsonOnly || hits === SCRUB_DEFERRED ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), hits) : new ShapedEntry(shaped, hits);
+
+/** One a chunk, not one a record: the routing of every record of the chunk calls it. */
+const shapeInline = (observed: string): ShapeFor => (record, plan, jsonOnly) => {
   const shaped = shapeRecord(record, observed, plan.shape);
-  return { shaped, hits: plan.scrubber.scrubRecord(shaped) };
+  return entryOf(shaped, plan.scrubber.scrubRecord(shaped), jsonOnly);
 };
 
 /** Shaped for every plan; scrubbed inline where light, left for the backlog pump (SCRUB_DEFERRED) where heavy. */
-const shapeDeferring = (record: AgentRecord, observed: string) => {
+const shapeDeferring = (record: AgentRecord, observed: string): ShapeFor => {
   const length = scrubbedTextLength(record);
-  return (plan: DrainPlan) => {
+  return (_record, plan, jsonOnly) => {
     const shaped = shapeRecord(record, observed, plan.shape);
-    return { shaped, hits: length * plan.scrubber.cost > INLINE_SCRUB_WORK ? SCRUB_DEFERRED : plan.scrubber.scrubRecord(shaped) };
+    return entryOf(shaped, length * plan.scrubber.cost > INLINE_SCRUB_WORK ? SCRUB_DEFERRED : plan.scrubber.scrubRecord(shaped), jsonOnly);
   };
 };
 
@@ -147,8 +184,12 @@ async function routeOffloaded(
     const heavy = length * plan.scrubber.cost > INLINE_SCRUB_WORK;
     ready.set(slot, { shaped, hits: heavy ? await pool.scrub(plan.scrubber, shaped, record.orgId) : plan.scrubber.scrubRecord(shaped) });
   }
-  const routing = new Routing(opts);
-  routing.route(record, rawBytes, plans, (plan) => ready.get(groups.slotOf[plans.indexOf(plan)]!) ?? shapeInline(record, observed)(plan), ticket);
+  const routing = new Routing(opts, new ResourceKeys());
+  const inline = shapeInline(observed);
+  routing.route(record, rawBytes, plans, (r, plan, jsonOnly) => {
+    const done = ready.get(groups.slotOf[plans.indexOf(plan)]!);
+    return done ? entryOf(done.shaped, done.hits, jsonOnly) : inline(r, plan, jsonOnly);
+  }, ticket);
   routing.account(ticket, []);
 }
 
@@ -174,7 +215,10 @@ class Routing {
   private readonly resources = new Map<string, string>();
   private readonly tallies = new Map<string, RoutingTally>();
 
-  constructor(private readonly opts: PipelineOptions) {}
+  constructor(
+    private readonly opts: PipelineOptions,
+    private readonly keys: ResourceKeys,
+  ) {}
 
   private tallyOf(type: string): RoutingTally {
     let t = this.tallies.get(type);
@@ -203,7 +247,9 @@ class Routing {
   route(record: AgentRecord, rawBytes: number, plans: readonly DrainPlan[], shapeFor: ShapeFor, ticket: Ticket): void {
     const { opts } = this;
     const groups = shapeGroups(plans);
-    // The record shaped, scrubbed and serialised once per shape group (see shape-groups.ts).
+    // The record shaped, scrubbed and serialised once per shape group (see shape-groups.ts): the
+    // first group's in `first`, any other's in `shapes` (most organizations' drains are one group).
+    let first: RoutedRecord | undefined;
     let shapes: (RoutedRecord | undefined)[] | undefined;
     let rKey: string | undefined;
     for (let p = 0; p < plans.length; p++) {
@@ -230,14 +276,11 @@ class Routing {
         continue;
       }
       const slot = groups.slotOf[p]!;
-      shapes ??= new Array<RoutedRecord | undefined>(groups.count);
-      let shape = shapes[slot];
+      let shape = slot === 0 ? first : (shapes ??= new Array<RoutedRecord | undefined>(groups.count))[slot];
       if (shape === undefined) {
-        const { shaped, hits: scrubHits } = shapeFor(plan);
-        // Drains that encode from the JSON alone get it now and never hold the shaped object (SerialisedEntry);
-        // for the others the JSON is made when first read: never, for OTLP and vendor drains that do not park it.
-        const entry = groups.jsonOnly[slot] || scrubHits === SCRUB_DEFERRED ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), scrubHits) : new ShapedEntry(shaped, scrubHits);
-        shapes[slot] = shape = new LazyRoutedRecord(record, (rKey ??= resourceKey(record)), entry, rawBytes);
+        shape = new LazyRoutedRecord(record, (rKey ??= this.keys.of(record)), shapeFor(record, plan, groups.jsonOnly[slot]!), rawBytes);
+        if (slot === 0) first = shape;
+        else shapes![slot] = shape;
       }
       const hits = shape.entry.scrubHits;
       if (hits > 0) {

@@ -28,6 +28,10 @@ export interface LogCopy {
   day: number;
   /** A view into a piece of packRows: rows packed together lie side by side and are written as one. */
   row?: Buffer | undefined;
+  /** Or the row as bytes [rowStart, rowEnd) of a piece shared by a chunk's copies (placeRows). */
+  piece?: Buffer | undefined;
+  rowStart?: number;
+  rowEnd?: number;
 }
 
 /** The columns of a row of copyRow, in its order. */
@@ -85,15 +89,15 @@ export function copyRow(r: AgentRecord, timeMs: number, plain = false): string |
 const ROW_PIECE_CHARS = 64 * 1024;
 
 /**
- * The rows of a chunk of copies (copyRow's strings; undefined where a copy has none), as views
- * into pieces of about 64 KiB of UTF-8, one join and one encoding a piece. Held as strings until
- * the flush, the rows outlived the young generation and were copied by every scavenge on the way;
- * a Buffer each cost a native call a row and a socket write a row. Pieces of mostly ASCII text
- * stay under the allocator's 128 KiB threshold for a fresh mapping, whose pages fault on first
- * write. The views of a piece lie side by side, so the COPY writes them as one (byte-pieces.ts).
+ * The rows of a chunk of copies (copyRow's strings; undefined where a copy has none), packed into
+ * pieces of about 64 KiB of UTF-8, one join and one encoding a piece; `place(i, piece, start, end)`
+ * is told where row i lies. Held as strings until the flush, the rows outlived the young generation
+ * and were copied by every scavenge on the way; a Buffer each cost a native call a row and a socket
+ * write a row. Pieces of mostly ASCII text stay under the allocator's 128 KiB threshold for a fresh
+ * mapping, whose pages fault on first write. A piece's rows lie side by side, so the COPY writes
+ * them as one (byte-pieces.ts).
  */
-export function packRows(rows: readonly (string | undefined)[]): (Buffer | undefined)[] {
-  const out = new Array<Buffer | undefined>(rows.length);
+function packInto(rows: readonly (string | undefined)[], place: (i: number, piece: Buffer, start: number, end: number) => void): void {
   for (let from = 0; from < rows.length; ) {
     let to = from;
     let chars = 0;
@@ -111,12 +115,60 @@ export function packRows(rows: readonly (string | undefined)[]): (Buffer | undef
       if (row === undefined) continue;
       // A row of ASCII is as long in bytes as in characters; the rare other is measured.
       const bytes = piece.length === chars ? row.length : Buffer.byteLength(row);
-      out[i] = piece.subarray(offset, offset + bytes);
+      place(i, piece, offset, offset + bytes);
       offset += bytes;
     }
     from = to;
   }
+}
+
+/** The rows (packInto) as views, one a row; undefined where there is no row. */
+export function packRows(rows: readonly (string | undefined)[]): (Buffer | undefined)[] {
+  const out = new Array<Buffer | undefined>(rows.length);
+  packInto(rows, (i, piece, start, end) => (out[i] = piece.subarray(start, end)));
   return out;
+}
+
+/**
+ * The rows (packInto) placed on their copies, `copies[i]` taking row i as its piece and bounds: no
+ * view a row. The worker's path: a copy lives until its flush is written, and a view a record was
+ * one more object on the heap for every scavenge to copy meanwhile. The COPY makes one view a run
+ * of neighbouring rows (rowRuns).
+ */
+export function placeRows(rows: readonly (string | undefined)[], copies: LogCopy[]): void {
+  packInto(rows, (i, piece, start, end) => {
+    const c = copies[i]!;
+    c.piece = piece;
+    c.rowStart = start;
+    c.rowEnd = end;
+  });
+}
+
+/**
+ * The copies' rows as buffers for COPY, in order: a run of neighbouring rows of one piece as one
+ * view, a copy's own `row` as it is; undefined when any copy has no row.
+ */
+export function rowRuns(copies: readonly LogCopy[]): Buffer[] | undefined {
+  const runs: Buffer[] = [];
+  let piece: Buffer | undefined;
+  let start = 0;
+  let end = 0;
+  for (const c of copies) {
+    if (c.piece !== undefined && c.piece === piece && c.rowStart === end) {
+      end = c.rowEnd!;
+      continue;
+    }
+    if (piece !== undefined) runs.push(piece.subarray(start, end));
+    piece = undefined;
+    if (c.piece !== undefined) {
+      piece = c.piece;
+      start = c.rowStart!;
+      end = c.rowEnd!;
+    } else if (c.row !== undefined) runs.push(c.row);
+    else return undefined;
+  }
+  if (piece !== undefined) runs.push(piece.subarray(start, end));
+  return runs;
 }
 
 /** Bytes of copies one statement writes on the embedded store, at most (one copy always fits). */
@@ -233,11 +285,8 @@ export function createLogsRepo(sql: Sql) {
    */
   async function copyRun(copies: readonly LogCopy[]): Promise<number | undefined> {
     if (sql.copyIn === undefined) return undefined;
-    const rows: Buffer[] = [];
-    for (const c of copies) {
-      if (c.row === undefined) return undefined;
-      rows.push(c.row);
-    }
+    const rows = rowRuns(copies);
+    if (rows === undefined) return undefined;
     try {
       return await sql.copyIn(COPY_SQL, rows);
     } catch (e) {

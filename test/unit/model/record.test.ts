@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, isCalendarDay, MAX_RECORD_BYTES, parseRfc3339, textRefusal } from '../../../src/model/record.js';
+import { readFileSync } from 'node:fs';
+import { decodeRecord, isCalendarDay, MAX_RECORD_BYTES, parseRfc3339, textRefusal, validateRecord } from '../../../src/model/record.js';
+import { BOUNDED_STRING_FIELDS, RECORD_LIMITS } from '../../../src/model/record-limits.js';
 import { validateSourceRecord } from '../../helpers/receiver.js';
 
 const valid = {
@@ -74,6 +76,50 @@ describe('decodeRecord (CONTRACT part 3)', () => {
     expect(utc.ok && utc.timeMs).toBe(Date.UTC(2026, 10, 22, 10, 0, 0, 123));
     const offset = decodeRecord(JSON.stringify({ ...valid, timestamp: '2026-11-22T01:00:00+02:00' }));
     expect(offset.ok && offset.timeMs).toBe(Date.UTC(2026, 10, 21, 23, 0, 0)); // the previous UTC day
+  });
+});
+
+describe('validateRecord, field by field', () => {
+  const schema = JSON.parse(readFileSync(new URL('../../../schemas/agent-record.schema.json', import.meta.url), 'utf8')) as { properties: Record<string, { pattern?: string }> };
+
+  it("checks source, event, traceId and spanId by hand as the schema's patterns do", () => {
+    let seed = 11;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    // Characters on both sides of each range the patterns name, and a few beyond ASCII.
+    const alphabet = ['a', 'b', 'f', 'g', 'z', '0', '9', '_', '-', '`', '{', '/', ':', '@', 'A', 'F', 'G', 'Z', ' ', 'é', 'ａ', '٣'];
+    for (const field of ['source', 'event', 'traceId', 'spanId'] as const) {
+      const pattern = new RegExp(schema.properties[field]!.pattern!);
+      const texts = ['', 'a', 'a'.repeat(16), 'a'.repeat(32), '0'.repeat(16), '0'.repeat(32), 'f'.repeat(31), 'f'.repeat(33), 'agent_error', 'a-b', 'abc\n'];
+      for (let i = 0; i < 4000; i++) {
+        const length = [rand(4), 15, 16, 17, 31, 32, 33][rand(7)]!;
+        // Mostly characters the pattern takes, so long valid texts come up too.
+        const good = field === 'source' ? 'az_-' : field === 'event' ? 'abz' : '09af';
+        texts.push(Array.from({ length }, () => (rand(8) === 0 ? alphabet[rand(alphabet.length)]! : good[rand(good.length)]!)).join(''));
+      }
+      for (const text of texts) expect([field, text, validateRecord({ ...valid, [field]: text }).ok]).toEqual([field, text, pattern.test(text)]);
+    }
+  });
+
+  it('names the first bounded field over its bound, in the order of BOUNDED_STRING_FIELDS', () => {
+    for (let i = 0; i < BOUNDED_STRING_FIELDS.length; i++) {
+      for (let j = i; j < BOUNDED_STRING_FIELDS.length; j++) {
+        const over = (f: (typeof BOUNDED_STRING_FIELDS)[number]) => ((f === 'source' || f === 'event') ? 'a' : 'x').repeat(RECORD_LIMITS[f] + 1);
+        const [a, b] = [BOUNDED_STRING_FIELDS[i]!, BOUNDED_STRING_FIELDS[j]!];
+        expect(validateRecord({ ...valid, [a]: over(a), [b]: over(b) })).toEqual({ ok: false, reason: `${a} exceeds ${RECORD_LIMITS[a]} bytes` });
+      }
+    }
+  });
+
+  it('answers each required string and the severity as before', () => {
+    for (const f of ['id', 'orgId', 'agentId', 'agentName', 'executionId']) {
+      for (const bad of [undefined, '', 5, null, {}]) expect(validateRecord({ ...valid, [f]: bad })).toEqual({ ok: false, reason: `${f} must be a non-empty string` });
+    }
+    // The first missing one is named.
+    expect(validateRecord({ ...valid, agentName: '', orgId: 1 })).toEqual({ ok: false, reason: 'orgId must be a non-empty string' });
+    for (const severity of ['debug', 'info', 'warn', 'error']) expect(validateRecord({ ...valid, severity }).ok).toBe(true);
+    for (const severity of ['INFO', 'fatal', '', 1, undefined, 'constructor', 'toString']) {
+      expect(validateRecord({ ...valid, severity })).toEqual({ ok: false, reason: 'severity must be debug, info, warn or error' });
+    }
   });
 });
 
