@@ -39,7 +39,11 @@ export const STORE_KINDS: StoreKind[] = [
  */
 export function storeKindsWithout(id: string): StoreKind[] {
   if (!familyMigrations.some((m) => m.id === id)) throw new Error(`no migration ${id}`);
-  const migrations: readonly Migration[] = familyMigrations.filter((m) => m.id !== id);
+  return storeKindsWith(familyMigrations.filter((m) => m.id !== id));
+}
+
+/** Both connections with `migrations` applied (instead of the core's alone). */
+export function storeKindsWith(migrations: readonly Migration[]): StoreKind[] {
   return [
     {
       name: 'pglite',
@@ -64,3 +68,6 @@ export function storeKindsWithout(id: string): StoreKind[] {
     },
   ];
 }
+
+/** Both connections with every family's migrations: the store a family's repository runs on. */
+export const FAMILY_STORE_KINDS: StoreKind[] = storeKindsWith(familyMigrations);

@@ -4,10 +4,8 @@
  * Postgres and on the embedded store (which loads pg_trgm too).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS } from '../../../helpers/stores.js';
-import { openStore, type Store } from '../../../../src/store/store.js';
-import { familyMigrations } from '../../../../src/modules/index.js';
-import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
+import { FAMILY_STORE_KINDS } from '../../../helpers/stores.js';
+import type { Store } from '../../../../src/store/store.js';
 import { createSkillsRepo, searchStatement } from '../../../../src/modules/skills/repository.js';
 
 const SKILLS = 10_000;
@@ -26,17 +24,15 @@ async function fill(store: Store): Promise<void> {
   await store.sql.query('analyze skills');
 }
 
-describe.each(STORE_KINDS)('marketplace search over $name', (kind) => {
+describe.each(FAMILY_STORE_KINDS)('marketplace search over $name', (kind) => {
   let store: Store;
-  let db: TestDatabase | undefined;
+  let dispose: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    if (kind.name === 'postgres') db = await createTestDatabase();
-    store = await openStore(db ? { databaseUrl: db.url, maxConnections: 2, migrations: familyMigrations } : { dataDir: 'memory://', migrations: familyMigrations });
+    ({ store, dispose } = await kind.open());
     await fill(store);
   });
   afterAll(async () => {
-    await store?.close();
-    await db?.drop();
+    await dispose?.();
   });
 
   it('finds the rare term\'s skills, newest first, case-insensitively', async () => {

@@ -6,11 +6,9 @@
  * them, are explained (ANALYZE) on a table analysed before 20,000 versions of another voice came.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS } from '../../../helpers/stores.js';
-import { openStore, type Store } from '../../../../src/store/store.js';
+import { FAMILY_STORE_KINDS } from '../../../helpers/stores.js';
+import type { Store } from '../../../../src/store/store.js';
 import type { Sql } from '../../../../src/store/sql.js';
-import { familyMigrations } from '../../../../src/modules/index.js';
-import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres.js';
 import { voiceRepo } from '../../../../src/modules/telephony/voice/repository.js';
 
 const BIG_VERSIONS = 20_000;
@@ -50,17 +48,15 @@ function recording(sql: Sql): { sql: Sql; statements: { text: string; params: re
   return { sql: wrapped, statements };
 }
 
-describe.each(STORE_KINDS)('the voice list over $name', (kind) => {
+describe.each(FAMILY_STORE_KINDS)('the voice list over $name', (kind) => {
   let store: Store;
-  let db: TestDatabase | undefined;
+  let dispose: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    if (kind.name === 'postgres') db = await createTestDatabase();
-    store = await openStore(db ? { databaseUrl: db.url, maxConnections: 2, migrations: familyMigrations } : { dataDir: 'memory://', migrations: familyMigrations });
+    ({ store, dispose } = await kind.open());
     await fill(store);
   });
   afterAll(async () => {
-    await store?.close();
-    await db?.drop();
+    await dispose?.();
   });
 
   it("answers the agent's voices with their versions, newest first", async () => {
