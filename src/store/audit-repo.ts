@@ -21,7 +21,8 @@ export const AUDIT_COLUMNS = 'id, org_id, action, actor, target_type, target_id,
 const COLUMN_CASTS = ['', '', '', '::jsonb', '', '', '::jsonb', ''] as const;
 const INSERT_ONE = `insert into audit_log (${AUDIT_COLUMNS}) values (${COLUMN_CASTS.map((cast, c) => `$${c + 1}${cast}`).join(',')})`;
 
-const rowOf = (e: AuditEntry): unknown[] =>
+/** An entry's values, in AUDIT_COLUMNS' order: an insert's parameters (and an `auditFrom` entry's). */
+export const auditParamsOf = (e: AuditEntry): unknown[] =>
   [e.id, e.orgId, e.action, JSON.stringify(e.actor), e.targetType, e.targetId, JSON.stringify(e.details), e.at.toISOString()];
 
 /**
@@ -39,13 +40,11 @@ export function auditFrom(source: string, first: number): string {
   return `insert into audit_log (${AUDIT_COLUMNS}) select ${COLUMN_CASTS.map((cast, c) => `$${first + c}${cast}`).join(', ')} from ${source}`;
 }
 
-/** The parameters of an `auditFrom` entry, in its order. */
-export const auditParamsOf = (e: AuditEntry): unknown[] => rowOf(e);
 
 export function createAuditRepo(sql: Sql) {
   return {
     async insert(e: AuditEntry): Promise<void> {
-      await sql.query(INSERT_ONE, rowOf(e), { prepare: 'audit-insert' });
+      await sql.query(INSERT_ONE, auditParamsOf(e), { prepare: 'audit-insert' });
     },
 
     /**
@@ -55,10 +54,10 @@ export function createAuditRepo(sql: Sql) {
     async insertThenCommit(entries: readonly AuditEntry[]): Promise<void> {
       if (entries.length === 1) {
         const e = entries[0]!;
-        await sql.queryThenCommit(INSERT_ONE, rowOf(e), { prepare: 'audit-insert' });
+        await sql.queryThenCommit(INSERT_ONE, auditParamsOf(e), { prepare: 'audit-insert' });
         return;
       }
-      const params = entries.flatMap(rowOf);
+      const params = entries.flatMap(auditParamsOf);
       const rows = entries.map((_, i) => `(${COLUMN_CASTS.map((cast, c) => `$${i * COLUMN_CASTS.length + c + 1}${cast}`).join(',')})`);
       await sql.queryThenCommit(`insert into audit_log (${AUDIT_COLUMNS}) values ${rows.join(',')}`, params);
     },
