@@ -7,6 +7,7 @@
  * (/proc, so the server must run on this machine) and of the whole server (its postmaster's
  * processes: WAL writer, checkpointer, autovacuum), per 100,000 records, and the worker's CPU
  * building the rows. Point BENCH_POSTGRES_URL at a server nothing else uses for clean figures.
+ * The `binary` variants write the COPY rows in COPY's binary format instead (binary-rows.ts).
  */
 
 import pg from 'pg';
@@ -15,6 +16,7 @@ import { decodeRecord } from '../../src/model/record.js';
 import { dayOf } from '../../src/model/time.js';
 import { openStore } from '../../src/store/store.js';
 import { copyRow, packRows, type LogCopy } from '../../src/modules/logs/repository.js';
+import { asciiRecord, BINARY_COPY_SQL, BINARY_HEADER, BINARY_TRAILER, binaryRow, packBinary } from './binary-rows.js';
 import { postgresCpuSeconds } from '../e2e/harness.js';
 import { ORGS } from '../e2e/harness.js';
 import { statFields, CLK_TCK } from '../e2e/proc-stat.js';
@@ -59,7 +61,7 @@ interface SchemaChange {
   collate?: string;
 }
 
-async function once(name: string, schema: 'before-018' | 'after-018', useCopy: boolean, noConflict = false, change: SchemaChange = {}) {
+async function once(name: string, schema: 'before-018' | 'after-018', useCopy: boolean, noConflict = false, change: SchemaChange = {}, binary = false) {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   const db = `logdrain_pc_${Date.now().toString(36)}`;
@@ -75,22 +77,27 @@ async function once(name: string, schema: 'before-018' | 'after-018', useCopy: b
     await store.logs.maintain(7);
     await store.sql.exec('checkpoint');
     // The worker's side: decode (as the pipeline does), and the COPY rows when COPY is used.
+    // Not counted: decodeRecord could say it for nothing (a text without escapes as long as its bytes).
+    const ascii = binary ? raws.map((raw) => asciiRecord(raw, true)) : [];
     const t0 = process.cpuUsage();
     const rows: (string | undefined)[] = [];
-    const copies: LogCopy[] = raws.map((raw) => {
+    const copies: LogCopy[] = raws.map((raw, i) => {
       const d = decodeRecord(raw);
       if (!d.ok) throw new Error(d.reason);
-      if (useCopy) rows.push(copyRow(d.record, d.timeMs, d.plain));
+      if (useCopy) rows.push(binary ? binaryRow(d.record, d.timeMs, d.plain === true && ascii[i]!) : copyRow(d.record, d.timeMs, d.plain));
       return { json: d.json!, day: dayOf(d.timeMs) };
     });
-    packRows(rows).forEach((row, i) => (copies[i]!.row = row));
+    (binary ? packBinary(rows) : packRows(rows)).forEach((row, i) => (copies[i]!.row = row));
     const workerCpu = process.cpuUsage(t0);
     const backendAt = cpuOf(pid);
     const serverAt = postgresCpuSeconds(postmaster);
     let stored = 0;
     for (let i = 0; i < copies.length; i += FLUSH) {
       const run = copies.slice(i, i + FLUSH);
-      if (!noConflict) stored += (await store.logs.insertCopies(run, 7)).stored;
+      // The binary rows are written as insertCopies writes text rows (the window and partitions are
+      // ready), one header and trailer a COPY.
+      if (binary) stored += await store.sql.copyIn!(BINARY_COPY_SQL, [BINARY_HEADER, ...run.map((c) => c.row!), BINARY_TRAILER]);
+      else if (!noConflict) stored += (await store.logs.insertCopies(run, 7)).stored;
       else {
         await store.sql.query(NO_CONFLICT, [`[${run.map((c) => c.json.toString()).join(',')}]`]);
         stored += run.length;
@@ -120,8 +127,9 @@ const COPY_PARTS: Record<string, [string, SchemaChange]> = {
 };
 
 /**
- * VARIANTS=before-018,insert,no-conflict,copy: the ways to run (these four by default); the
- * names of COPY_PARTS add those.
+ * VARIANTS=before-018,insert,no-conflict,copy: the ways to run (these four by default); `binary`
+ * is `copy` with rows in COPY's binary format; the names of COPY_PARTS add those, and each of
+ * them prefixed `binary-` the same in binary.
  */
 const VARIANTS = (process.env.VARIANTS ?? 'before-018,insert,no-conflict,copy').split(',');
 const out = [];
@@ -130,8 +138,10 @@ for (let r = 0; r < ROUNDS; r++) {
   if (VARIANTS.includes('insert')) out.push(await once(`insert, key (org_id, ts, id)`, 'after-018', false));
   if (VARIANTS.includes('no-conflict')) out.push(await once(`insert without on conflict, key (org_id, ts, id)`, 'after-018', false, true));
   if (VARIANTS.includes('copy')) out.push(await once(`COPY, key (org_id, ts, id)`, 'after-018', true));
+  if (VARIANTS.includes('binary')) out.push(await once(`COPY binary, key (org_id, ts, id)`, 'after-018', true, false, {}, true));
   for (const [variant, [name, change]] of Object.entries(COPY_PARTS)) {
     if (VARIANTS.includes(variant)) out.push(await once(name, 'after-018', true, false, change));
+    if (VARIANTS.includes(`binary-${variant}`)) out.push(await once(`${name}, binary`, 'after-018', true, false, change, true));
   }
 }
 console.table(out.map((o) => ({ ...o, backendCpuPer100k: o.backendCpuPer100k.toFixed(2), serverCpuPer100k: o.serverCpuPer100k.toFixed(2), workerRowsCpuPer100k: o.workerRowsCpuPer100k.toFixed(2), storedMB: o.storedMB.toFixed(1) })));
