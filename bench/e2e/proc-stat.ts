@@ -19,12 +19,16 @@ export function statCpuSeconds(path: string): number {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
+/** Thread names (`comm`) by thread id, as last read by threadCpuSeconds (a thread keeps its name after its process has gone). */
+const threadNames = new Map<number, string>();
+
 /** CPU seconds of each thread of a live process (`self`: this one), by thread id; a thread that has exited is missing. */
 export function threadCpuSeconds(pid: number | 'self'): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       out.set(Number(tid), statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
+      threadNames.set(Number(tid), readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
     } catch {
       // exited between the listing and the read
     }
@@ -33,9 +37,9 @@ export function threadCpuSeconds(pid: number | 'self'): Map<number, number> {
 }
 
 /**
- * Each thread's CPU between two readings, as `id - pid:seconds` (BENCH_THREADS experiments): the main
- * thread is 0, V8's platform threads come next, zlib's pool later.
+ * Each thread's CPU between two readings, as `id - pid(name):seconds` (BENCH_THREADS experiments): the
+ * main thread is 0, V8's platform threads come next, zlib's pool later; the name is the thread's `comm`.
  */
 export function threadCpuSpent(pid: number, start: Map<number, number>, end: Map<number, number>): string {
-  return [...end].map(([tid, s]) => `${tid - pid}:${(s - (start.get(tid) ?? 0)).toFixed(2)}`).join(' ');
+  return [...end].map(([tid, s]) => `${tid - pid}(${threadNames.get(tid) ?? '?'}):${(s - (start.get(tid) ?? 0)).toFixed(2)}`).join(' ');
 }

@@ -6,7 +6,7 @@
  */
 import type { AgentRecord } from '../model/record.js';
 import type { Ticket } from '../model/ticket.js';
-import type { BatchEntry } from '../encode/encoder.js';
+import { SerialisedEntry, type BatchEntry } from '../encode/encoder.js';
 import type { DrainPlan } from '../plan/drain-plans.js';
 import { buildResource, type Resource } from '../model/resource.js';
 
@@ -72,7 +72,7 @@ export class LazyRoutedRecord implements RoutedRecord {
   ) {}
 
   get bytes(): number {
-    return (this.size ??= Buffer.byteLength(this.entry.json));
+    return (this.size ??= this.entry.utf8?.length ?? Buffer.byteLength(this.entry.json));
   }
 }
 
@@ -115,6 +115,9 @@ export function createBatcher(opts: BatcherOptions): Batcher {
   return {
     add(plan, routed, ticket) {
       const { source, resourceKey, entry } = routed;
+      // Waiting in a batch, a serialised entry holds its JSON off the heap (encoder.ts SerialisedEntry);
+      // settled first, its size is the bytes' length rather than a count over the string.
+      if (entry instanceof SerialisedEntry) entry.settle();
       const size = plan.encoder.usesRecordJson ? routed.bytes : (routed.consumedBytes ?? routed.bytes);
       let b = open.get(plan.key)?.get(resourceKey);
       if (b && b.entries.length > 0 && b.bytes + size > opts.maxBytes) {

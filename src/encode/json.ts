@@ -12,11 +12,14 @@ const COMMA = 0x2c;
  */
 const recordsPart = perContents((batch) => {
   let size = 0;
-  for (const e of batch.entries) size += e.json.length + 1;
+  for (const e of batch.entries) size += (e.utf8 ?? e.json).length + 1;
   const out = new Utf8Builder(size);
   for (let i = 0; i < batch.entries.length; i++) {
     if (i > 0) out.byte(COMMA);
-    out.string(batch.entries[i]!.json);
+    const e = batch.entries[i]!;
+    const utf8 = e.utf8;
+    if (utf8 !== undefined) out.bytes(utf8);
+    else out.string(e.json);
   }
   return sharedPart(out.finish());
 });

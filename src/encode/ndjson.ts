@@ -18,12 +18,14 @@ export const ndjsonEncoder: Encoder = {
   encode(batch) {
     const head = Buffer.from(`{"schemaUrl":${SCHEMA_JSON},"batchId":${JSON.stringify(batch.batchId)},"resource":${batch.resourceJson}`);
     let size = 0;
-    for (const e of batch.entries) size += head.length + e.json.length + 1;
+    for (const e of batch.entries) size += head.length + (e.utf8 ?? e.json).length + 1;
     const out = new Utf8Builder(size, true);
     // Every record JSON starts with '{"id":': its opening brace becomes the comma after the head.
     for (const e of batch.entries) {
       out.bytes(head);
-      out.stringWithFirstByte(e.json, COMMA);
+      const utf8 = e.utf8;
+      if (utf8 !== undefined) out.bytesWithFirstByte(utf8, COMMA);
+      else out.stringWithFirstByte(e.json, COMMA);
       out.byte(NEWLINE);
     }
     return out.finish();

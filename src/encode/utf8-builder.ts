@@ -45,6 +45,13 @@ export class Utf8Builder {
     this.buf[start] = first;
   }
 
+  /** `b` with its first byte replaced by `first` (as stringWithFirstByte, for text already UTF-8). */
+  bytesWithFirstByte(b: Buffer, first: number): void {
+    const start = this.pos;
+    this.bytes(b);
+    this.buf[start] = first;
+  }
+
   bytes(b: Buffer): void {
     if (this.pos + b.length > this.buf.length) this.grow(this.pos + b.length);
     // TypedArray#set: Buffer#copy's argument handling cost more than copying a few hundred bytes.

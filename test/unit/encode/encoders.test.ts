@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonEncoder } from '../../../src/encode/json.js';
 import { ndjsonEncoder } from '../../../src/encode/ndjson.js';
-import { SCHEMA_URL, type EncodableBatch } from '../../../src/encode/encoder.js';
+import { SCHEMA_URL, SerialisedEntry, type EncodableBatch } from '../../../src/encode/encoder.js';
 import type { DeliveredRecord } from '../../../src/shape/delivered-record.js';
 import { validateBatch } from '../../helpers/receiver.js';
 
@@ -27,5 +27,36 @@ describe('encoders', () => {
     const lines = text.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     lines.forEach((l, i) => expect(JSON.parse(l)).toEqual({ schemaUrl: SCHEMA_URL, batchId: batch.batchId, resource, ...records[i] }));
+  });
+
+  it('settled entries (JSON held as UTF-8) encode byte for byte as entries holding strings, multi-byte text included', () => {
+    const strings = records.map((r) => new SerialisedEntry(r.id, JSON.stringify(r), 0));
+    const settled = records.map((r) => new SerialisedEntry(r.id, JSON.stringify(r), 0));
+    for (const e of settled) e.settle();
+    expect(settled.every((e) => e.utf8 !== undefined)).toBe(true);
+    expect(strings.every((e) => e.utf8 === undefined)).toBe(true);
+    for (const encoder of [jsonEncoder, ndjsonEncoder]) {
+      const a = Buffer.from(encoder.encode({ ...batch, entries: strings }));
+      const b = Buffer.from(encoder.encode({ ...batch, entries: settled }));
+      expect(b.equals(a)).toBe(true);
+      expect(b.equals(Buffer.from(encoder.encode(batch)))).toBe(true);
+    }
+  });
+});
+
+describe('SerialisedEntry', () => {
+  it('once settled, holds its JSON as UTF-8 bytes and still answers the same JSON, length and record', () => {
+    const record = records[0]!;
+    const json = JSON.stringify({ ...record, body: 'emoji 😀, accents é, CJK 漢字' });
+    const e = new SerialisedEntry(record.id, json, 2);
+    const before = e.byteLength;
+    e.settle();
+    e.settle();
+    expect(e.utf8!.equals(Buffer.from(json, 'utf8'))).toBe(true);
+    expect(e.byteLength).toBe(Buffer.byteLength(json));
+    expect(before).toBe(Buffer.byteLength(json));
+    expect(e.json).toBe(json);
+    expect(e.record).toEqual(JSON.parse(json));
+    expect(e.scrubHits).toBe(2);
   });
 });

@@ -115,14 +115,18 @@ describe('shaping shared between drains', () => {
       return shaped;
     });
     for (const entries of [j1!, n1!]) {
-      // Memory: the batch holds a string per record (collected young), not an object graph living until the batch is sent.
+      // Memory: the batch holds each record's JSON as UTF-8 bytes (outside the heap), not an object
+      // graph nor a string living until the batch is sent.
       for (const e of entries) expect(e).toBeInstanceOf(SerialisedEntry);
+      for (const e of entries) expect(e.utf8?.equals(Buffer.from(e.json, 'utf8'))).toBe(true);
       expect(entries.map((e) => e.id)).toEqual(RECORDS.map((r) => r.id));
       expect(entries.map((e) => e.json)).toEqual(expected.map((x) => JSON.stringify(x)));
       // The record, if ever read, is the shaped record itself.
       expect(entries.map((e) => e.record)).toEqual(expected);
     }
     j1!.forEach((e, i) => expect(n1![i]).toBe(e));
+    // A batch's size is its records' JSON in UTF-8 bytes.
+    for (const b of batches) expect(b.bytes).toBe(b.entries.reduce((n, e) => n + Buffer.byteLength(e.json), 0));
     const mixed = pipelineFor([drainRow('j1'), drainRow('o1', { type: 'otlp', endpoint: 'https://127.0.0.1:1/otlp' })]);
     mixed.route(RAW);
     for (const e of byDrain(mixed.flush(), 'j1')) expect(e).toBeInstanceOf(ShapedEntry);
