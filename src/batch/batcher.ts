@@ -72,7 +72,7 @@ export class LazyRoutedRecord implements RoutedRecord {
   ) {}
 
   get bytes(): number {
-    return (this.size ??= this.entry.utf8?.length ?? Buffer.byteLength(this.entry.json));
+    return (this.size ??= this.entry instanceof SerialisedEntry ? this.entry.byteLength : Buffer.byteLength(this.entry.json));
   }
 }
 

@@ -73,16 +73,19 @@ export class ShapedEntry implements BatchEntry {
  * CPU-second on the NDJSON path, 20 MB less peak RSS).
  *
  * Once the entry waits in a batch (`settle`), its JSON is held as UTF-8 bytes in a slab shared by
- * many entries (Buffer's pool) rather than as a string: a record waits about a second for its
- * batch, through dozens of scavenges, and each one copied the string's few hundred bytes (then
- * promoted it, for a full collection to mark and sweep); a view into the slab is a small object,
- * and its bytes are outside the heap. The encoders copy the bytes into the body (`utf8`) instead of
- * encoding the string there, so the encoding is moved, not added.
+ * many entries rather than as a string: a record waits about a second for its batch, through
+ * dozens of scavenges, and each one copied the string's few hundred bytes (then promoted it, for a
+ * full collection to mark and sweep). The entry keeps its slab and bounds, not a Buffer view of
+ * its own (an object more a record for every scavenge to copy), and the slab's bytes are outside
+ * the heap. The encoders copy the bytes into the body (`utf8`) instead of encoding the string
+ * there, so the encoding is moved, not added.
  */
 export class SerialisedEntry implements BatchEntry {
   private parsed: DeliveredRecord | undefined;
   private text: string | undefined;
-  private bytes: Buffer | undefined;
+  private slab: Buffer | undefined;
+  private start = 0;
+  private end = 0;
   constructor(
     readonly id: string,
     json: string,
@@ -92,23 +95,39 @@ export class SerialisedEntry implements BatchEntry {
   }
 
   get json(): string {
-    return this.text ?? this.bytes!.toString('utf8');
+    return this.text ?? this.slab!.toString('utf8', this.start, this.end);
   }
 
-  /** The JSON as UTF-8, once settled; undefined before. */
+  /** The JSON as UTF-8 (a view of its slab), once settled; undefined before. */
   get utf8(): Buffer | undefined {
-    return this.bytes;
+    return this.slab?.subarray(this.start, this.end);
   }
 
   /** UTF-8 length of the JSON. */
   get byteLength(): number {
-    return this.bytes !== undefined ? this.bytes.length : Buffer.byteLength(this.text!);
+    return this.slab !== undefined ? this.end - this.start : Buffer.byteLength(this.text!);
   }
 
-  /** Holds the JSON as UTF-8 bytes from now on (the entry waits in a batch); idempotent. */
+  /** Holds the JSON as UTF-8 bytes in a slab from now on (the entry waits in a batch); idempotent. */
   settle(): void {
-    if (this.text === undefined) return;
-    this.bytes = Buffer.from(this.text, 'utf8');
+    const text = this.text;
+    if (text === undefined) return;
+    // At most three bytes a UTF-16 unit: room for that, or a fresh slab (a long text gets its own).
+    const most = text.length * 3;
+    if (most > SLAB_BYTES - slabUsed) {
+      if (most > SLAB_BYTES / 4) {
+        this.slab = Buffer.from(text, 'utf8');
+        this.end = this.slab.length;
+        this.text = undefined;
+        return;
+      }
+      slab = Buffer.allocUnsafe(SLAB_BYTES);
+      slabUsed = 0;
+    }
+    this.slab = slab;
+    this.start = slabUsed;
+    slabUsed += slab.write(text, slabUsed, 'utf8');
+    this.end = slabUsed;
     this.text = undefined;
   }
 
@@ -116,3 +135,8 @@ export class SerialisedEntry implements BatchEntry {
     return (this.parsed ??= JSON.parse(this.json) as DeliveredRecord);
   }
 }
+
+/** Bytes of a slab of settled entries' JSON: a slab is freed once every entry written in it is. */
+const SLAB_BYTES = 64 * 1024;
+let slab = Buffer.allocUnsafe(SLAB_BYTES);
+let slabUsed = 0;

@@ -60,3 +60,21 @@ describe('SerialisedEntry', () => {
     expect(e.scrubHits).toBe(2);
   });
 });
+
+describe('SerialisedEntry slabs', () => {
+  it('entries settled across many slabs, long texts and multi-byte texts among them, keep their own bytes', () => {
+    const texts: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const body = i % 7 === 0 ? 'é😀漢'.repeat(i % 50) : i % 997 === 0 ? 'x'.repeat(40_000) : 'a'.repeat(i % 600);
+      texts.push(JSON.stringify({ id: `r${i}`, body }));
+    }
+    const entries = texts.map((t, i) => new SerialisedEntry(`r${i}`, t, 0));
+    for (const e of entries) e.settle();
+    entries.forEach((e, i) => {
+      expect(e.utf8!.equals(Buffer.from(texts[i]!, 'utf8'))).toBe(true);
+      expect(e.json).toBe(texts[i]);
+      expect(e.byteLength).toBe(Buffer.byteLength(texts[i]!));
+    });
+  });
+});
+
