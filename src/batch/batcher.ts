@@ -85,10 +85,24 @@ export interface Batcher {
    */
   add(plan: DrainPlan, routed: RoutedRecord, ticket: Ticket): boolean;
   flushAll(): void;
+  /**
+   * Hands on the fullest open batches until at least half the records in open batches are on their
+   * way (all of them when there are more than FULLEST_FIRST_MAX_OPEN open batches). For the
+   * in-flight cap: what it sends frees capacity as it is accounted, and the batches left open keep
+   * filling meanwhile instead of going out at a fraction of their size.
+   */
+  flushFullest(): void;
   /** Takes the drain's open batches away, oldest first, unsent: the caller parks their records. */
   takeOpen(drainId: string): ReadyBatch[];
   readonly openBatches: number;
 }
+
+/**
+ * Open batches beyond which flushFullest sends them all: with that many resources each batch holds
+ * a sliver of the cap, none grows much by waiting, and sorting them at every cap would cost more
+ * than the POSTs it saves.
+ */
+const FULLEST_FIRST_MAX_OPEN = 256;
 
 export function createBatcher(opts: BatcherOptions): Batcher {
   // plan.key -> resource key -> open batch: both keys are strings made once (per plan, per record), not per add.
@@ -146,6 +160,24 @@ export function createBatcher(opts: BatcherOptions): Batcher {
     },
     flushAll() {
       for (const byResource of [...open.values()]) for (const b of [...byResource.values()]) close(b);
+    },
+    flushFullest() {
+      if (count > FULLEST_FIRST_MAX_OPEN) return this.flushAll();
+      const batches: OpenBatch[] = [];
+      let records = 0;
+      for (const byResource of open.values()) {
+        for (const b of byResource.values()) {
+          batches.push(b);
+          records += b.entries.length;
+        }
+      }
+      batches.sort((a, b) => b.entries.length - a.entries.length);
+      let sent = 0;
+      for (const b of batches) {
+        if (sent * 2 >= records) break;
+        sent += b.entries.length;
+        close(b);
+      }
     },
     takeOpen(drainId) {
       const taken: ReadyBatch[] = [];

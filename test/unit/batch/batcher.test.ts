@@ -91,6 +91,43 @@ describe('batcher', () => {
     expect(ready[0]!.entries).toHaveLength(3);
   });
 
+  it('at the cap, hands on the fullest open batches until half the open records are on their way, the rest left filling', () => {
+    const ready: ReadyBatch[] = [];
+    const b = createBatcher({ maxRecords: 1000, maxBytes: 1 << 30, lingerMs: 60_000, onReady: (x) => ready.push(x) });
+    const byAgent = (id: string) => routed.filter((r) => r.source.agentId === id);
+    const [a, bb] = [byAgent('agt_a'), byAgent('agt_b')];
+    // Plan 1: agent a 12 records, agent b 3; plan 2: agent a 5, agent b 4 (24 open records in four batches).
+    for (const r of a.slice(0, 12)) b.add(p1!, r, new Ticket(1, () => {}));
+    for (const r of bb.slice(0, 3)) b.add(p1!, r, new Ticket(1, () => {}));
+    for (const r of a.slice(0, 5)) b.add(p2!, r, new Ticket(1, () => {}));
+    for (const r of bb.slice(0, 4)) b.add(p2!, r, new Ticket(1, () => {}));
+    b.flushFullest();
+    expect(ready.map((x) => x.entries.length)).toEqual([12]);
+    expect(b.openBatches).toBe(3);
+    b.flushFullest();
+    // Of the 12 left open: the 5 first, then the 4 (9 of 12, past half).
+    expect(ready.map((x) => x.entries.length)).toEqual([12, 5, 4]);
+    expect(b.openBatches).toBe(1);
+    b.flushFullest();
+    expect(b.openBatches).toBe(0);
+    expect(ready.map((x) => x.entries.length)).toEqual([12, 5, 4, 3]);
+  });
+
+  it('at the cap with more open batches than are worth sorting, hands them all on', () => {
+    const ready: ReadyBatch[] = [];
+    const b = createBatcher({ maxRecords: 1000, maxBytes: 1 << 30, lingerMs: 60_000, onReady: (x) => ready.push(x) });
+    const many = [...syntheticRecords(1200, { orgs: [{ orgId: 'org_acme', agents: Array.from({ length: 400 }, (_, i) => ({ id: `agt_${i}`, name: `n${i}` })) }], seed: 4 })];
+    for (const source of many) {
+      const record = shapeRecord(source, '2026-11-23T10:00:00Z', { includeContent: true, redact: null });
+      const json = JSON.stringify(record);
+      b.add(p1!, { source, resourceKey: resourceKey(source), entry: { id: record.id, record, json, scrubHits: 0 }, bytes: Buffer.byteLength(json) }, new Ticket(1, () => {}));
+    }
+    expect(b.openBatches).toBeGreaterThan(256);
+    b.flushFullest();
+    expect(b.openBatches).toBe(0);
+    expect(ready.reduce((n, x) => n + x.entries.length, 0)).toBe(1200);
+  });
+
   it('hands a batch on after the linger time', () => {
     vi.useFakeTimers();
     const ready: ReadyBatch[] = [];
