@@ -25,6 +25,14 @@
  * agent's newest records), which a coarser histogram does not change. Smaller ones keep the full
  * target, which some plans need (the marketplace search's trigram index is chosen from the
  * description's most common values).
+ *
+ * Every process on a store keeps its own rounds (each worker, each API), and a table that grows by
+ * a tenth between rounds (the day partition a worker fills) would be analysed by each of them, one
+ * after the other, every interval: a worker and an API analysed the platform copy's partition twice
+ * in a ten-second run. So a round leaves a table whose last analysis (by any process: Postgres's
+ * statistics of the table, `pg_stat_get_last_analyze_time`) is younger than half the keeper's
+ * interval: processes whose rounds fall close together analyse it once between them, and a
+ * process's own analysis of the round before, one interval ago, does not hold back its next.
  */
 import type { Sql } from './sql.js';
 
@@ -36,6 +44,8 @@ where n.nspname = current_schema() and c.relkind = 'r'
   and pg_relation_size(c.oid) > 0
   and (c.reltuples < 0
        or abs(pg_relation_size(c.oid) / current_setting('block_size')::int - c.relpages) > 10 + c.relpages / 10)
+  and coalesce(greatest(pg_stat_get_last_analyze_time(c.oid), pg_stat_get_last_autoanalyze_time(c.oid))
+               < now() - $1::float8 * interval '1 millisecond', true)
 order by c.relname`;
 
 /** Tables over this many pages (8 KB each) are analysed from a smaller sample (above). */
@@ -50,9 +60,12 @@ export async function serverAnalyses(sql: Sql): Promise<boolean> {
   return rows[0]?.on === true;
 }
 
-/** One round: analyses each stale table; resolves to the names of those analysed. */
-export async function analyzeStaleTables(sql: Sql): Promise<string[]> {
-  const stale = await sql.query<{ name: string; pages: number | string }>(STALE_TABLES, [], { background: true });
+/**
+ * One round: analyses each stale table, leaving those analysed (by any process) less than
+ * `recentMs` ago; resolves to the names of those analysed.
+ */
+export async function analyzeStaleTables(sql: Sql, opts: { recentMs?: number } = {}): Promise<string[]> {
+  const stale = await sql.query<{ name: string; pages: number | string }>(STALE_TABLES, [opts.recentMs ?? 0], { background: true });
   for (const { name, pages } of stale) {
     const statement = `analyze "${name.replaceAll('"', '""')}"`;
     if (Number(pages) <= LARGE_TABLE_PAGES) await sql.query(statement, [], { background: true });
@@ -90,7 +103,7 @@ export async function keepStatistics(sql: Sql, opts: { intervalMs: number; onErr
   let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
   const timer = setInterval(() => {
-    running = running.then(() => (stopped ? undefined : analyzeStaleTables(sql).catch((e: Error) => opts.onError(e))));
+    running = running.then(() => (stopped ? undefined : analyzeStaleTables(sql, { recentMs: opts.intervalMs / 2 }).catch((e: Error) => opts.onError(e))));
   }, opts.intervalMs);
   timer.unref();
   return {

@@ -105,6 +105,21 @@ describe.each(KINDS)('planner statistics on $name', (kind) => {
     else expect(after).toBe(DELIVERIES + 1 + 2000);
   });
 
+  it('leaves a table analysed within `recentMs` (by any process) to a later round', async () => {
+    // Each process keeps rounds of its own: a table outgrowing its statistics every interval (a day
+    // partition a worker fills) was analysed by every process in turn.
+    await store.sql.query('create table stats_recent (n int)');
+    await store.sql.query('insert into stats_recent select generate_series(1, 5000)');
+    expect(await analyzeStaleTables(store.sql, { recentMs: 60_000 })).toContain('stats_recent');
+    // Grown by more than a tenth since: stale, but analysed a moment ago.
+    await store.sql.query('insert into stats_recent select generate_series(1, 5000)');
+    expect(await analyzeStaleTables(store.sql, { recentMs: 60_000 })).not.toContain('stats_recent');
+    expect(await analysedAt(store, 'stats_recent')).toBe(5000);
+    // Once that analysis is older than `recentMs`, the next round takes the table.
+    expect(await analyzeStaleTables(store.sql, { recentMs: 0 })).toContain('stats_recent');
+    expect(await analysedAt(store, 'stats_recent')).toBe(10_000);
+  });
+
   it('analyses a large table from a smaller sample, and a small one from the full sample', async () => {
     // 30,000 rows sampled at the default target: 300 to 700 ms of the embedded store's thread for
     // 100,000 rows, about 0.9 CPU-s of a Postgres server; a large table is analysed at a target of 10.
