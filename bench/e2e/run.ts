@@ -329,7 +329,7 @@ try {
     run: r.name, records: r.records, 'rec/s': Math.round(r.recordsPerSecond), 'rec/CPU-s': Math.round(r.recordsPerCpuSecond),
     'peak RSS MB': Math.round(r.peakRssMB), 'bytes/rec on wire': Math.round(r.bytesPerRecord), posts: r.posts,
   })));
-  const code = { commit: execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim(), cli: process.env.BENCH_CLI ?? 'dist/cli.js' };
+  const code = { commit: commitOfTree(), cli: process.env.BENCH_CLI ?? 'dist/cli.js' };
   const out = { when: new Date().toISOString(), machine: { ...machine(), loadAverage1mAtStart: loadAtStart }, command: 'npm run bench:e2e', code, ...results };
   mkdirSync(new URL('../results', import.meta.url), { recursive: true });
   if (ONLY === undefined) writeFileSync(new URL('../results/e2e.json', import.meta.url), JSON.stringify(out, null, 2) + '\n');
@@ -342,4 +342,13 @@ try {
   console.log(`ratio_to_baseline=${fmt(r.engineToBaseline)} ratio_to_peer=${fmt(r.engineToPeer)}`);
 } finally {
   await h.close();
+}
+
+/** The commit of the tree the harness runs from; "unknown" outside a git checkout (an exported copy). */
+function commitOfTree(): string {
+  try {
+    return execSync('git rev-parse --short HEAD', { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
 }
