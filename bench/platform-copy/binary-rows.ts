@@ -15,6 +15,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type { AgentRecord } from '../../src/model/record.js';
+import { packRows } from '../../src/modules/logs/repository.js';
 
 /** copyRow's columns, in its order. */
 const COLUMNS = 'ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity, execution_id, message, trace_id, span_id, attributes';
@@ -79,31 +80,5 @@ export function binaryRow(r: AgentRecord, timeMs: number, ascii = false): string
 /** Whether a record's strings are all ASCII: its JSON is ASCII and `plain` (no backslash, so no \u escape). */
 export const asciiRecord = (raw: Buffer, plain: boolean | undefined): boolean => plain === true && isAscii(raw);
 
-/** Characters of rows packed into one piece, at most (as logs/repository.ts packRows). */
-const ROW_PIECE_CHARS = 64 * 1024;
-
-/** The byte strings of binaryRow packed into pieces of about 64 KiB, one latin1 copy a piece; a view a row. */
-export function packBinary(rows: readonly (string | undefined)[]): (Buffer | undefined)[] {
-  const out = new Array<Buffer | undefined>(rows.length);
-  for (let from = 0; from < rows.length; ) {
-    let to = from;
-    let chars = 0;
-    const texts: string[] = [];
-    while (to < rows.length && (to === from || chars + (rows[to]?.length ?? 0) <= ROW_PIECE_CHARS)) {
-      const row = rows[to++];
-      if (row === undefined) continue;
-      chars += row.length;
-      texts.push(row);
-    }
-    const piece = Buffer.from(texts.length === 1 ? texts[0]! : texts.join(''), 'latin1');
-    let offset = 0;
-    for (let i = from; i < to; i++) {
-      const row = rows[i];
-      if (row === undefined) continue;
-      out[i] = piece.subarray(offset, offset + row.length);
-      offset += row.length;
-    }
-    from = to;
-  }
-  return out;
-}
+/** The byte strings of binaryRow packed into pieces of about 64 KiB, one latin1 copy a piece; a view a row (logs/repository.ts packRows). */
+export const packBinary = (rows: readonly (string | undefined)[]): (Buffer | undefined)[] => packRows(rows, 'latin1');

@@ -95,9 +95,9 @@ const ROW_PIECE_CHARS = 64 * 1024;
  * and were copied by every scavenge on the way; a Buffer each cost a native call a row and a socket
  * write a row. Pieces of mostly ASCII text stay under the allocator's 128 KiB threshold for a fresh
  * mapping, whose pages fault on first write. A piece's rows lie side by side, so the COPY writes
- * them as one (byte-pieces.ts).
+ * them as one (byte-pieces.ts). `latin1`: rows that are byte strings already (a character a byte).
  */
-function packInto(rows: readonly (string | undefined)[], place: (i: number, piece: Buffer, start: number, end: number) => void): void {
+function packInto(rows: readonly (string | undefined)[], place: (i: number, piece: Buffer, start: number, end: number) => void, encoding: 'utf8' | 'latin1' = 'utf8'): void {
   for (let from = 0; from < rows.length; ) {
     let to = from;
     let chars = 0;
@@ -108,7 +108,7 @@ function packInto(rows: readonly (string | undefined)[], place: (i: number, piec
       chars += row.length;
       texts.push(row);
     }
-    const piece = Buffer.from(texts.length === 1 ? texts[0]! : texts.join(''));
+    const piece = Buffer.from(texts.length === 1 ? texts[0]! : texts.join(''), encoding);
     let offset = 0;
     for (let i = from; i < to; i++) {
       const row = rows[i];
@@ -123,9 +123,9 @@ function packInto(rows: readonly (string | undefined)[], place: (i: number, piec
 }
 
 /** The rows (packInto) as views, one a row; undefined where there is no row. */
-export function packRows(rows: readonly (string | undefined)[]): (Buffer | undefined)[] {
+export function packRows(rows: readonly (string | undefined)[], encoding: 'utf8' | 'latin1' = 'utf8'): (Buffer | undefined)[] {
   const out = new Array<Buffer | undefined>(rows.length);
-  packInto(rows, (i, piece, start, end) => (out[i] = piece.subarray(start, end)));
+  packInto(rows, (i, piece, start, end) => (out[i] = piece.subarray(start, end)), encoding);
   return out;
 }
 
