@@ -1,4 +1,5 @@
 /** Runs a store test against both connections: PGlite in memory and a fresh Postgres database. */
+import { afterAll, beforeAll } from 'vitest';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { Migration } from '../../src/store/migrate.js';
 import { familyMigrations } from '../../src/modules/index.js';
@@ -9,29 +10,7 @@ export interface StoreKind {
   open(): Promise<{ store: Store; dispose(): Promise<void> }>;
 }
 
-export const STORE_KINDS: StoreKind[] = [
-  {
-    name: 'pglite',
-    async open() {
-      const store = await openStore({ dataDir: 'memory://' });
-      return { store, dispose: () => store.close() };
-    },
-  },
-  {
-    name: 'postgres',
-    async open() {
-      const db = await createTestDatabase();
-      const store = await openStore({ databaseUrl: db.url, maxConnections: 4 });
-      return {
-        store,
-        async dispose() {
-          await store.close();
-          await db.drop();
-        },
-      };
-    },
-  },
-];
+export const STORE_KINDS: StoreKind[] = kindsOf();
 
 /**
  * Both connections with every family migration but `id` applied: a store as the release before
@@ -44,11 +23,17 @@ export function storeKindsWithout(id: string): StoreKind[] {
 
 /** Both connections with `migrations` applied (instead of the core's alone). */
 export function storeKindsWith(migrations: readonly Migration[]): StoreKind[] {
+  return kindsOf(migrations);
+}
+
+/** Both connections, with `migrations` where given (the core's otherwise). */
+function kindsOf(migrations?: readonly Migration[]): StoreKind[] {
+  const applied = migrations ? { migrations } : {};
   return [
     {
       name: 'pglite',
       async open() {
-        const store = await openStore({ dataDir: 'memory://', migrations });
+        const store = await openStore({ dataDir: 'memory://', ...applied });
         return { store, dispose: () => store.close() };
       },
     },
@@ -56,7 +41,7 @@ export function storeKindsWith(migrations: readonly Migration[]): StoreKind[] {
       name: 'postgres',
       async open() {
         const db = await createTestDatabase();
-        const store = await openStore({ databaseUrl: db.url, maxConnections: 4, migrations });
+        const store = await openStore({ databaseUrl: db.url, maxConnections: 4, ...applied });
         return {
           store,
           async dispose() {
@@ -67,6 +52,23 @@ export function storeKindsWith(migrations: readonly Migration[]): StoreKind[] {
       },
     },
   ];
+}
+
+/**
+ * The store of one kind for a describe block: opened (and filled by `fill`) before its tests,
+ * disposed after them; the answer reads it inside a test.
+ */
+export function storeForSuite(kind: StoreKind, fill: (store: Store) => Promise<void>): () => Store {
+  let store: Store | undefined;
+  let dispose: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    ({ store, dispose } = await kind.open());
+    await fill(store);
+  });
+  afterAll(async () => {
+    await dispose?.();
+  });
+  return () => store!;
 }
 
 /** Both connections with every family's migrations: the store a family's repository runs on. */

@@ -3,8 +3,8 @@
  * description is served by the trigram GIN index of skills/001, not a scan of every row, on
  * Postgres and on the embedded store (which loads pg_trgm too).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAMILY_STORE_KINDS } from '../../../helpers/stores.js';
+import { describe, expect, it } from 'vitest';
+import { FAMILY_STORE_KINDS, storeForSuite } from '../../../helpers/stores.js';
 import type { Store } from '../../../../src/store/store.js';
 import { createSkillsRepo, searchStatement } from '../../../../src/modules/skills/repository.js';
 
@@ -25,30 +25,22 @@ async function fill(store: Store): Promise<void> {
 }
 
 describe.each(FAMILY_STORE_KINDS)('marketplace search over $name', (kind) => {
-  let store: Store;
-  let dispose: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    ({ store, dispose } = await kind.open());
-    await fill(store);
-  });
-  afterAll(async () => {
-    await dispose?.();
-  });
+  const store = storeForSuite(kind, fill);
 
   it('finds the rare term\'s skills, newest first, case-insensitively', async () => {
-    const { skills, total } = await createSkillsRepo(store.sql).search([], { search: 'NEEDLE' }, { limit: 5, offset: 0 });
+    const { skills, total } = await createSkillsRepo(store().sql).search([], { search: 'NEEDLE' }, { limit: 5, offset: 0 });
     expect(total).toBe(10);
     expect(skills.map((s) => s.id)).toEqual(['mks_001000', 'mks_002000', 'mks_003000', 'mks_004000', 'mks_005000']);
   });
 
   it('reads the trigram index, not every row (EXPLAIN)', async () => {
     const s = searchStatement([], { search: 'needle' }, { limit: 10, offset: 0 });
-    const [row] = await store.sql.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${s.page}`, [...s.params, 10, 0]);
+    const [row] = await store().sql.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${s.page}`, [...s.params, 10, 0]);
     const plan = JSON.stringify(row!['QUERY PLAN']);
     expect(plan).toContain('"Node Type":"Bitmap Index Scan"');
     expect(plan).toContain('"Index Name":"skills_search_trgm"');
     expect(plan).not.toContain('"Node Type":"Seq Scan"');
-    const [count] = await store.sql.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${s.count}`, s.params);
+    const [count] = await store().sql.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${s.count}`, s.params);
     expect(JSON.stringify(count!['QUERY PLAN'])).toContain('"Index Name":"skills_search_trgm"');
   });
 });

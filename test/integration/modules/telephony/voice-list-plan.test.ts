@@ -5,8 +5,8 @@
  * correlated subquery made one such scan a voice. The list's statements, as the repository runs
  * them, are explained (ANALYZE) on a table analysed before 20,000 versions of another voice came.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAMILY_STORE_KINDS } from '../../../helpers/stores.js';
+import { describe, expect, it } from 'vitest';
+import { FAMILY_STORE_KINDS, storeForSuite } from '../../../helpers/stores.js';
 import type { Store } from '../../../../src/store/store.js';
 import type { Sql } from '../../../../src/store/sql.js';
 import { voiceRepo } from '../../../../src/modules/telephony/voice/repository.js';
@@ -49,33 +49,25 @@ function recording(sql: Sql): { sql: Sql; statements: { text: string; params: re
 }
 
 describe.each(FAMILY_STORE_KINDS)('the voice list over $name', (kind) => {
-  let store: Store;
-  let dispose: (() => Promise<void>) | undefined;
-  beforeAll(async () => {
-    ({ store, dispose } = await kind.open());
-    await fill(store);
-  });
-  afterAll(async () => {
-    await dispose?.();
-  });
+  const store = storeForSuite(kind, fill);
 
   it("answers the agent's voices with their versions, newest first", async () => {
-    const list = await voiceRepo(store.sql).listWithVersions('agt_small');
+    const list = await voiceRepo(store().sql).listWithVersions('agt_small');
     expect(list.map((v) => v.voice.id)).toEqual(['vc_small_1', 'vc_small_2', 'vc_small_3', 'vc_small_4', 'vc_small_5']);
     for (const { voice, versions } of list) {
       expect(versions.map((v) => v.version)).toEqual(['1.0.4', '1.0.3', '1.0.2', '1.0.1']);
       expect(versions.every((v) => v.voiceId === voice.id && v.bundle === 'b'.repeat(200))).toBe(true);
     }
-    expect(await voiceRepo(store.sql).listWithVersions('agt_none')).toEqual([]);
+    expect(await voiceRepo(store().sql).listWithVersions('agt_none')).toEqual([]);
   });
 
   it("reads the versions table once for the list, not once for each voice (EXPLAIN ANALYZE of the list's statements)", async () => {
-    const { sql, statements } = recording(store.sql);
+    const { sql, statements } = recording(store().sql);
     await voiceRepo(sql).listWithVersions('agt_small');
     expect(statements.length).toBeGreaterThan(0);
     const loops: number[] = [];
     for (const s of statements) {
-      const [row] = await store.sql.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) ${s.text}`, [...s.params]);
+      const [row] = await store().sql.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) ${s.text}`, [...s.params]);
       const visit = (node: Record<string, unknown>): void => {
         if (node['Relation Name'] === 'telephony_voice_versions') loops.push(Number(node['Actual Loops']));
         for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
