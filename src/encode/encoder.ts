@@ -105,6 +105,11 @@ export class SerialisedEntry implements BatchEntry {
     return this.slab?.subarray(this.start, this.end);
   }
 
+  /** The bytes' length once settled, the string's before (jsonSizeHint). */
+  get sizeHint(): number {
+    return this.slab !== undefined ? this.end - this.start : this.text!.length;
+  }
+
   /** UTF-8 length of the JSON. */
   get byteLength(): number {
     return this.slab !== undefined ? this.end - this.start : Buffer.byteLength(this.text!);
@@ -137,6 +142,13 @@ export class SerialisedEntry implements BatchEntry {
     return (this.parsed ??= JSON.parse(this.json) as DeliveredRecord);
   }
 }
+
+/**
+ * About the UTF-8 length of an entry's JSON, to size a body: a settled entry's bytes exactly, else
+ * the string's length (exact for ASCII, which the builder's margin covers otherwise). Read without
+ * making a view of a settled entry's bytes, which `utf8` does.
+ */
+export const jsonSizeHint = (e: BatchEntry): number => (e instanceof SerialisedEntry ? e.sizeHint : e.json.length);
 
 /** Bytes of a slab of settled entries' JSON: a slab is freed once every entry written in it is. */
 const SLAB_BYTES = 64 * 1024;

@@ -1,4 +1,4 @@
-import { SCHEMA_URL, type Encoder } from './encoder.js';
+import { jsonSizeHint, SCHEMA_URL, type Encoder } from './encoder.js';
 import { perContents, sharedPart, splicedBody } from './shared-encoding.js';
 import { Utf8Builder } from './utf8-builder.js';
 
@@ -12,7 +12,7 @@ const COMMA = 0x2c;
  */
 const recordsPart = perContents((batch) => {
   let size = 0;
-  for (const e of batch.entries) size += (e.utf8 ?? e.json).length + 1;
+  for (const e of batch.entries) size += jsonSizeHint(e) + 1;
   const out = new Utf8Builder(size);
   for (let i = 0; i < batch.entries.length; i++) {
     if (i > 0) out.byte(COMMA);

@@ -1,4 +1,4 @@
-import { SCHEMA_URL, type Encoder } from './encoder.js';
+import { jsonSizeHint, SCHEMA_URL, type Encoder } from './encoder.js';
 import { Utf8Builder } from './utf8-builder.js';
 import { recycleBodyBuffer } from './body-pool.js';
 
@@ -18,7 +18,7 @@ export const ndjsonEncoder: Encoder = {
   encode(batch) {
     const head = Buffer.from(`{"schemaUrl":${SCHEMA_JSON},"batchId":${JSON.stringify(batch.batchId)},"resource":${batch.resourceJson}`);
     let size = 0;
-    for (const e of batch.entries) size += head.length + (e.utf8 ?? e.json).length + 1;
+    for (const e of batch.entries) size += head.length + jsonSizeHint(e) + 1;
     const out = new Utf8Builder(size, true);
     // Every record JSON starts with '{"id":': its opening brace becomes the comma after the head.
     for (const e of batch.entries) {
