@@ -242,6 +242,24 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     expect(await store.backlog.lastId('drn_bklg')).toBeGreaterThan(upTo);
   });
 
+  it('reads a bucket of more pages than a first look at the sizes takes whole, then the next bucket', async () => {
+    // {"d":1} is in bucket 2 and {"a":1} in bucket 17: 300 one-record pages of the first, then two of the second.
+    const park = (resourceJson: string, i: number) => store.backlog.park([{
+      drainId: 'drn_wide', orgId: 'org_acme', resourceJson, recordJson: `{"i":${i}}`, recordId: `w${i}`, bytes: 7, scrubHits: 0,
+    }]);
+    for (let i = 0; i < 300; i++) await park('{"d":1}', i);
+    await park('{"a":1}', 300);
+    await park('{"a":1}', 301);
+    const upTo = (await store.backlog.lastId('drn_wide'))!;
+    // A budget of one record: the first bucket whole (up to the cap), nothing of the next.
+    const first = await store.backlog.roundRead('drn_wide', upTo, undefined, 1, 10_000);
+    expect(first.rows.map((r) => r.recordId)).toEqual(Array.from({ length: 300 }, (_, i) => `w${i}`));
+    expect(first.next).toBeDefined();
+    const second = await store.backlog.roundRead('drn_wide', upTo, first.next, 1, 10_000);
+    expect(second.rows.map((r) => r.recordId)).toEqual(['w300', 'w301']);
+    expect(second.next).toBeUndefined();
+  });
+
   it('removes delivered records a page at a time, keeps the rest of a page, and counts what is left', async () => {
     await store.backlog.park(Array.from({ length: 4 }, (_, i) => ({
       drainId: 'drn_rm', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: `{"i":${i}}`, recordId: `x${i}`, bytes: 10 + i, scrubHits: 0,

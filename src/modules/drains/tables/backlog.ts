@@ -51,9 +51,13 @@ interface PageRow {
 export const PARK_ROWS = 500;
 
 /**
- * Pages whose sizes one read looks at: enough for a read's records at a few records a page, few
- * enough that a read of large pages does not walk thousands of index entries it will not take.
+ * Pages whose sizes a read looks at first, and at most in all: a read looks at the next
+ * FIRST_SIZES_READ pages, and at twice as many more each time its cut (readCut) could still take
+ * pages beyond those, up to SIZES_READ. A spilling round of 10,000 agents takes about 250 pages of
+ * 8 records: looking at 2,048 each read returned eight times the rows the cut used (Postgres read
+ * and the worker parsed them: benchmarks.md, the backlog as pages).
  */
+const FIRST_SIZES_READ = 256;
 const SIZES_READ = 2048;
 
 interface Page {
@@ -195,18 +199,27 @@ export function createBacklogRepo(sql: Sql) {
       // The plan must walk the index in order and stop at the limit. A table filling and emptying
       // as fast as a backlog does often has statistics that make a bitmap scan and a sort of every
       // remaining page of the drain look cheaper; without sorts the ordered index scan is the plan.
-      const sizes = await sql.transaction(async (tx) => {
+      // `exhausted`: the last look returned fewer pages than it asked for, so none follow.
+      const { sizes, exhausted } = await sql.transaction(async (tx) => {
         await tx.query('set local enable_sort = off');
-        return tx.query<{ id: string; bucket: number; records: number }>(
-          `select id, bucket, records from drain_backlog_pages where drain_id = $1 and id <= $2
-             and (bucket, id) > ($3::int, $4::bigint)
-           order by bucket, id limit $5`,
-          [drainId, upTo, from.bucket, from.page, SIZES_READ],
-        );
+        const seen: { id: string; bucket: number; records: number }[] = [];
+        for (let limit = FIRST_SIZES_READ; ; limit = Math.min(limit * 2, SIZES_READ - seen.length)) {
+          const at = seen.length === 0 ? from : { bucket: seen.at(-1)!.bucket, page: Number(seen.at(-1)!.id) };
+          const next = await tx.query<{ id: string; bucket: number; records: number }>(
+            `select id, bucket, records from drain_backlog_pages where drain_id = $1 and id <= $2
+               and (bucket, id) > ($3::int, $4::bigint)
+             order by bucket, id limit $5`,
+            [drainId, upTo, at.bucket, at.page, limit],
+          );
+          for (const row of next) seen.push(row);
+          if (next.length < limit) return { sizes: seen, exhausted: true };
+          // The cut ends before the pages seen end (pages after them would not change it), or the most a read looks at is seen.
+          if (readCut(seen, budget, cap) < seen.length || seen.length >= SIZES_READ) return { sizes: seen, exhausted: false };
+        }
       });
       const taken = readCut(sizes, budget, cap);
       // Pages past the sizes read may follow: a read that took them all is not known to be the last.
-      const more = taken < sizes.length || sizes.length === SIZES_READ;
+      const more = taken < sizes.length || !exhausted;
       if (taken === 0) return { rows: [], next: undefined };
       const ids = sizes.slice(0, taken).map((s) => s.id);
       const pages = await sql.query<PageRow>(
