@@ -291,6 +291,11 @@ try {
       else seconds.set(second, [l]);
     }
     const bySecond = [...seconds].sort(([a], [b]) => a - b).map(([second, lat]) => ({ second, ...percentiles(lat) }));
+    if (process.env.BENCH_LATENCY_SLICES) {
+      const slices = new Map<number, number[]>();
+      for (const [t, l] of samples) if (t - start < 2000) { const k = Math.floor((t - start) / 100); slices.set(k, [...(slices.get(k) ?? []), l]); }
+      log(`slices: ${[...slices].sort(([a], [b]) => a - b).map(([k, l]) => { const p = percentiles(l); return `${k * 100}:${p.p50Ms}/${p.p99Ms}`; }).join(' ')}`);
+    }
     const afterFirstSecond = percentiles(samples.filter(([t]) => t - start >= 1000).map(([, l]) => l));
     results.latency = {
       ratePerSecond: RATE, seconds: LATENCY_SECONDS, lingerMs: 100, p50Ms: whole.p50Ms, p99Ms: whole.p99Ms, maxMs: whole.maxMs,

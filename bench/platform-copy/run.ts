@@ -26,7 +26,13 @@ const FLUSH = Number(process.env.FLUSH ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-const raws = [...syntheticRecords(RECORDS, { orgs: ORGS, idPrefix: 'pc', seed: 2026 })].map((r) => Buffer.from(JSON.stringify(r)));
+/** AGENTS_PER_ORG=2500: the records spread over that many agents of each organization (the e2e's 10,000-agent set), not the harness's two. */
+const AGENTS_PER_ORG = process.env.AGENTS_PER_ORG ? Number(process.env.AGENTS_PER_ORG) : undefined;
+const orgs = AGENTS_PER_ORG === undefined ? ORGS : ORGS.map((o, oi) => ({
+  orgId: o.orgId,
+  agents: Array.from({ length: AGENTS_PER_ORG }, (_, a) => ({ id: `agt_m${oi}_${a}`, name: `many-bot-${oi}-${a}`, version: '1' })),
+}));
+const raws = [...syntheticRecords(RECORDS, { orgs, idPrefix: 'pc', seed: 2026 })].map((r) => Buffer.from(JSON.stringify(r)));
 const cpuOf = (pid: number) => {
   const f = statFields(`/proc/${pid}/stat`);
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
