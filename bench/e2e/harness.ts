@@ -33,6 +33,11 @@ export const ORGS = Array.from({ length: 4 }, (_, o) => ({
   orgId: `org_b${o}`,
   agents: Array.from({ length: 2 }, (_, a) => ({ id: `agt_b${o}_${a}`, name: `bench-bot-${o}-${a}`, version: '1' })),
 }));
+/** The same organizations with `perOrg` agents each (the 10,000-agent data set is 2,500 each). */
+export const manyAgentOrgs = (perOrg: number) => ORGS.map((o, oi) => ({
+  orgId: o.orgId,
+  agents: Array.from({ length: perOrg }, (_, a) => ({ id: `agt_m${oi}_${a}`, name: `many-bot-${oi}-${a}`, version: '1' })),
+}));
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /**
  * BENCH_CLI=<path to cli.js>: the build to run (default dist/). In a tree others rebuild while a

@@ -40,7 +40,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { syntheticRecords } from '../../src/devtools/synthetic.js';
 import { decodeArrival, type Arrival } from './receiver.js';
-import { ORGS, PARTITIONS, log, machine, startHarness, type RunFigures } from './harness.js';
+import { manyAgentOrgs, ORGS, PARTITIONS, log, machine, startHarness, type RunFigures } from './harness.js';
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
 const RATE = Number(process.env.RATE ?? 20_000);
@@ -56,10 +56,7 @@ const liveTopic = 'bench-live';
 const agentsTopic = 'bench-agents';
 const scaleTopics = ['bench-scale-1', 'bench-scale-2'] as const;
 /** The 10,000-agent data set: the same organizations, 2,500 agents each. */
-const MANY_AGENTS = ORGS.map((o, oi) => ({
-  orgId: o.orgId,
-  agents: Array.from({ length: 2500 }, (_, a) => ({ id: `agt_m${oi}_${a}`, name: `many-bot-${oi}-${a}`, version: '1' })),
-}));
+const MANY_AGENTS = manyAgentOrgs(2500);
 
 /**
  * The 10,000-agent data set is larger (AGENT_RECORDS, default 1,000,000: 100 records an agent), so
@@ -293,7 +290,13 @@ try {
     const bySecond = [...seconds].sort(([a], [b]) => a - b).map(([second, lat]) => ({ second, ...percentiles(lat) }));
     if (process.env.BENCH_LATENCY_SLICES) {
       const slices = new Map<number, number[]>();
-      for (const [t, l] of samples) if (t - start < 2000) { const k = Math.floor((t - start) / 100); slices.set(k, [...(slices.get(k) ?? []), l]); }
+      for (const [t, l] of samples) {
+        if (t - start >= 2000) continue;
+        const k = Math.floor((t - start) / 100);
+        const list = slices.get(k);
+        if (list) list.push(l);
+        else slices.set(k, [l]);
+      }
       log(`slices: ${[...slices].sort(([a], [b]) => a - b).map(([k, l]) => { const p = percentiles(l); return `${k * 100}:${p.p50Ms}/${p.p99Ms}`; }).join(' ')}`);
     }
     const afterFirstSecond = percentiles(samples.filter(([t]) => t - start >= 1000).map(([, l]) => l));

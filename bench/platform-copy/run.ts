@@ -18,7 +18,7 @@ import { openStore } from '../../src/store/store.js';
 import { copyRow, packRows, type LogCopy } from '../../src/modules/logs/repository.js';
 import { asciiRecord, BINARY_COPY_SQL, BINARY_HEADER, BINARY_TRAILER, binaryRow, packBinary } from './binary-rows.js';
 import { postgresCpuSeconds } from '../e2e/harness.js';
-import { ORGS } from '../e2e/harness.js';
+import { manyAgentOrgs, ORGS } from '../e2e/harness.js';
 import { statFields, CLK_TCK } from '../e2e/proc-stat.js';
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
@@ -28,10 +28,7 @@ const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0
 
 /** AGENTS_PER_ORG=2500: the records spread over that many agents of each organization (the e2e's 10,000-agent set), not the harness's two. */
 const AGENTS_PER_ORG = process.env.AGENTS_PER_ORG ? Number(process.env.AGENTS_PER_ORG) : undefined;
-const orgs = AGENTS_PER_ORG === undefined ? ORGS : ORGS.map((o, oi) => ({
-  orgId: o.orgId,
-  agents: Array.from({ length: AGENTS_PER_ORG }, (_, a) => ({ id: `agt_m${oi}_${a}`, name: `many-bot-${oi}-${a}`, version: '1' })),
-}));
+const orgs = AGENTS_PER_ORG === undefined ? ORGS : manyAgentOrgs(AGENTS_PER_ORG);
 const raws = [...syntheticRecords(RECORDS, { orgs, idPrefix: 'pc', seed: 2026 })].map((r) => Buffer.from(JSON.stringify(r)));
 const cpuOf = (pid: number) => {
   const f = statFields(`/proc/${pid}/stat`);

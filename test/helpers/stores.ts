@@ -10,7 +10,7 @@ export interface StoreKind {
   open(): Promise<{ store: Store; dispose(): Promise<void> }>;
 }
 
-export const STORE_KINDS: StoreKind[] = kindsOf();
+export const STORE_KINDS: StoreKind[] = storeKindsWith();
 
 /**
  * Both connections with every family migration but `id` applied: a store as the release before
@@ -21,13 +21,8 @@ export function storeKindsWithout(id: string): StoreKind[] {
   return storeKindsWith(familyMigrations.filter((m) => m.id !== id));
 }
 
-/** Both connections with `migrations` applied (instead of the core's alone). */
-export function storeKindsWith(migrations: readonly Migration[]): StoreKind[] {
-  return kindsOf(migrations);
-}
-
-/** Both connections, with `migrations` where given (the core's otherwise). */
-function kindsOf(migrations?: readonly Migration[]): StoreKind[] {
+/** Both connections with `migrations` applied where given (instead of the core's alone). */
+export function storeKindsWith(migrations?: readonly Migration[]): StoreKind[] {
   const applied = migrations ? { migrations } : {};
   return [
     {

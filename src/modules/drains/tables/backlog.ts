@@ -199,8 +199,9 @@ export function createBacklogRepo(sql: Sql) {
       // The plan must walk the index in order and stop at the limit. A table filling and emptying
       // as fast as a backlog does often has statistics that make a bitmap scan and a sort of every
       // remaining page of the drain look cheaper; without sorts the ordered index scan is the plan.
-      // `exhausted`: the last look returned fewer pages than it asked for, so none follow.
-      const { sizes, exhausted } = await sql.transaction(async (tx) => {
+      // The cut (readCut) of the pages seen, and whether pages past them may follow: a read that
+      // took every page seen is not known to be the last unless the last look came back short.
+      const { sizes, taken, more } = await sql.transaction(async (tx) => {
         await tx.query('set local enable_sort = off');
         const seen: { id: string; bucket: number; records: number }[] = [];
         for (let limit = FIRST_SIZES_READ; ; limit = Math.min(limit * 2, SIZES_READ - seen.length)) {
@@ -212,14 +213,13 @@ export function createBacklogRepo(sql: Sql) {
             [drainId, upTo, at.bucket, at.page, limit],
           );
           for (const row of next) seen.push(row);
-          if (next.length < limit) return { sizes: seen, exhausted: true };
-          // The cut ends before the pages seen end (pages after them would not change it), or the most a read looks at is seen.
-          if (readCut(seen, budget, cap) < seen.length || seen.length >= SIZES_READ) return { sizes: seen, exhausted: false };
+          const cut = readCut(seen, budget, cap);
+          // Pages after those seen would not change a cut that ends before them.
+          if (cut < seen.length) return { sizes: seen, taken: cut, more: true };
+          if (next.length < limit) return { sizes: seen, taken: cut, more: false };
+          if (seen.length >= SIZES_READ) return { sizes: seen, taken: cut, more: true };
         }
       });
-      const taken = readCut(sizes, budget, cap);
-      // Pages past the sizes read may follow: a read that took them all is not known to be the last.
-      const more = taken < sizes.length || !exhausted;
       if (taken === 0) return { rows: [], next: undefined };
       const ids = sizes.slice(0, taken).map((s) => s.id);
       const pages = await sql.query<PageRow>(
