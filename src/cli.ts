@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'migrate': {
-      const [{ familyMigrations }, { openStore }] = await Promise.all([import('./modules/index.js'), import('./store/store.js')]);
+      const [{ familyMigrations }, { openStore }] = await Promise.all([import('./modules/background.js'), import('./store/store.js')]);
       const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, encryptionKey: config.encryptionKey, migrations: familyMigrations });
       await store.close();
       process.stdout.write('migrations applied\n');

@@ -27,6 +27,7 @@ import { installStorableText } from './api/kernel/storable-text.js';
 import { operatorSchemas } from './api/operator-schemas.js';
 import { createVendors } from './vendors/index.js';
 import { registerHealthPage } from './api/health-page.js';
+import { httpLimits } from './api/http-limits.js';
 
 export interface ApiOptions {
   config: Config;
@@ -170,17 +171,4 @@ export async function buildApi(opts: ApiOptions): Promise<FastifyInstance> {
 function trustProxyOf(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (typeof setting === 'number') return (_address, hop) => hop < setting;
   return typeof setting === 'boolean' ? setting : [...setting];
-}
-
-/**
- * The API server's time limits. A request must arrive whole within `requestTimeoutMs`: a body
- * trickled a byte at a time would otherwise hold its socket (and descriptor) for ever. Node checks
- * it every connectionsCheckingInterval, and enforces it only when headersTimeout is not longer.
- */
-export function httpLimits(requestTimeoutMs: number): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
-  return {
-    requestTimeout: requestTimeoutMs,
-    headersTimeout: Math.min(60_000, requestTimeoutMs),
-    connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
-  };
 }

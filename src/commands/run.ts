@@ -5,24 +5,27 @@
  */
 import { buildInfo } from '../config/build-info.js';
 import type { Config } from '../config/config.js';
-import { createChannelNotifications, createWorkflowExecutor, familyMigrations, familySeeds, type WorkflowExecutor } from '../modules/index.js';
-import { createVendors, type Vendors } from '../vendors/index.js';
+import type { Vendors } from '../vendors/index.js';
 import { openStore, type Store } from '../store/store.js';
-import { readSeedFile } from '../seed/seed-file.js';
-import { applySeed } from '../seed/apply.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { openWorkerListener } from '../telemetry/worker-listener.js';
 import { openHttpListener, type HttpListener } from './http-listener.js';
-import { buildApi, httpLimits } from '../server.js';
+import { httpLimits } from '../api/http-limits.js';
 import { drainingAnswer } from '../api/kernel/store-outage.js';
 import type { RequestListener } from 'node:http';
 import type { Metrics } from '../telemetry/metrics.js';
-import { startWorker, type Worker } from '../worker.js';
-import { createKafkaSink, type KafkaSink } from '../source/kafka-sink.js';
+import type { Worker } from '../worker.js';
+import type { KafkaSink } from '../source/kafka-sink.js';
 import type { RecordSink } from '../source/sink.js';
 import { dayOf } from '../model/time.js';
 import { keepStatistics, type StatisticsKeeper } from '../store/statistics.js';
+import { createChannelNotifications, createWorkflowExecutor, familyMigrations, type WorkflowExecutor } from '../modules/background.js';
+
+// What only some roles run is imported where a role needs it (`await import`): a `logdrain
+// worker` loads none of the API (fastify, the families' routes and schemas, the seed), which would
+// cost it some 50 MB of memory and half a second of start-up; `serve` loads none of the delivery
+// engine. The listeners bind before any of it loads, so probes are answered from the first moment.
 
 export type Role = 'start' | 'serve' | 'worker';
 
@@ -106,10 +109,12 @@ async function runOn(
   hooks: { setWorker(w: Worker): void; requestStop(): void; beforeStoreClose(): Promise<void> },
 ): Promise<Running> {
   if (config.seedFile && role !== 'worker') {
+    const [{ readSeedFile }, { applySeed }, { familySeeds }] = await Promise.all([import('../seed/seed-file.js'), import('../seed/apply.js'), import('../modules/index.js')]);
     await applySeed(store.sql, await readSeedFile(config.seedFile, familySeeds));
     logger.info({ event: 'seed.applied', file: config.seedFile }, 'seed file applied');
   }
   const startWorkerWithGauges = async (): Promise<Worker> => {
+    const { startWorker } = await import('../worker.js');
     const w = await startWorker({ config, store, logger, events: metrics.events });
     // Workers report the shared store's backlog, quota use and drain states (the API does not, so
     // dashboards take max() over workers rather than summing copies).
@@ -134,6 +139,7 @@ async function runOn(
     // The API processes run theirs through the workflows family; a worker runs one beside its pipeline.
     // Its run-end notifications go out through this process's own vendors and channels port.
     if (config.workflows.executor) {
+      const { createVendors } = await import('../vendors/index.js');
       const vendors = (workflowVendors = createVendors(config));
       const channelNotifications = createChannelNotifications({ config, store: store.kernel, logger, vendors, metrics: metrics.families }, { applyReceipts: true });
       workflowExecutor = createWorkflowExecutor({ config, store: store.kernel, logger, vendors, channelNotifications, metrics: metrics.families });
@@ -141,11 +147,12 @@ async function runOn(
     }
   } else {
     if (role === 'start') worker = await startWorkerWithGauges();
-    if (config.kafka) kafkaSink = await createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
+    if (config.kafka) kafkaSink = await (await import('../source/kafka-sink.js')).createKafkaSink({ brokers: config.kafka.brokers, topic: config.kafka.topic });
     const sink: RecordSink = kafkaSink ?? { write: (records) => store.queue.enqueue(records) };
     const running = worker;
     // The API sends nothing itself: its verify and test routes enqueue probes for a worker, this
     // process's in `start`, another process's behind `serve` (src/deliver/probes.ts).
+    const { buildApi } = await import('../server.js');
     const app = await buildApi({
       config, store, logger, metrics, sink, server: bound.server,
       ...(running ? { worker: { consumer: () => running.source.ready(), accounting: () => running.accountingHealthy() } } : {}),

@@ -4,7 +4,6 @@
  * (src/server.ts); their tables are applied when the store opens.
  */
 import type { Family } from '../api/kernel/family.js';
-import type { Migration } from '../store/migrate.js';
 import type { SeedSection } from '../seed/seed-file.js';
 import type { PlatformDeps, TemplatePorts } from './platform-deps.js';
 import type { KernelStore } from '../store/kernel.js';
@@ -31,17 +30,14 @@ export const families: readonly Family<PlatformDeps>[] = [
   templatesFamily,
 ];
 
-/** Every family's migrations, for openStore. */
-export const familyMigrations: readonly Migration[] = families.flatMap((f) => f.migrations ?? []);
+/** Every family's migrations, for openStore (listed apart from the routes, for the worker). */
+export { familyMigrations } from './background.js';
 
 /** Every family's seed array, for the seed loader (readSeedFile). */
 export const familySeeds: readonly SeedSection[] = families.flatMap((f) => f.seed ?? []);
 
-/** The workflow executor (and notification sender) a `logdrain worker` runs beside its delivery pipeline. */
-export { createWorkflowExecutor, type WorkflowExecutor } from './workflows/index.js';
-
-/** The channels family's send port for the other families (platform-deps.ts), built by the composition roots. */
-export { createChannelNotifications } from './channels/index.js';
+/** The workflow executor, and the channels family's send port for the other families (background.ts). */
+export { createWorkflowExecutor, createChannelNotifications, type WorkflowExecutor } from './background.js';
 
 /** The persona, workflows and skills families' parts of a template install (platform-deps.ts TemplatePorts). */
 export function createTemplatePorts(deps: { store: KernelStore; logger: Logger }): TemplatePorts {

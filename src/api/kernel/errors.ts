@@ -9,7 +9,7 @@ import { reasonPhrase, renderError } from './error-shapes.js';
 import { KernelErrors } from './error-registry.js';
 import { SchemaValidationError, validationFailure } from './schema.js';
 import { isStoreUnavailable } from '../../store/unavailable.js';
-import { UnsupportedCharset } from './json-body.js';
+import { UnsupportedCharset } from './charset.js';
 import { storeOutageAnswer } from './store-outage.js';
 
 export { reasonPhrase };

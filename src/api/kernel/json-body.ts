@@ -24,6 +24,7 @@ import { errorCodes, type FastifyInstance } from 'fastify';
 import { invalidUtf8At } from '../../model/utf8.js';
 import { formatPath, scanJson } from './json-scan.js';
 import { SchemaValidationError } from './schema.js';
+import { requireUtf8Charset } from './charset.js';
 
 /**
  * The deepest a request body may nest: the body's own object is level 1, so its fields' values may
@@ -32,34 +33,6 @@ import { SchemaValidationError } from './schema.js';
  * handful of levels; this is far past them and far below what recursion over the value can take.
  */
 export const MAX_BODY_DEPTH = 64;
-
-/** A body in a charset the API does not read: answered 415 by the error handler (errors.ts). */
-export class UnsupportedCharset extends Error {
-  readonly statusCode = 415;
-  constructor(readonly charset: string) {
-    super(`charset ${charset} is not read; send UTF-8`);
-  }
-}
-
-/**
- * The charset a Content-Type names, lower-cased, or undefined when it names none. Parameters are
- * `;`-separated `name=value`, the value possibly quoted (RFC 9110 section 8.3.1).
- */
-export function charsetOf(contentType: string | undefined): string | undefined {
-  if (contentType === undefined) return undefined;
-  for (const param of contentType.split(';').slice(1)) {
-    const eq = param.indexOf('=');
-    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    return param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
-  }
-  return undefined;
-}
-
-/** Throws UnsupportedCharset unless the Content-Type names no charset or UTF-8. */
-export function requireUtf8Charset(contentType: string | undefined): void {
-  const charset = charsetOf(contentType);
-  if (charset !== undefined && charset !== 'utf-8') throw new UnsupportedCharset(charset.slice(0, 40));
-}
 
 const bodyIssue = (path: readonly (string | number)[], constraint: string, message: string): SchemaValidationError =>
   new SchemaValidationError([{ part: 'body', path: formatPath(path), constraint, message }]);

@@ -21,7 +21,7 @@ import { defineScopes } from '../../api/kernel/scopes.js';
 import { bodyChunks } from './body-chunks.js';
 import type { Checked } from './check-record.js';
 import { createBodyReader, type BodyKind, type ReadBody } from './body-reader.js';
-import { requireUtf8Charset } from '../../api/kernel/json-body.js';
+import { requireUtf8Charset } from '../../api/kernel/charset.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
 
 export const INGEST_SCOPE = 'logs:ingest';

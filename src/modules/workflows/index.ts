@@ -6,8 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineFamily } from '../../api/kernel/family.js';
 import { bucketsOf, type WorkflowDeps } from './context.js';
-import { createExecutor } from './executor.js';
-import { createNotifier } from './notifier.js';
+import { createWorkflowExecutor } from './background.js';
 import { createRunWaker } from './wake.js';
 import { workflowMigrations } from './migrations.js';
 import { registerWorkflowRoutes } from './routes.js';
@@ -53,41 +52,7 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
   },
 });
 
-/** A process's workflow executor and, beside it, the sender of the run-end notifications. */
-export interface WorkflowExecutor {
-  start(): Promise<void>;
-  /** A run was queued: look for it now. */
-  wake(): void;
-  stop(): Promise<void>;
-}
-
-/**
- * An executor on this process's store, as configured (WORKFLOW_LEASE_MS, WORKFLOW_POLL_MS,
- * WORKFLOW_EXECUTOR_SLOTS), with the notification sender (WORKFLOW_NOTIFY_*) it wakes when a run
- * ends: the API's (`start`, `serve`) through the family, a `logdrain worker`'s through the process
- * composition (src/commands/run.ts).
- */
-export function createWorkflowExecutor(deps: Pick<WorkflowDeps, 'config' | 'store' | 'logger' | 'vendors' | 'channelNotifications' | 'metrics'>): WorkflowExecutor {
-  const c = deps.config.workflows;
-  const repo = createWorkflowsRepo(deps.store.sql);
-  deps.metrics.workflowRunsFrom(() => repo.openRunCounts());
-  const notifier = createNotifier({
-    store: deps.store, logger: deps.logger, mail: deps.vendors.mail, channels: deps.channelNotifications, metrics: deps.metrics,
-    leaseMs: c.notify.leaseMs, pollMs: c.pollMs, retryBaseMs: c.notify.retryBaseMs, retryMaxMs: c.notify.retryMaxMs, maxAttempts: c.notify.maxAttempts,
-  });
-  const executor = createExecutor({ store: deps.store, logger: deps.logger, metrics: deps.metrics, leaseMs: c.leaseMs, pollMs: c.pollMs, slots: c.slots, onRunEnded: () => notifier.wake() });
-  return {
-    async start() {
-      notifier.start();
-      await executor.start();
-    },
-    wake: () => executor.wake(),
-    async stop() {
-      await executor.stop();
-      await notifier.stop();
-    },
-  };
-}
+export { createWorkflowExecutor, type WorkflowExecutor } from './background.js';
 
 /** The workflows family's part of a template install (platform-deps.ts), for the composition root. */
 export function createWorkflowsTemplatePort(deps: { store: KernelStore; logger: Logger }): WorkflowTemplatePort {

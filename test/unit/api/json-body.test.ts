@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { isUtf8 } from 'node:buffer';
 import { invalidUtf8At } from '../../../src/model/utf8.js';
 import { formatPath, scanJson } from '../../../src/api/kernel/json-scan.js';
-import { charsetOf, MAX_BODY_DEPTH, parseJsonBody, prototypeKeyPath, UnsupportedCharset } from '../../../src/api/kernel/json-body.js';
+import { MAX_BODY_DEPTH, parseJsonBody, prototypeKeyPath } from '../../../src/api/kernel/json-body.js';
+import { charsetOf, UnsupportedCharset } from '../../../src/api/kernel/charset.js';
 import { SchemaValidationError } from '../../../src/api/kernel/schema.js';
 
 describe('invalidUtf8At', () => {
