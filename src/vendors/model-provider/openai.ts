@@ -9,7 +9,7 @@
  * to spec 01 part 7.1's `424` reasons; timeouts, connection failures and the
  * provider's 5xx are `unavailable`.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import {
   personaText, SECTIONS,
   type DraftInput, type DraftOutput, type EnhanceInput, type GenerateInput, type ModelProvider, type ModelProviderError,
@@ -39,10 +39,16 @@ const CONFIG_HELP = 'A configuration is an object with optional fields agentName
   + 'hasPersonalityAndVoice, hasRulesAndBoundaries, hasBusinessInfo (booleans; false omits that section).';
 
 export function createOpenAiModelProvider(opts: OpenAiProviderOptions): ModelProvider {
-  const client = new OpenAI({ baseURL: opts.baseUrl, apiKey: opts.apiKey, timeout: opts.timeoutMs, maxRetries: 0 });
+  // The package is loaded on the first call, not with the process: a worker, and an API whose
+  // provider is the sandbox, never need it (its load costs a process some 6 MB of memory).
+  let loaded: Promise<{ sdk: OpenAiSdk; client: OpenAI }> | undefined;
+  const clientOf = () => (loaded ??= import('openai').then(({ default: sdk }) => (
+    { sdk, client: new sdk({ baseURL: opts.baseUrl, apiKey: opts.apiKey, timeout: opts.timeoutMs, maxRetries: 0 }) }
+  )));
 
   /** One chat completion whose answer is a JSON object, or the error value it came to. */
   async function ask(prompt: string): Promise<ModelResult<Record<string, unknown>>> {
+    const { sdk, client } = await clientOf();
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
       completion = await client.chat.completions.create({
@@ -52,7 +58,7 @@ export function createOpenAiModelProvider(opts: OpenAiProviderOptions): ModelPro
         response_format: { type: 'json_object' },
       });
     } catch (e) {
-      return { ok: false, error: errorOf(e) };
+      return { ok: false, error: errorOf(sdk, e) };
     }
     const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
     if (!choice || typeof choice !== 'object' || !choice.message) return malformed('the answer holds no message');
@@ -132,7 +138,9 @@ const malformed = (what: string): { ok: false; error: ModelProviderError } => ({
 /** A JSON answer some models still wrap in a Markdown fence. */
 const stripFence = (s: string): string => s.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
 
-function errorOf(e: unknown): ModelProviderError {
+type OpenAiSdk = typeof import('openai').default;
+
+function errorOf(OpenAI: OpenAiSdk, e: unknown): ModelProviderError {
   if (e instanceof OpenAI.APIConnectionTimeoutError) return { kind: 'unavailable', message: 'The model provider did not answer in time.' };
   if (e instanceof OpenAI.APIConnectionError) return { kind: 'unavailable', message: 'The model provider could not be reached.' };
   if (e instanceof OpenAI.APIError && typeof e.status === 'number') {

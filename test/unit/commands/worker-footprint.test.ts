@@ -1,7 +1,7 @@
 /**
  * A `logdrain worker` loads none of the API: what its role imports (the process composition, the
  * engine, the families' background work, the vendors) reaches neither fastify nor a family's
- * routes. The API's code would cost every worker tens of megabytes of memory for nothing, and one
+ * routes, nor the model provider's and media server's SDKs (loaded on their first call). The API's code would cost every worker tens of megabytes of memory for nothing, and one
  * stray import brings all of it back, which this test catches.
  */
 import { describe, expect, it } from 'vitest';
@@ -37,11 +37,11 @@ function loadedBy(modules: readonly string[]): { packages: string[]; sources: st
 }
 
 describe('the worker role', () => {
-  it('loads neither fastify nor any family\'s routes', { timeout: 60_000 }, () => {
+  it('loads neither fastify, nor any family\'s routes, nor the SDKs of vendors it never calls', { timeout: 60_000 }, () => {
     const worker = loadedBy(['src/commands/run.ts', 'src/worker.ts', 'src/modules/background.ts', 'src/vendors/index.ts']);
     expect(worker.packages).toContain('kafkajs');
     expect(worker.sources).toContain('src/worker.ts');
-    expect(worker.packages.filter((p) => /fastify/.test(p))).toEqual([]);
+    expect(worker.packages.filter((p) => /fastify|^openai$|^livekit-server-sdk$/.test(p))).toEqual([]);
     expect(worker.sources.filter((s) => s === 'src/server.ts' || /^src\/modules\/[^/]+\/routes\.ts$/.test(s))).toEqual([]);
   });
 
