@@ -3,7 +3,8 @@
  * with their access declarations and schemas, its scopes and error codes
  * (declared when its module loads), its services, repositories and tables.
  * Adding one is a folder under src/modules/ and a line in
- * src/modules/index.ts; a family never imports another
+ * src/modules/index.ts (and one in src/modules/background.ts for its
+ * migrations, which processes without routes apply); a family never imports another
  * (.dependency-cruiser.cjs).
  */
 import type { FastifyInstance } from 'fastify';
