@@ -5,7 +5,7 @@
  * refusal of the server becomes a failure object (5xx on the message or a
  * recipient: the customer's request; anything else: the vendor's, retryable).
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { VendorFailure } from '../messaging/port.js';
 import type { MailPort } from './port.js';
 
@@ -13,13 +13,16 @@ export const SMTP_PROVIDER = 'smtp';
 
 export function createSmtpMail(opts: { url: string; from: string; timeoutMs?: number }): MailPort {
   const timeout = opts.timeoutMs ?? 30_000;
-  const transport = nodemailer.createTransport(opts.url, {
+  // nodemailer is loaded with the first message, not with the process: a process that sends no
+  // mail never pays for it (some 10 MB of memory).
+  let transport: Promise<Transporter> | undefined;
+  const transportOf = () => (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(opts.url, {
     connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout,
-  } as never);
+  } as never)));
   return {
     async send(m) {
       try {
-        const info = await transport.sendMail({
+        const info = await (await transportOf()).sendMail({
           from: opts.from,
           to: m.to,
           ...(m.cc.length > 0 ? { cc: [...m.cc] } : {}),
@@ -37,7 +40,8 @@ export function createSmtpMail(opts: { url: string; from: string; timeoutMs?: nu
       }
     },
     async close() {
-      transport.close();
+      // A transport never made has nothing to close.
+      if (transport) (await transport).close();
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * A `logdrain worker` loads none of the API: what its role imports (the process composition, the
  * engine, the families' background work, the vendors) reaches neither fastify nor a family's
- * routes, nor the model provider's and media server's SDKs (loaded on their first call). The API's code would cost every worker tens of megabytes of memory for nothing, and one
- * stray import brings all of it back, which this test catches.
+ * routes, nor the model provider's, media server's and SMTP SDKs (loaded on their first call).
+ * The API's code would cost every worker tens of megabytes of memory for nothing, and one stray
+ * import brings all of it back, which this test catches.
  */
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -41,7 +42,7 @@ describe('the worker role', () => {
     const worker = loadedBy(['src/commands/run.ts', 'src/worker.ts', 'src/modules/background.ts', 'src/vendors/index.ts']);
     expect(worker.packages).toContain('kafkajs');
     expect(worker.sources).toContain('src/worker.ts');
-    expect(worker.packages.filter((p) => /fastify|^openai$|^livekit-server-sdk$/.test(p))).toEqual([]);
+    expect(worker.packages.filter((p) => /fastify|^openai$|^livekit-server-sdk$|^nodemailer$/.test(p))).toEqual([]);
     expect(worker.sources.filter((s) => s === 'src/server.ts' || /^src\/modules\/[^/]+\/routes\.ts$/.test(s))).toEqual([]);
   });
 
