@@ -137,7 +137,7 @@ export const configSchema = Type.Object({
   /** The duty cycle of replays beside live records (src/backlog/replay-pacing.ts). */
   replayMaxSharePercent: int('REPLAY_MAX_SHARE_PERCENT', 20, { min: 1, max: 100 }, 'while live records flow, the share of a worker\'s time its drain replays may use, in percent; with none flowing replays run at full speed'),
   parkAfterAttempts: int('PARK_AFTER_ATTEMPTS', 3, { min: 1, max: 100 }, 'failed attempts of a live batch before its records are parked in the backlog'),
-  maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 5_000, { min: 100, max: 10_000_000 }, 'upper bound on records taken from the source but not yet accounted for'),
+  maxInFlightRecords: int('MAX_IN_FLIGHT_RECORDS', 10_000, { min: 100, max: 10_000_000 }, 'upper bound on records taken from the source but not yet accounted for'),
   /** The scrub pool (src/shape/scrub-pool.ts). */
   scrub: Type.Object({
     budgetMs: int('SCRUB_BUDGET_MS', 2000, { min: 10, max: 60_000 }, 'how long one record\'s scrub in the pool may take before its text is withheld'),

@@ -30,7 +30,7 @@ describe('loadConfig', () => {
   });
 
   it('holds at most 10,000 records in flight by default (each about 4 KB of the heap while held)', () => {
-    expect(loadConfig({}).maxInFlightRecords).toBe(5_000);
+    expect(loadConfig({}).maxInFlightRecords).toBe(10_000);
     expect(loadConfig({ MAX_IN_FLIGHT_RECORDS: '20000' }).maxInFlightRecords).toBe(20_000);
     expect(() => loadConfig({ MAX_IN_FLIGHT_RECORDS: '99' })).toThrow(/MAX_IN_FLIGHT_RECORDS/);
   });
