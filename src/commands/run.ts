@@ -24,7 +24,7 @@ import { createChannelNotifications, createWorkflowExecutor, familyMigrations, t
 
 // What only some roles run is imported where a role needs it (`await import`): a `logdrain
 // worker` loads none of the API (fastify, the families' routes and schemas, the seed), which would
-// cost it some 50 MB of memory and half a second of start-up; `serve` loads none of the delivery
+// cost it some 35 MB of memory and half a second of start-up; `serve` loads none of the delivery
 // engine. The listeners bind before any of it loads, so probes are answered from the first moment.
 
 export type Role = 'start' | 'serve' | 'worker';

@@ -2,7 +2,7 @@
  * What a process runs of the families without their routes: their tables (for openStore, `migrate`
  * and `seed`), the workflow executor and the channel notifications it sends. A `logdrain worker`
  * imports this and not index.ts, so it loads none of the API: fastify, the routes and their
- * schemas cost a worker some 50 MB of memory and half a second of start-up for nothing.
+ * schemas cost a worker some 35 MB of memory and half a second of start-up for nothing.
  */
 import type { Migration } from '../store/migrate.js';
 import { telephonyMigrations } from './telephony/migrations.js';
