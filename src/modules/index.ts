@@ -36,8 +36,8 @@ export { familyMigrations } from './background.js';
 /** Every family's seed array, for the seed loader (readSeedFile). */
 export const familySeeds: readonly SeedSection[] = families.flatMap((f) => f.seed ?? []);
 
-/** The workflow executor, and the channels family's send port for the other families (background.ts). */
-export { createWorkflowExecutor, createChannelNotifications, type WorkflowExecutor } from './background.js';
+/** The channels family's send port for the other families (platform-deps.ts, background.ts), built by the composition roots. */
+export { createChannelNotifications } from './background.js';
 
 /** The persona, workflows and skills families' parts of a template install (platform-deps.ts TemplatePorts). */
 export function createTemplatePorts(deps: { store: KernelStore; logger: Logger }): TemplatePorts {

@@ -35,6 +35,4 @@ export const channelsFamily = defineFamily<ChannelDeps>({
   },
 });
 
-export { createChannelNotifications } from './notifications.js';
-
 export type { ChannelDeps };

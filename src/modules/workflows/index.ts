@@ -52,8 +52,6 @@ export const workflowsFamily = defineFamily<WorkflowDeps>({
   },
 });
 
-export { createWorkflowExecutor, type WorkflowExecutor } from './background.js';
-
 /** The workflows family's part of a template install (platform-deps.ts), for the composition root. */
 export function createWorkflowsTemplatePort(deps: { store: KernelStore; logger: Logger }): WorkflowTemplatePort {
   const wake = createRunWaker(deps.store.sql, deps.logger, () => localExecutors.get(deps.store)?.forEach((w) => w()));

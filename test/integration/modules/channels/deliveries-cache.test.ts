@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../../../helpers/postgres
 import { startServeProcess } from '../../../helpers/serve-process.js';
 import { twoApisOnOneDatabase } from '../../../helpers/two-apis.js';
 import { createChannelService, DELIVERIES_TOPIC } from '../../../../src/modules/channels/service.js';
-import { createChannelNotifications } from '../../../../src/modules/channels/index.js';
+import { createChannelNotifications } from '../../../../src/modules/channels/notifications.js';
 import { createVendors } from '../../../../src/vendors/index.js';
 import { loadConfig } from '../../../../src/config/config.js';
 import { createLogger } from '../../../../src/telemetry/logger.js';
