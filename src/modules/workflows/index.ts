@@ -14,7 +14,6 @@ import { workflowPoliciesSeed, workflowsSeed } from './seed.js';
 import { createWorkflowService } from './service.js';
 import { createRollups } from './rollup.js';
 import { createRecovery } from './recovery.js';
-import { createWorkflowsRepo } from './repository.js';
 import { createWorkflowTemplatePort } from './template-port.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { Logger } from '../../telemetry/logger.js';
