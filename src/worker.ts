@@ -170,7 +170,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Worker> {
   }, 3_600_000);
   sweep.unref();
 
-  const pipeline = createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool, copyRows: store.logs.takesRows });
+  const pipeline = createPipeline({ sourceName: source.name, registry, batcher, accountant, events, parking, region: config.region, scrubPool });
   await source.start((chunk) => {
     pacer.liveConsumed(chunk.messages.length);
     pipeline(chunk);

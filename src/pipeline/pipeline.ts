@@ -9,8 +9,7 @@
  */
 import { deadLetterClass, decodeRecord, orgIdOf } from '../model/record.js';
 import { deadLetterDropReason } from '../model/drop-reasons.js';
-import { copyRow, placeRows, type LogCopy } from '../modules/logs/repository.js';
-import { dayOf } from '../model/time.js';
+import { logCopyOf, type LogCopy } from '../modules/logs/pages.js';
 import { SAMPLED_OUT, SELECTED } from '../select/selector.js';
 import type { RoutingTally } from '../telemetry/events.js';
 import { shapeRecord, type DeliveredRecord } from '../shape/delivered-record.js';
@@ -66,8 +65,6 @@ export interface PipelineOptions {
   region?: string | undefined;
   /** Where records too heavy to scrub on this thread are scrubbed (scrub-pool.ts); without it, every scrub is inline. */
   scrubPool?: ScrubPool;
-  /** The store writes the platform copy with COPY: each copy carries its row (modules/logs/repository.ts copyRow). */
-  copyRows?: boolean;
 }
 
 /** A chunk of raw messages as a source hands it over, with the ticket its records hold. */
@@ -83,8 +80,6 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const copies: LogCopy[] = [];
-    // Each copy's COPY row, packed into pieces and placed on its copy once the chunk is read (placeRows).
-    const rows: (string | undefined)[] | undefined = opts.copyRows ? [] : undefined;
     const routing = new Routing(opts, keys);
     const inline = shapeInline(observed);
     for (const raw of messages) {
@@ -101,9 +96,7 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
         continue;
       }
       const record = decoded.record;
-      // Every field a copy takes, from the start (placeRows sets the row's), so it grows no property store.
-      copies.push({ json: decoded.json ?? JSON.stringify(record), day: dayOf(decoded.timeMs), row: undefined, piece: undefined, rowStart: 0, rowEnd: 0 });
-      rows?.push(copyRow(record, decoded.timeMs, decoded.plain));
+      copies.push(logCopyOf(record, decoded.json ?? JSON.stringify(record), decoded.timeMs));
       const plans = opts.registry.plansFor(record.orgId);
       if (opts.scrubPool && heavyFor(record, plans)) {
         if (opts.scrubPool.full(record.orgId)) {
@@ -119,7 +112,6 @@ export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => v
       }
       routing.route(record, raw.length, plans, inline, ticket);
     }
-    if (rows !== undefined) placeRows(rows, copies);
     routing.account(ticket, copies);
     if (letters.length > 0) {
       for (const l of letters) opts.events.deadLettered(deadLetterClass(l.reason));

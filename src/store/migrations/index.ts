@@ -19,6 +19,7 @@ import * as m020 from '../../modules/drains/migrations/020-drain-replays.js';
 import * as m021 from '../../modules/drains/migrations/021-drain-circuits.js';
 import * as m022 from '../../modules/drains/migrations/022-drain-hourly-reasons.js';
 import * as m023 from '../../modules/drains/migrations/023-backlog-pages.js';
+import * as m024 from './024-agent-log-pages.js';
 
 /** Ordered migrations; ids never change once released. */
 export const migrations: readonly { id: string; sql: string }[] = [
@@ -43,4 +44,5 @@ export const migrations: readonly { id: string; sql: string }[] = [
   { id: '021-drain-circuits', sql: m021.sql },
   { id: '022-drain-hourly-reasons', sql: m022.sql },
   { id: '023-backlog-pages', sql: m023.sql },
+  { id: '024-agent-log-pages', sql: m024.sql },
 ];

@@ -12,7 +12,7 @@ import { silentLogger } from '../../../src/telemetry/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { waitFor } from '../../helpers/app.js';
 import { record } from '../../helpers/records.js';
-import type { LogCopy } from '../../../src/modules/logs/repository.js';
+import { logCopyOf, type LogCopy } from '../../../src/modules/logs/pages.js';
 
 describe('accountant on Postgres', () => {
   let db: TestDatabase;
@@ -42,7 +42,7 @@ describe('accountant on Postgres', () => {
   /** One delivered record: its delivery row, its hourly count and its platform copy. */
   function delivered(drainId: string) {
     const rec = record({ id: `acc-${++n}` });
-    const copy: LogCopy = { json: JSON.stringify(rec), day: Math.floor(Date.parse(rec.timestamp) / 86_400_000) };
+    const copy: LogCopy = logCopyOf(rec, JSON.stringify(rec), Date.parse(rec.timestamp));
     return {
       recordId: rec.id,
       entry: {
@@ -64,7 +64,7 @@ describe('accountant on Postgres', () => {
   async function withCopiesBlocked<T>(fn: () => Promise<T>): Promise<T> {
     await admin.query('begin');
     try {
-      await admin.query('lock table agent_logs in access exclusive mode');
+      await admin.query('lock table agent_log_pages in access exclusive mode');
       return await fn();
     } finally {
       await admin.query('rollback');

@@ -142,7 +142,7 @@ describe('import boundaries', () => {
     const files = probes.map(([file, imports]) =>
       probe(file, `${imports.map((m, i) => `import * as m${i} from '${m}';`).join('\n')}\nexport const probe = [${imports.map((_, i) => `m${i}`).join(', ')}];\n`));
     // The engine and the drain domain (types only) may import the persistence they write.
-    files.push(probe('src/deliver/__probe_own__.ts', "import { createCircuitsRepo } from '../modules/drains/tables/circuits.js';\nimport { copyRow } from '../modules/logs/repository.js';\nexport const probe = [createCircuitsRepo, copyRow];\n"));
+    files.push(probe('src/deliver/__probe_own__.ts', "import { createCircuitsRepo } from '../modules/drains/tables/circuits.js';\nimport { createLogsRepo } from '../modules/logs/repository.js';\nexport const probe = [createCircuitsRepo, createLogsRepo];\n"));
     files.push(probe('src/drains/__probe_own__.ts', "import type { DrainUnitOfWork } from '../modules/drains/tables/index.js';\nexport type Probe = DrainUnitOfWork;\n"));
     const found = describeViolations(cruise(copy, files));
     for (const [file, imports, rule] of probes) {

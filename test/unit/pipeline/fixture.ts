@@ -43,7 +43,7 @@ export interface PipelineUnderTest {
 }
 
 /** `keepAccounting: false` (benchmarks) discards the accountant's writes instead of keeping them in `accounted`. */
-export function pipelineFor(drains: Drain[], opts: { maxRecords?: number; keepAccounting?: boolean; scrubPool?: ScrubPool; copyRows?: boolean } = {}): PipelineUnderTest {
+export function pipelineFor(drains: Drain[], opts: { maxRecords?: number; keepAccounting?: boolean; scrubPool?: ScrubPool } = {}): PipelineUnderTest {
   const plans = drains.map((d) => compilePlan(d, box));
   const byOrg = new Map<string, DrainPlan[]>();
   for (const p of plans) byOrg.set(p.drain.orgId, [...(byOrg.get(p.drain.orgId) ?? []), p]);
@@ -62,7 +62,7 @@ export function pipelineFor(drains: Drain[], opts: { maxRecords?: number; keepAc
   const accounted: AccountingEntry[] = [];
   const parking = new ParkingSet();
   const route = createPipeline({
-    sourceName: 'test', registry, batcher, events: noEvents, parking, copyRows: opts.copyRows ?? false, ...(opts.scrubPool ? { scrubPool: opts.scrubPool } : {}),
+    sourceName: 'test', registry, batcher, events: noEvents, parking, ...(opts.scrubPool ? { scrubPool: opts.scrubPool } : {}),
     accountant: {
       record: async (e) => {
         if (opts.keepAccounting !== false) accounted.push(e);

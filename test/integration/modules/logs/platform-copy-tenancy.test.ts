@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { STORE_KINDS } from '../../../helpers/stores.js';
 import { record } from '../../../helpers/records.js';
 import type { Store } from '../../../../src/store/store.js';
-import type { LogCopy } from '../../../../src/modules/logs/repository.js';
+import { logCopyOf, type LogCopy } from '../../../../src/modules/logs/pages.js';
 import { createAccountant, PLATFORM_COPY_SOURCE } from '../../../../src/account/accountant.js';
 import { silentLogger } from '../../../../src/telemetry/logger.js';
 
-const copyOf = (r: ReturnType<typeof record>): LogCopy => ({ json: JSON.stringify(r), day: Math.floor(Date.parse(r.timestamp) / 86_400_000) });
+const copyOf = (r: ReturnType<typeof record>): LogCopy => logCopyOf(r, JSON.stringify(r), Date.parse(r.timestamp));
 
 describe.each(STORE_KINDS)('platform copy tenancy on $name', (kind) => {
   let store: Store;

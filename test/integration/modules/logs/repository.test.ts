@@ -1,9 +1,13 @@
-/** The platform copy of records (modules/logs/repository.ts) on PGlite and on Postgres. */
+/** The platform copy of records as pages (modules/logs/repository.ts, pages.ts) on PGlite and on Postgres. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../../helpers/stores.js';
 import { record } from '../../../helpers/records.js';
 import type { Store } from '../../../../src/store/store.js';
-import { copyRow, createLogsRepo, packRows, type LogQuery } from '../../../../src/modules/logs/repository.js';
+import { createLogsRepo, type LogQuery, type LogRow } from '../../../../src/modules/logs/repository.js';
+import { logCopyOf, PAGE_RECORDS } from '../../../../src/modules/logs/pages.js';
+import * as m004 from '../../../../src/store/migrations/004-agent-logs.js';
+import * as m015 from '../../../../src/store/migrations/015-agent-logs-skill-index.js';
+import * as m018 from '../../../../src/store/migrations/018-agent-logs-org-first-key.js';
 import type { QueryOptions, Sql } from '../../../../src/store/sql.js';
 import { migrate } from '../../../../src/store/migrate.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
@@ -11,6 +15,8 @@ import type { AgentRecord } from '../../../../src/model/record.js';
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-11-20T12:00:00.000Z');
 const at = (msBeforeNow: number) => new Date(NOW - msBeforeNow).toISOString();
+/** The copy the worker hands over: the record's JSON (bytes or text), its time and keys. */
+const copyOf = (r: AgentRecord, json: string | Buffer = JSON.stringify(r)) => logCopyOf(r, json, Date.parse(r.timestamp));
 
 describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
   let store: Store;
@@ -50,14 +56,14 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     const asBytes = record({ id: 'u1', orgId: o, timestamp: at(2000), message: 'grüße ✓ 日本 🚀', attributes: { note: 'naïve' } });
     const asText = record({ id: 'u2', orgId: o, timestamp: at(1000), message: 'plain' });
     const outside = record({ id: 'u3', orgId: o, timestamp: at(30 * DAY) });
-    const copies = [asBytes, asText, outside].map((r, i) => ({ json: i === 1 ? JSON.stringify(r) : Buffer.from(JSON.stringify(r)), day: Math.floor(Date.parse(r.timestamp) / DAY) }));
+    const copies = [asBytes, asText, outside].map((r, i) => copyOf(r, i === 1 ? JSON.stringify(r) : Buffer.from(JSON.stringify(r))));
     expect(await store.logs.insertCopies(copies, 7, NOW)).toEqual({ stored: 2, outside: 1 });
     const rows = await store.logs.page({ orgId: o }, 10);
     expect(rows.map((r) => [r.id, r.message])).toEqual([['u2', 'plain'], ['u1', 'grüße ✓ 日本 🚀']]);
     expect(rows[1]!.attributes).toEqual({ note: 'naïve' });
   });
 
-  it("stores text holding COPY's special characters, and absent fields, as they came; re-written copies once", async () => {
+  it("stores text holding escapes, tabs and newlines, and absent fields, as they came; re-written copies answered once", async () => {
     const o = org();
     const special = record({
       id: 'x\\1', orgId: o, timestamp: at(3000), agentVersion: 'v\t2', message: 'tab\there\nnew line\r\\N and \\ back\\slash \\t',
@@ -75,36 +81,35 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(rows[1]).toMatchObject({ agentVersion: 'v\t2', message: special.message, attributes: special.attributes });
     expect(rows[0]).toMatchObject({ agentVersion: null, message: null, attributes: null, traceId: null, spanId: null });
     expect(rows[0]!.ts.toISOString()).toBe(bare.timestamp);
-    // Written again, alone and beside a new one: each stored once, the count the new ones.
-    const copies = (rs: AgentRecord[]) => {
-      const rows = packRows(rs.map((r) => (store.logs.takesRows ? copyRow(r, Date.parse(r.timestamp)) : undefined)));
-      return rs.map((r, i) => ({ json: JSON.stringify(r), day: Math.floor(Date.parse(r.timestamp) / DAY), row: rows[i] }));
-    };
-    expect(await store.logs.insertCopies(copies([special, bare]), 7, NOW)).toEqual({ stored: 0, outside: 0 });
+    // Written again, alone and beside a new one (a re-read after a crash): each answered once.
+    expect(await store.logs.insertCopies([special, bare].map((r) => copyOf(r)), 7, NOW)).toEqual({ stored: 2, outside: 0 });
     const fresh = record({ id: 'x3', orgId: o, timestamp: at(1000) });
-    expect(await store.logs.insertCopies(copies([bare, fresh, fresh]), 7, NOW)).toEqual({ stored: 1, outside: 0 });
+    expect(await store.logs.insertCopies([bare, fresh, fresh].map((r) => copyOf(r)), 7, NOW)).toEqual({ stored: 3, outside: 0 });
+    expect(await store.logs.countUpTo({ orgId: o }, 10)).toBe(3);
     expect(await ids({ orgId: o })).toEqual(['x3', 'x2', 'x\\1']);
   });
 
-  it('stores a flush of many rows, past one COPY message, and a row longer than a message alone, each field intact', async () => {
+  it('stores a flush of many records in pages of its organization, a record longer than a message intact, each field intact', async () => {
     const o = org();
-    // About 300 KB of rows: several CopyData messages; one row of 100,000 multi-byte characters on its own.
+    // About 300 KB of records and one of 100,000 multi-byte characters: more than one page, several CopyData messages.
     const many = Array.from({ length: 600 }, (_, i) => record({ id: `m${String(i).padStart(4, '0')}`, orgId: o, timestamp: at(i), message: `line ${i} ${'x'.repeat(400)}`, attributes: { i } }));
     const long = record({ id: 'm-long', orgId: o, timestamp: at(700), message: 'ü✓'.repeat(50_000), attributes: { tab: 'a\tb' } });
     const special = record({ id: 'm-special', orgId: o, timestamp: at(701), message: 'back\\slash\nnew\rline\tend' });
-    const all = [...many, long, special];
-    const packed = packRows(all.map((r) => (store.logs.takesRows ? copyRow(r, Date.parse(r.timestamp), !JSON.stringify(r).includes('\\')) : undefined)));
-    const copies = all.map((r, i) => ({ json: Buffer.from(JSON.stringify(r)), day: Math.floor(Date.parse(r.timestamp) / DAY), row: packed[i] }));
-    // Written by COPY alone on Postgres: a refused COPY would go the statement path and hide it.
-    let statements = 0;
+    const other = record({ id: 'm-other', orgId: `${o}_other`, timestamp: at(702) });
+    const all = [...many, long, special, other];
+    const writes: string[] = [];
     const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
       query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
-        if (/insert into agent_logs/.test(text)) statements++;
+        if (/insert into agent_log_pages/.test(text)) writes.push('insert');
         return store.sql.query<T>(text, params, options);
       },
+      ...(store.sql.copyIn ? { copyIn: (text: string, rows: readonly Buffer[]) => (writes.push('copy'), store.sql.copyIn!(text, rows)) } : {}),
     });
-    expect(await createLogsRepo(spy).insertCopies(copies, 7, NOW)).toEqual({ stored: 602, outside: 0 });
-    expect(statements > 0).toBe(!store.logs.takesRows);
+    expect(await createLogsRepo(spy).insertCopies(all.map((r) => copyOf(r, Buffer.from(JSON.stringify(r)))), 7, NOW)).toEqual({ stored: 603, outside: 0 });
+    // One COPY a flush on Postgres; a statement a page on the embedded store (two of this organization, one of the other's).
+    expect(writes).toEqual(kind.name === 'postgres' ? ['copy'] : ['insert', 'insert', 'insert']);
+    const pages = await store.sql.query<{ org_id: string; records: number }>('select org_id, records from agent_log_pages where org_id like $1 order by records desc', [`${o}%`]);
+    expect(pages).toEqual([{ org_id: o, records: PAGE_RECORDS }, { org_id: o, records: 602 - PAGE_RECORDS }, { org_id: `${o}_other`, records: 1 }]);
     const rows = await store.logs.page({ orgId: o }, 1000);
     expect(rows).toHaveLength(602);
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -113,38 +118,20 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(byId.get('m-special')!.message).toBe(special.message);
   });
 
-  it('makes the same row from a record known to hold no escaped character as from one searched field by field', () => {
-    const r = record({ id: 'p1', orgId: 'o', timestamp: at(0), agentVersion: '3', message: 'plain text, "quoted" ü', attributes: { a: 'b', n: 2 } });
-    expect(copyRow(r, Date.parse(r.timestamp), true)).toBe(copyRow(r, Date.parse(r.timestamp), false));
-    const bare: AgentRecord = { ...r };
-    delete bare.agentVersion;
-    delete bare.message;
-    delete bare.attributes;
-    expect(copyRow(bare, Date.parse(r.timestamp), true)).toBe(copyRow(bare, Date.parse(r.timestamp), false));
-  });
-
-  it('writes the copies with COPY on Postgres (the statement path on PGlite, and for a record COPY could not say)', async () => {
+  it('keeps a record sent with newlines between its tokens, and numbers JSON cannot say as a double, as they came', async () => {
     const o = org();
-    const calls: string[] = [];
-    const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
-      query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
-        if (/insert into agent_logs/.test(text)) calls.push('insert');
-        return store.sql.query<T>(text, params, options);
-      },
-      ...(store.sql.copyIn ? { copyIn: (text: string, rows: readonly Buffer[]) => (calls.push(`copy ${rows.length}`), store.sql.copyIn!(text, rows)) } : {}),
-    });
-    const repo = createLogsRepo(spy);
-    expect(repo.takesRows).toBe(kind.name === 'postgres');
-    await repo.insert([record({ id: 'c1', orgId: o, timestamp: at(2000) }), record({ id: 'c2', orgId: o, timestamp: at(1000) })], 7, NOW);
-    expect(calls).toEqual(kind.name === 'postgres' ? ['copy 2'] : ['insert']);
-    // A number JSON.parse made infinite has no row: its run goes the statement path, which reads the JSON as it came.
-    const huge = record({ id: 'c3', orgId: o, timestamp: at(500) });
-    expect(copyRow({ ...huge, attributes: { n: Infinity } }, Date.parse(huge.timestamp))).toBeUndefined();
-    calls.length = 0;
-    const json = JSON.stringify({ ...huge, attributes: { n: 1 } }).replace('"n":1', '"n":1e400');
-    expect(await repo.insertCopies([{ json, day: Math.floor(Date.parse(huge.timestamp) / DAY), row: undefined }], 7, NOW)).toEqual({ stored: 1, outside: 0 });
-    expect(calls).toEqual(['insert']);
-    expect(await ids({ orgId: o })).toEqual(['c3', 'c2', 'c1']);
+    const pretty = record({ id: 'n1', orgId: o, timestamp: at(2000), message: 'two\nlines', attributes: { a: 'b' } });
+    const huge = record({ id: 'n2', orgId: o, timestamp: at(1000), attributes: { n: 1 } });
+    const copies = [copyOf(pretty, Buffer.from(JSON.stringify(pretty, null, 2))), copyOf(huge, JSON.stringify(huge).replace('"n":1', '"n":1e400'))];
+    expect(await store.logs.insertCopies(copies, 7, NOW)).toEqual({ stored: 2, outside: 0 });
+    const rows = await store.logs.page({ orgId: o }, 10);
+    expect(rows.map((r) => r.id)).toEqual(['n2', 'n1']);
+    expect(rows[1]).toMatchObject({ message: 'two\nlines', attributes: { a: 'b' } });
+    expect(rows[0]!.attributes).toEqual({ n: Infinity });
+    // The view of the pages a record a row reads it too.
+    const viewed = await store.sql.query<{ id: string; message: string }>('select id, message from agent_logs where org_id = $1 order by id', [o]);
+    expect(viewed.map((r) => r.id)).toEqual(['n1', 'n2']);
+    expect(viewed[0]!.message).toBe('two\nlines');
   });
 
   it('keeps times to the millisecond so a keyset continuation never skips a row', async () => {
@@ -235,21 +222,23 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(await store.logs.countUpTo({ orgId: o, agentId: 'agt_s', skillId: 'skl_a' }, 10)).toBe(2);
   });
 
-  it("reads a skill's records through agent_logs_skill, in the index's order (no sort), on every day partition", async () => {
+  it("reads a skill's records from the pages holding that skill, on every day partition", async () => {
     const o = org();
-    // A busy agent: 1,800 records a minute apart over two days, one in a hundred a record of skl_a.
+    // A busy agent: 1,800 records a minute apart over two days, one in a hundred a record of skl_a,
+    // written a flush of 100 at a time (as the worker's flushes would): the skill's records lie in 18 of 18+ pages.
     const recs = Array.from({ length: 1800 }, (_, i) => record({
       id: `b${String(i).padStart(4, '0')}`, orgId: o, agentId: 'agt_busy', timestamp: at(i * 60_000),
       source: i % 100 === 0 ? 'skill' : i % 2 ? 'mcp' : 'execution', attributes: { skillId: i % 100 === 0 ? 'skl_a' : 'skl_b' },
     }));
-    await store.logs.insert(recs, 7, NOW);
-    await store.sql.exec('analyze agent_logs');
-    // The statements the repository runs, explained as they ran.
-    const ran: { text: string; params: readonly unknown[] }[] = [];
+    for (let i = 0; i < recs.length; i += 100) await store.logs.insert(recs.slice(i, i + 100), 7, NOW);
+    await store.logs.insert(Array.from({ length: 300 }, (_, i) => record({ id: `c${i}`, orgId: o, agentId: 'agt_busy', timestamp: at(i * 1000 + 7) })), 7, NOW);
+    // The pages each statement read.
+    let pagesRead = 0;
     const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
-      query: <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
-        ran.push({ text, params: params ?? [] });
-        return store.sql.query<T>(text, params, options);
+      query: async <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
+        const rows = await store.sql.query<T>(text, params, options);
+        if (/from agent_log_pages/.test(text)) pagesRead += rows.length;
+        return rows;
       },
     });
     const repo = createLogsRepo(spy);
@@ -259,79 +248,133 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     const last = first[4]!;
     expect((await repo.page(q, 100, { after: { at: last.ts, id: last.id } })).map((r) => r.id)).toEqual(Array.from({ length: 13 }, (_, i) => `b${String((i + 5) * 100).padStart(4, '0')}`));
     expect(await repo.countUpTo(q, 10_000)).toBe(18);
-    const skillIndexes = new Set((await store.sql.query<{ n: string }>(
-      `select c.relname as n from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'agent_logs_skill'`,
-    )).map((r) => r.n));
-    expect(skillIndexes.size).toBeGreaterThan(0);
-    expect(ran).toHaveLength(3);
-    for (const { text, params } of ran) {
-      // Whether the statement can use the index at all, not how the planner weighs a partition of a
-      // few pages (a sequential read of one and a sort can cost less there than an index).
-      const [row] = await store.sql.transaction(async (tx) => {
-        await tx.exec('set local enable_seqscan = off');
-        return tx.query<{ 'QUERY PLAN': unknown }>(`explain (format json) ${text}`, params);
-      });
-      const plan = row!['QUERY PLAN'];
-      const nodes: { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string }[] = [];
-      const walk = (n: Record<string, unknown>) => {
-        nodes.push(n as (typeof nodes)[number]);
-        for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
-      };
-      walk((typeof plan === 'string' ? JSON.parse(plan) : plan as { Plan: Record<string, unknown> }[])[0]!.Plan);
-      const scans = nodes.filter((n) => n['Relation Name']?.startsWith('agent_logs'));
-      expect(scans.length, text).toBeGreaterThan(0);
-      for (const n of scans) {
-        expect(n['Node Type'], text).toMatch(/^Index (Only )?Scan$/);
-        expect(skillIndexes.has(n['Index Name']!), `${n['Index Name']} in ${text}`).toBe(true);
-      }
-      expect(nodes.some((n) => n['Node Type'] === 'Sort'), text).toBe(false);
+    // Only pages holding the skill: the agent's other pages (its 300 records of no skill) are never read.
+    pagesRead = 0;
+    await repo.countUpTo(q, 10_000);
+    expect(pagesRead).toBe(18);
+  });
+
+  it("reads on into a page whose bound is the time of the last record held: a record of that time there may come first", async () => {
+    const o = org();
+    // Two flushes, two pages: the first's last time (newest first) is the second page's bound, and
+    // the second holds a record of that time whose id comes before the first's (newest first: larger).
+    await store.logs.insert([record({ id: 'a', orgId: o, timestamp: at(1000) }), record({ id: 'b', orgId: o, timestamp: at(2000) })], 7, NOW);
+    await store.logs.insert([record({ id: 'z', orgId: o, timestamp: at(2000) }), record({ id: 'c', orgId: o, timestamp: at(3000) })], 7, NOW);
+    expect(await ids({ orgId: o }, 2)).toEqual(['a', 'z']);
+    expect((await store.logs.page({ orgId: o }, 1, { offset: 1 })).map((r) => r.id)).toEqual(['z']);
+    // Oldest first, the same: the first page's first time is the second's bound.
+    const p = org();
+    await store.logs.insert([record({ id: 'y', orgId: p, timestamp: at(3000) }), record({ id: 'x', orgId: p, timestamp: at(2000) })], 7, NOW);
+    await store.logs.insert([record({ id: 'm', orgId: p, timestamp: at(2000) }), record({ id: 'n', orgId: p, timestamp: at(1000) })], 7, NOW);
+    expect((await store.logs.replayPage(p, new Date(at(5000)), new Date(at(0)), null, 2)).map((r) => r.id)).toEqual(['y', 'm']);
+  });
+
+  it('answers each record once however many pages hold it, by offset, keyset, count and replay alike', async () => {
+    const o = org();
+    // Records at 300 times over ten seconds (five or so sharing each), written in flushes of random
+    // size, some of them twice (read twice from the source): pages overlap in time, and their
+    // bounds are times other pages' records share.
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const recs = Array.from({ length: 1500 }, (_, i) => record({
+      id: `d${String(i).padStart(4, '0')}`, orgId: o, agentId: `agt_${i % 3}`, timestamp: at(Math.floor(rand() * 300) * 33),
+      source: i % 4 === 0 ? 'skill' : 'mcp', environment: i % 5 === 0 ? 'sandbox' : 'production',
+    }));
+    // In about the order of their times, as a source hands them over (each moved by up to 30
+    // places), so that pages hold narrow spans and a page's bound is a time its neighbours share;
+    // then a stretch of them again, as a re-read after a crash.
+    const arrival = [...recs].sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp));
+    for (let i = 0; i < arrival.length; i++) {
+      const j = Math.min(arrival.length - 1, i + Math.floor(rand() * 30));
+      [arrival[i], arrival[j]] = [arrival[j]!, arrival[i]!];
     }
+    const written = [...arrival, ...arrival.slice(400, 900)];
+    for (let i = 0; i < written.length; ) {
+      const n = 1 + Math.floor(rand() * 120);
+      await store.logs.insert(written.slice(i, i + n), 7, NOW);
+      i += n;
+    }
+    const key = (r: { ts: Date; id: string } | AgentRecord) => ('ts' in r ? [r.ts.getTime(), r.id] : [Date.parse(r.timestamp), r.id]) as [number, string];
+    const newest = (a: AgentRecord, b: AgentRecord) => { const [x, y] = [key(a), key(b)]; return y[0] - x[0] || (x[1] < y[1] ? 1 : -1); };
+    const model = (f: (r: AgentRecord) => boolean) => recs.filter(f).sort(newest).map((r) => r.id);
+    const queries: [LogQuery, (r: AgentRecord) => boolean][] = [
+      [{ orgId: o }, () => true],
+      [{ orgId: o, agentId: 'agt_1' }, (r) => r.agentId === 'agt_1'],
+      [{ orgId: o, hiddenAgents: ['agt_0'], environment: 'sandbox' }, (r) => r.agentId !== 'agt_0' && r.environment === 'sandbox'],
+      [{ orgId: o, source: 'skill', since: new Date(at(6000)), until: new Date(at(2000)) }, (r) => r.source === 'skill' && Date.parse(r.timestamp) >= NOW - 6000 && Date.parse(r.timestamp) <= NOW - 2000],
+    ];
+    for (const [q, f] of queries) {
+      const want = model(f);
+      expect(await ids(q, 5000), JSON.stringify(q)).toEqual(want);
+      expect(await store.logs.countUpTo(q, 10_000)).toBe(want.length);
+      expect(await store.logs.countUpTo(q, 10)).toBe(Math.min(want.length, 11));
+      expect((await store.logs.page(q, 37, { offset: 111 })).map((r) => r.id)).toEqual(want.slice(111, 148));
+      // Keyset pages of 100 to the end.
+      const walked: string[] = [];
+      let after: LogRow | undefined;
+      for (;;) {
+        const page: LogRow[] = await store.logs.page(q, 100, after ? { after: { at: after.ts, id: after.id } } : {});
+        walked.push(...page.map((r) => r.id));
+        if (page.length < 100) break;
+        after = page.at(-1);
+      }
+      expect(walked).toEqual(want);
+    }
+    // A replay's pages, oldest first, from its recorded position to the end.
+    const replayed: string[] = [];
+    let position: { ts: string; id: string } | null = null;
+    for (;;) {
+      const page = await store.logs.replayPage(o, new Date(at(10_000)), new Date(at(0)), position, 250);
+      if (page.length === 0) break;
+      replayed.push(...page.map((r) => r.id));
+      position = { ts: page.at(-1)!.tsText, id: page.at(-1)!.id };
+    }
+    expect(replayed).toEqual(model(() => true).reverse());
+    // The view of the pages, a record a row, holds each once too.
+    expect((await store.sql.query<{ n: number }>('select count(*)::int as n from agent_logs where org_id = $1', [o]))[0]!.n).toBe(recs.length);
   });
 
-  it('builds agent_logs_skill on every day partition that exists when the store upgrades to it', async () => {
-    const o = org();
-    await store.logs.insert([record({ id: 'u1', orgId: o, source: 'skill', timestamp: at(DAY), attributes: { skillId: 'skl_u' } })], 7, NOW);
-    // The store as the release before the index left it, with partitions and rows.
-    await store.sql.exec("drop index agent_logs_skill; delete from schema_migrations where id = '015-agent-logs-skill-index'");
-    expect(await migrate(store.sql)).toEqual(['015-agent-logs-skill-index']);
-    const children = async (parent: string) => (await store.sql.query<{ n: string; t: string | null }>(
-      `select c.relname as n, (select t.relname from pg_index x join pg_class t on t.oid = x.indrelid where x.indexrelid = c.oid) as t
-       from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = $1`, [parent],
-    ));
-    const partitions = (await children('agent_logs')).map((r) => r.n).sort();
-    expect(partitions.length).toBeGreaterThan(1);
-    expect((await children('agent_logs_skill')).map((r) => r.t).sort()).toEqual(partitions);
-    expect(await ids({ orgId: o, agentId: 'agt_support', skillId: 'skl_u' })).toEqual(['u1']);
-  });
-
-  it('takes the key led by the organization, without agent_logs_org, on a store with partitions and rows', async () => {
-    const o = org();
-    const recs = [record({ id: 'k1', orgId: o, timestamp: at(DAY) }), record({ id: 'k2', orgId: o, timestamp: at(0) })];
-    // The store as the release before 018 left it: key (ts, org_id, id) and agent_logs_org, with rows.
-    await store.sql.exec(`alter table agent_logs drop constraint agent_logs_pkey;
-      alter table agent_logs add primary key (ts, org_id, id);
-      create index agent_logs_org on agent_logs (org_id, ts desc, id desc);
-      delete from schema_migrations where id = '018-agent-logs-org-first-key'`);
-    await store.logs.insert(recs, 7, NOW);
-    expect(await migrate(store.sql)).toEqual(['018-agent-logs-org-first-key']);
-    const [key] = await store.sql.query<{ def: string }>(
-      "select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'agent_logs_pkey'",
-    );
-    expect(key!.def).toBe('PRIMARY KEY (org_id, ts, id)');
-    // No index of the parent or of a partition holds what the key holds.
-    const indexes = await store.sql.query<{ n: string }>(
-      "select indexname as n from pg_indexes where tablename like 'agent_logs%' and indexdef like '%(org_id, ts DESC, id DESC)'",
-    );
-    expect(indexes).toEqual([]);
-    // Every partition has the new key; the rows are there once and a re-write stores none.
-    const partitionKeys = await store.sql.query<{ def: string }>(
-      `select pg_get_constraintdef(k.oid) as def from pg_inherits i join pg_class p on p.oid = i.inhparent
-       join pg_constraint k on k.conrelid = i.inhrelid and k.contype = 'p' where p.relname = 'agent_logs'`,
-    );
-    expect(partitionKeys.length).toBeGreaterThan(1);
-    for (const k of partitionKeys) expect(k.def).toBe('PRIMARY KEY (org_id, ts, id)');
-    expect(await store.logs.insert(recs, 7, NOW)).toBe(0);
-    expect(await ids({ orgId: o })).toEqual(['k2', 'k1']);
+  it('moves the records of the row layout into pages when the store upgrades, each field and every read the same', async () => {
+    const { store: fresh, dispose: disposeFresh } = await kind.open();
+    try {
+      const o = org();
+      const recs = [
+        record({ id: 'g1', orgId: o, timestamp: at(DAY), agentVersion: '2', attributes: { skillId: 'skl_g', n: 2 }, source: 'skill', traceId: 'c'.repeat(32) }),
+        record({ id: 'g2', orgId: o, timestamp: at(1000), message: 'tab\there' }),
+        ...Array.from({ length: 600 }, (_, i) => record({ id: `g3_${String(i).padStart(3, '0')}`, orgId: o, agentId: 'agt_many', timestamp: at(2000 + i) })),
+      ];
+      delete recs[1]!.agentVersion;
+      // The store as the release before pages left it: the row layout, with a partition a day and rows.
+      await fresh.sql.exec(`drop view agent_logs; drop table agent_log_pages; ${m004.sql}; ${m015.sql}; ${m018.sql};
+        delete from schema_migrations where id = '024-agent-log-pages'`);
+      for (const d of [0, 1]) {
+        const day = Math.floor(NOW / DAY) - d;
+        await fresh.sql.exec(`create table agent_logs_${day} partition of agent_logs for values from ('${new Date(day * DAY).toISOString()}') to ('${new Date((day + 1) * DAY).toISOString()}')`);
+      }
+      await fresh.sql.query(
+        `insert into agent_logs (ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity, execution_id, message, trace_id, span_id, attributes)
+         select (r->>'timestamp')::timestamptz, r->>'id', r->>'orgId', r->>'agentId', r->>'agentName', r->>'agentVersion', r->>'environment', r->>'source', r->>'event',
+           r->>'severity', r->>'executionId', r->>'message', r->>'traceId', r->>'spanId', (r->'attributes')::jsonb from json_array_elements($1::text::json) r`,
+        [JSON.stringify(recs)],
+      );
+      expect(await migrate(fresh.sql)).toEqual(['024-agent-log-pages']);
+      const repo = createLogsRepo(fresh.sql);
+      const read = await repo.page({ orgId: o }, 1000);
+      expect(read.map((r) => r.id)).toEqual([...recs].sort((a, b) => Date.parse(b.timestamp) - Date.parse(a.timestamp) || (a.id < b.id ? 1 : -1)).map((r) => r.id));
+      expect(read.find((r) => r.id === 'g1')).toMatchObject({ agentVersion: '2', attributes: { skillId: 'skl_g', n: 2 }, source: 'skill', traceId: 'c'.repeat(32), message: recs[0]!.message });
+      expect(read.find((r) => r.id === 'g2')).toMatchObject({ agentVersion: null, message: 'tab\there', attributes: null, spanId: null });
+      expect(read.find((r) => r.id === 'g1')!.ts.toISOString()).toBe(recs[0]!.timestamp);
+      expect((await repo.page({ orgId: o, agentId: recs[0]!.agentId, skillId: 'skl_g' }, 10)).map((r) => r.id)).toEqual(['g1']);
+      expect(await repo.countUpTo({ orgId: o, agentId: 'agt_many' }, 10_000)).toBe(600);
+      // Pages of 500 at most, of one organization and day.
+      const pages = await fresh.sql.query<{ records: number }>('select records from agent_log_pages order by records desc');
+      expect(pages.map((p) => p.records)).toEqual([500, 101, 1]);
+      // Written after the upgrade, beside the moved ones.
+      await repo.insert([record({ id: 'g4', orgId: o, timestamp: at(0) })], 7, NOW);
+      expect((await repo.page({ orgId: o }, 2)).map((r) => r.id)).toEqual(['g4', 'g2']);
+    } finally {
+      await disposeFresh();
+    }
   });
 
   it('keeps only the retention window and drops whole day partitions past it', async () => {
@@ -345,15 +388,15 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     expect(await ids({ orgId: o })).toEqual(['recent', 'old']);
     // Retention shortened to 7 days: upkeep drops the old record's day.
     const { dropped } = await store.logs.maintain(7, NOW);
-    expect(dropped).toContain(`agent_logs_${new Date(NOW - 9 * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    expect(dropped).toContain(`agent_log_pages_${new Date(NOW - 9 * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`);
     expect(await ids({ orgId: o })).toEqual(['recent']);
     // Upkeep made today's and the next days' partitions, and is idempotent.
     expect((await store.logs.maintain(7, NOW)).dropped).toEqual([]);
     const parts = await store.sql.query<{ n: string }>(
-      `select c.relname as n from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'agent_logs'`,
+      `select c.relname as n from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'agent_log_pages'`,
     );
     const names = parts.map((p) => p.n);
-    for (let d = 0; d <= 2; d++) expect(names).toContain(`agent_logs_${new Date(NOW + d * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`);
+    for (let d = 0; d <= 2; d++) expect(names).toContain(`agent_log_pages_${new Date(NOW + d * DAY).toISOString().slice(0, 10).replace(/-/g, '')}`);
     // A record for a day whose partition was dropped is stored again once it is back in the window.
     expect(await store.logs.insert([record({ id: 'again', orgId: o, timestamp: at(6 * DAY) })], 7, NOW)).toBe(0);
     expect(await ids({ orgId: o })).toEqual(['recent', 'again']);

@@ -1,0 +1,240 @@
+/**
+ * The platform copy's pages: what a page holds and how it is written and read back, apart from
+ * the store. A page is up to PAGE_RECORDS records of one organization and one UTC day, their JSON
+ * as consumed one a line, with the page's first and last time and its keys (each agent, and each
+ * agent's skill of a skill record) so that reads find the pages that can hold what they select.
+ *
+ * Why pages: a row a record cost Postgres its heap tuple, its key and two index entries, the most
+ * of what the engine and its store spent beyond a bare pass-through (docs/benchmarks.md, "The
+ * platform copy as pages"); a page costs one tuple and its compressed body.
+ *
+ * Reads decode the pages a selection can reach and answer each record once: a record read twice
+ * from the source (after a crash or a rebalance, or produced twice) may lie in two pages, and is
+ * told by its (time, id), as the row layout's key told it.
+ */
+import { DAY_MS } from '../../model/time.js';
+import { parseRfc3339 } from '../../model/record.js';
+
+/** Records a page holds at most: a read decodes whole pages, so a page is a few hundred KB at most. */
+export const PAGE_RECORDS = 500;
+
+/** A record for the platform copy, as the pipeline (or `insert`) hands it over. */
+export interface LogCopy {
+  /** The record's JSON as consumed (UTF-8 bytes or text). */
+  json: string | Buffer;
+  /** Its UTC day (DAY_MS days since the epoch); NaN for no time, which no window holds. */
+  day: number;
+  /** Its time in milliseconds (the validation's parse of its timestamp). */
+  timeMs: number;
+  orgId: string;
+  agentId: string;
+  /** A skill record's page key (skillKey), when its `attributes.skillId` is a string. */
+  skill: string | undefined;
+}
+
+/** The page key of an agent. */
+export const agentKey = (agentId: string): string => `a:${agentId}`;
+/** The page key of an agent's skill records (source `skill`, `attributes.skillId`). */
+export const skillKey = (agentId: string, skillId: string): string => `s:${agentId}\u001f${skillId}`;
+
+/** The copy of a validated record: its JSON as consumed (or serialised), its time and keys. */
+export function logCopyOf(
+  r: { orgId: string; agentId: string; source: string; attributes?: Record<string, unknown> | undefined },
+  json: string | Buffer,
+  timeMs: number,
+): LogCopy {
+  const skillId = r.source === 'skill' ? r.attributes?.skillId : undefined;
+  return { json, day: Math.floor(timeMs / DAY_MS), timeMs, orgId: r.orgId, agentId: r.agentId, skill: typeof skillId === 'string' ? skillKey(r.agentId, skillId) : undefined };
+}
+
+/** A page to write: its copies, in the order they came, and what the row says of them. */
+export interface LogPage {
+  orgId: string;
+  day: number;
+  tsMinMs: number;
+  tsMaxMs: number;
+  keys: string[];
+  copies: LogCopy[];
+}
+
+/** Copies grouped into pages: by organization and day, PAGE_RECORDS at most, in the order they came. */
+export function pagesOf(copies: readonly LogCopy[], pageRecords = PAGE_RECORDS): LogPage[] {
+  const open = new Map<string, LogPage>();
+  const pages: LogPage[] = [];
+  for (const c of copies) {
+    const k = `${c.day}\u0000${c.orgId}`;
+    let p = open.get(k);
+    if (p === undefined || p.copies.length >= pageRecords) {
+      p = { orgId: c.orgId, day: c.day, tsMinMs: c.timeMs, tsMaxMs: c.timeMs, keys: [], copies: [] };
+      open.set(k, p);
+      pages.push(p);
+    }
+    p.copies.push(c);
+    if (c.timeMs < p.tsMinMs) p.tsMinMs = c.timeMs;
+    if (c.timeMs > p.tsMaxMs) p.tsMaxMs = c.timeMs;
+  }
+  for (const p of pages) {
+    const keys = new Set<string>();
+    for (const c of p.copies) {
+      keys.add(agentKey(c.agentId));
+      if (c.skill !== undefined) keys.add(c.skill);
+    }
+    p.keys = [...keys];
+  }
+  return pages;
+}
+
+const NEWLINE = 10;
+const NL = Buffer.from('\n');
+
+/**
+ * A copy's JSON as one line: a JSON text holds a raw newline only as whitespace between tokens,
+ * so a record sent pretty-printed keeps its meaning with each newline made a space.
+ */
+function lineOf(json: string | Buffer): Buffer {
+  const b = typeof json === 'string' ? Buffer.from(json) : json;
+  if (b.indexOf(NEWLINE) < 0) return b;
+  const copy = Buffer.from(b);
+  for (let i = copy.indexOf(NEWLINE); i >= 0; i = copy.indexOf(NEWLINE, i + 1)) copy[i] = 32;
+  return copy;
+}
+
+/** A page's body as text (the embedded store's statement): its lines joined by newlines. */
+export function bodyText(page: LogPage): string {
+  return page.copies.map((c) => lineOf(c.json).toString('utf8')).join('\n');
+}
+
+/** COPY's binary format: signature, flags and header extension length; the trailer. */
+export const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+export const BINARY_TRAILER = Buffer.from([0xff, 0xff]);
+/** The columns a binary tuple of pageTuple gives, in its order. */
+export const PAGE_COLUMNS = 'day, org_id, ts_min, ts_max, page, records, keys, body';
+const MS_2000 = Date.UTC(2000, 0, 1);
+const DAYS_2000 = MS_2000 / DAY_MS;
+const TEXT_OID = 25;
+
+const int16 = (n: number): Buffer => {
+  const b = Buffer.allocUnsafe(2);
+  b.writeInt16BE(n);
+  return b;
+};
+const int32 = (n: number): Buffer => {
+  const b = Buffer.allocUnsafe(4);
+  b.writeInt32BE(n);
+  return b;
+};
+const textField = (s: string): Buffer[] => {
+  const b = Buffer.from(s, 'utf8');
+  return [int32(b.length), b];
+};
+/** timestamptz in binary: microseconds since 2000-01-01 UTC. */
+const timeField = (ms: number): Buffer[] => {
+  const b = Buffer.allocUnsafe(8);
+  b.writeBigInt64BE(BigInt(ms - MS_2000) * 1000n);
+  return [int32(8), b];
+};
+/** A one-dimensional text[] in binary: dimensions, null flag, element type, length, lower bound, the elements. */
+function textArrayField(items: readonly string[]): Buffer[] {
+  const parts: Buffer[] = [int32(1), int32(0), int32(TEXT_OID), int32(items.length), int32(1)];
+  for (const s of items) parts.push(...textField(s));
+  const body = Buffer.concat(parts);
+  return [int32(body.length), body];
+}
+
+/**
+ * A page as a tuple of COPY's binary format (PAGE_COLUMNS), its records' bytes as they are: the
+ * body's pieces are the copies' own buffers with a newline between, never joined here.
+ */
+export function pageTuple(page: LogPage, id: string): Buffer[] {
+  const lines = page.copies.map((c) => lineOf(c.json));
+  let bytes = lines.length - 1;
+  for (const l of lines) bytes += l.length;
+  const out: Buffer[] = [
+    int16(8),
+    int32(4), int32(page.day - DAYS_2000),
+    ...textField(page.orgId),
+    ...timeField(page.tsMinMs),
+    ...timeField(page.tsMaxMs),
+    ...textField(id),
+    int32(4), int32(page.copies.length),
+    ...textArrayField(page.keys),
+    int32(bytes),
+  ];
+  lines.forEach((l, i) => {
+    if (i > 0) out.push(NL);
+    out.push(l);
+  });
+  return out;
+}
+
+/** A record read back from a page: its time in milliseconds and its fields as stored. */
+export interface PageRecord {
+  ms: number;
+  id: string;
+  r: StoredRecord;
+}
+
+/** The fields of a stored record that reads use (its JSON as consumed, validated when it was). */
+export interface StoredRecord {
+  id: string;
+  orgId: string;
+  agentId: string;
+  agentName: string;
+  agentVersion?: string;
+  environment: string;
+  source: string;
+  event: string;
+  severity: string;
+  timestamp: string;
+  executionId: string;
+  message?: string;
+  traceId?: string;
+  spanId?: string;
+  attributes?: Record<string, unknown>;
+}
+
+/** The records of a page body, each with its time to the millisecond (as the row layout kept it). */
+export function* recordsOf(body: string): Generator<PageRecord> {
+  let from = 0;
+  while (from < body.length) {
+    let to = body.indexOf('\n', from);
+    if (to < 0) to = body.length;
+    const r = JSON.parse(body.slice(from, to)) as StoredRecord;
+    from = to + 1;
+    yield { ms: parseRfc3339(r.timestamp), id: r.id, r };
+  }
+}
+
+/** (ms, id) newest first: negative when a comes first. */
+export const newestFirst = (a: PageRecord, b: PageRecord): number => b.ms - a.ms || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+/** (ms, id) oldest first. */
+export const oldestFirst = (a: PageRecord, b: PageRecord): number => -newestFirst(a, b);
+
+/**
+ * The records seen so far, each once by (ms, id), over pages read in order of their last time
+ * (newest first) or their first time (oldest first). A record beyond the current page's bound
+ * (later than its last time, newest first) cannot be in it or in any page after it, so it is
+ * forgotten: what is held is the records of pages that overlap in time, not all read.
+ */
+export class SeenRecords {
+  private readonly seen = new Map<string, number>();
+  private limit = 16_384;
+
+  constructor(private readonly direction: 'newest' | 'oldest') {}
+
+  /** True the first time (ms, id) is offered. */
+  first(ms: number, id: string): boolean {
+    const k = `${ms}\u0000${id}`;
+    if (this.seen.has(k)) return false;
+    this.seen.set(k, ms);
+    return true;
+  }
+
+  /** A page bounded by `boundMs` (its last time newest first, its first time oldest first) is next. */
+  passing(boundMs: number): void {
+    if (this.seen.size < this.limit) return;
+    for (const [k, ms] of this.seen) if (this.direction === 'newest' ? ms > boundMs : ms < boundMs) this.seen.delete(k);
+    // Still large: the pages overlap that much; look again when it has doubled.
+    if (this.seen.size * 2 > this.limit) this.limit = this.seen.size * 2;
+  }
+}
