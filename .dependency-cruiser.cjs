@@ -21,7 +21,7 @@
  *
  * Two families own tables the delivery engine writes: the drains family its tables
  * (src/modules/drains/tables/) and their migrations (src/modules/drains/migrations/), the logs
- * family the platform log copy (src/modules/logs/repository.ts). These persistence files are the
+ * family the platform log copy (src/modules/logs/repository.ts and its pages, pages.ts). These persistence files are the
  * one exception to "the engine imports no family": they are the only part of any family that the
  * engine, the drain domain (src/drains/), the worker and the whole store (store.ts, and the
  * migration list for the drain migrations) may import. That holds because they stand below every
@@ -31,10 +31,10 @@
  */
 const ENGINE = '^src/(source|pipeline|plan|select|shape|batch|encode|sign|deliver|account|backlog)/|^src/worker\\.ts$';
 
-/** The families' persistence the engine writes: the drain tables and migrations, the log copy's repository. */
+/** The families' persistence the engine writes: the drain tables and migrations, the log copy's repository and pages. */
 const DRAIN_TABLES = '^src/modules/drains/tables/';
 const DRAIN_MIGRATIONS = '^src/modules/drains/migrations/';
-const LOG_COPY = '^src/modules/logs/repository\\.ts$';
+const LOG_COPY = '^src/modules/logs/(repository|pages)\\.ts$';
 const PERSISTENCE = `${DRAIN_TABLES}|${DRAIN_MIGRATIONS}|${LOG_COPY}`;
 
 /** The engine's layers, lowest first: a layer may import its own and those before it. */
@@ -133,7 +133,7 @@ module.exports = {
     },
     {
       name: 'log-copy-logs-family-only',
-      comment: 'The platform log copy (src/modules/logs/repository.ts) is written by the engine and read by the logs family alone.',
+      comment: 'The platform log copy (src/modules/logs/repository.ts, pages.ts) is written by the engine and read by the logs family alone.',
       severity: 'error',
       from: { path: '^src/(modules|api)/', pathNot: '^src/modules/(logs/|platform-deps\\.ts$)' },
       to: { path: LOG_COPY },

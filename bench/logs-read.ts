@@ -54,27 +54,28 @@ try {
   const now = Date.now();
   const perDay = Math.ceil(ROWS / DAYS);
   const loadStart = performance.now();
-  // One real record per day makes that day's partition (the bulk load below bypasses the repo).
-  await app.store.logs.insert(Array.from({ length: DAYS + 1 }, (_, d) => ({
-    id: `seed-${d}`, orgId: 'org_seed', agentId: 'agt_0', agentName: 'bot-0', environment: 'production' as const, source: 'mcp',
-    event: 'call', severity: 'info' as const, timestamp: new Date(now - d * 86_400_000).toISOString(), executionId: 'e', message: 'm',
-  })), 7);
+  // The records through the repository, as the worker stores them (pages of 500), a flush of 5,000 at a time.
+  const SOURCES = ['mcp', 'skill', 'execution', 'agent_error', 'user_message', 'agent_response'];
+  const SEVERITIES = ['debug', 'info', 'warn', 'error'] as const;
   for (let d = 0; d < DAYS; d++) {
     const count = Math.min(perDay, ROWS - d * perDay);
     const dayEnd = now - d * 86_400_000;
-    await app.store.sql.query(
-      `insert into agent_logs (ts, id, org_id, agent_id, agent_name, agent_version, environment, source, event, severity, execution_id, message, attributes)
-       select date_trunc('milliseconds', to_timestamp(($1::bigint - g * $2::bigint) / 1000.0)), 'r' || $3::int || '-' || g, 'org_bench', 'agt_' || (g % ${AGENTS}),
-              'bot-' || (g % ${AGENTS}), '1', case when g % 5 = 0 then 'sandbox' else 'production' end,
-              (array['mcp','skill','execution','agent_error','user_message','agent_response'])[1 + g % 6], 'call',
-              (array['debug','info','warn','error'])[1 + g % 4], 'exe-' || (g / 20),
-              'tool call ' || g || ' finished with a result of moderate length for a log line', '{"tool":"search","ms":12}'::jsonb
-       from generate_series(1, $4::int) g`,
-      [dayEnd - 2, Math.max(1, Math.floor(86_000_000 / count)), d, count],
-    );
+    const step = Math.max(1, Math.floor(86_000_000 / count));
+    for (let from = 1; from <= count; from += 5000) {
+      const chunk = Array.from({ length: Math.min(5000, count - from + 1) }, (_, i) => {
+        const g = from + i;
+        return {
+          id: `r${d}-${g}`, orgId: 'org_bench', agentId: `agt_${g % AGENTS}`, agentName: `bot-${g % AGENTS}`, agentVersion: '1',
+          environment: g % 5 === 0 ? ('sandbox' as const) : ('production' as const), source: SOURCES[g % 6]!, event: 'call',
+          severity: SEVERITIES[g % 4]!, timestamp: new Date(dayEnd - 2 - g * step).toISOString(), executionId: `exe-${Math.floor(g / 20)}`,
+          message: `tool call ${g} finished with a result of moderate length for a log line`, attributes: { tool: 'search', ms: 12 },
+        };
+      });
+      await app.store.logs.insert(chunk, 7);
+    }
   }
-  await app.store.sql.exec('analyze agent_logs');
-  const [{ n }] = (await app.store.sql.query<{ n: number }>("select count(*)::int as n from agent_logs where org_id = 'org_bench'")) as [{ n: number }];
+  await app.store.sql.exec('analyze agent_log_pages');
+  const [{ n }] = (await app.store.sql.query<{ n: number }>("select coalesce(sum(records), 0)::int as n from agent_log_pages where org_id = 'org_bench'")) as [{ n: number }];
   const loadSeconds = (performance.now() - loadStart) / 1000;
   console.log(`loaded ${n} rows in ${loadSeconds.toFixed(1)} s`);
 

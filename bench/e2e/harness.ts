@@ -479,7 +479,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       // as a first read does (a copy stored by an earlier run is a re-read, which costs less).
       const db = new pg.Client({ connectionString: dbUrl.toString() });
       await db.connect();
-      await db.query('truncate agent_logs').finally(() => db.end());
+      await db.query('truncate agent_log_pages').finally(() => db.end());
       const prefix = `/${name}`;
       const perOrg = o.perOrg ?? 1;
       const drains = await createDrains(kind, prefix, perOrg);

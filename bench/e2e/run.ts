@@ -190,24 +190,28 @@ try {
     // Replays); the target is at least 0.7 of live alone.
     if (liveAloneSeconds.length === 0) throw new Error('needs the logdrain run before it (BENCH_ONLY=logdrain,logdrain-replay)');
     await h.query('drop table if exists bench_replay_source');
-    await h.query('create table bench_replay_source as select * from agent_logs');
-    const copied = Number((await h.query('select count(*)::int as n from bench_replay_source'))[0]!.n);
+    await h.query('create table bench_replay_source as select * from agent_log_pages');
+    const copied = Number((await h.query('select coalesce(sum(records), 0)::int as n from bench_replay_source'))[0]!.n);
     if (copied === 0) throw new Error('the run before left no platform copy to replay');
     const replays: string[] = [];
     const run = await h.runLogdrain('logdrain-replay', 'ndjson', {}, {
       expected: RECORDS + copied,
       async withDrains(drains) {
-        // The copy under other ids: the live records (the same data set) are then stored as new
-        // records are, not each refused by COPY as a duplicate and written again by the statement
-        // path, a cost of this scenario's data, not of replays. And an hour earlier, with the window
+        // The copy under other ids: the live records (the same data set) are then new records, not
+        // the copy's again (which reads would answer once). And an hour earlier, with the window
         // ending at its last record: the live records the run stores carry the data set's own times,
         // and a window reaching them would hold each record the worker stores ahead of a replay's
         // position too (a replay sends what its window holds when it reads it), so the replays
         // would send more than the copy and the run would end, at its count, before they had.
-        await h.query("update bench_replay_source set id = 'rp-' || id, ts = ts - interval '1 hour'");
-        await h.query('insert into agent_logs select * from bench_replay_source');
+        // Each page's records rewritten so (the pages' bounds with them).
+        await h.query(`update bench_replay_source set page = 'rp-' || page, ts_min = ts_min - interval '1 hour', ts_max = ts_max - interval '1 hour',
+          day = ((ts_min - interval '1 hour') at time zone 'UTC')::date,
+          body = (select string_agg(jsonb_set(jsonb_set(l::jsonb, '{id}', to_jsonb('rp-' || (l::jsonb ->> 'id'))), '{timestamp}',
+            to_jsonb(to_char(((l::jsonb ->> 'timestamp')::timestamptz - interval '1 hour') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text, E'\\n')
+            from string_to_table(body, E'\\n') l)`);
+        await h.query('insert into agent_log_pages select * from bench_replay_source');
         // To the millisecond, as the API takes the bounds: the last one a millisecond past the copy's last record.
-        const [bounds] = await h.query("select min(ts) as since, max(ts) + interval '1 millisecond' as until from bench_replay_source");
+        const [bounds] = await h.query("select min(ts_min) as since, max(ts_max) + interval '1 millisecond' as until from bench_replay_source");
         const window = { since: new Date(bounds!.since as Date).toISOString(), until: new Date(bounds!.until as Date).toISOString() };
         for (const d of drains) {
           const r = await h.call('POST', `/admin/orgs/${d.orgId}/log-drains/${d.id}/replays`, window);
