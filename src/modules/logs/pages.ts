@@ -167,10 +167,23 @@ export function pageTuple(page: LogPage, id: string): Buffer[] {
   return out;
 }
 
-/** A record read back from a page: its time in milliseconds and its fields as stored. */
-export interface PageRecord {
+/** A record's place in a read's order: its time in milliseconds and its id. */
+export interface RecordKey {
   ms: number;
   id: string;
+}
+
+/**
+ * A record held by a read until its answer is cut: its key and its line (a slice of the page's
+ * body, not a copy), parsed again only if the answer holds it. A deep page (an offset of 100,000)
+ * holds that many records, which as parsed objects would be a hundred megabytes and more.
+ */
+export interface HeldRecord extends RecordKey {
+  line: string;
+}
+
+/** A record read back from a page: its key, its line and its fields as stored. */
+export interface PageRecord extends HeldRecord {
   r: StoredRecord;
 }
 
@@ -199,16 +212,17 @@ export function* recordsOf(body: string): Generator<PageRecord> {
   while (from < body.length) {
     let to = body.indexOf('\n', from);
     if (to < 0) to = body.length;
-    const r = JSON.parse(body.slice(from, to)) as StoredRecord;
+    const line = body.slice(from, to);
+    const r = JSON.parse(line) as StoredRecord;
     from = to + 1;
-    yield { ms: parseRfc3339(r.timestamp), id: r.id, r };
+    yield { ms: parseRfc3339(r.timestamp), id: r.id, r, line };
   }
 }
 
 /** (ms, id) newest first: negative when a comes first. */
-export const newestFirst = (a: PageRecord, b: PageRecord): number => b.ms - a.ms || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+export const newestFirst = (a: RecordKey, b: RecordKey): number => b.ms - a.ms || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 /** (ms, id) oldest first. */
-export const oldestFirst = (a: PageRecord, b: PageRecord): number => -newestFirst(a, b);
+export const oldestFirst = (a: RecordKey, b: RecordKey): number => -newestFirst(a, b);
 
 /**
  * The records seen so far, each once by (ms, id), over pages read in order of their last time

@@ -13,7 +13,7 @@ import { nextTurn } from '../../event-loop.js';
 import { DAY_MS, dayOf } from '../../model/time.js';
 import {
   BINARY_HEADER, BINARY_TRAILER, PAGE_COLUMNS, agentKey, bodyText, logCopyOf, newestFirst, oldestFirst, pageTuple, pagesOf, recordsOf, skillKey,
-  SeenRecords, type LogCopy, type LogPage, type PageRecord,
+  SeenRecords, type HeldRecord, type LogCopy, type LogPage, type StoredRecord,
 } from './pages.js';
 
 export type { LogCopy } from './pages.js';
@@ -67,7 +67,7 @@ export interface LogRow {
 
 
 /** The stored record as a read answers it: absent optional fields null, as the row layout's columns were. */
-const rowOf = ({ ms, r }: PageRecord): LogRow => ({
+const rowOf = ({ ms, r }: { ms: number; r: StoredRecord }): LogRow => ({
   ts: new Date(ms),
   id: r.id,
   orgId: r.orgId,
@@ -85,8 +85,11 @@ const rowOf = ({ ms, r }: PageRecord): LogRow => ({
   attributes: (r.attributes as Record<string, unknown> | undefined) ?? null,
 });
 
+/** A held record's row, its line parsed again. */
+const parsedRow = (h: HeldRecord): LogRow => rowOf({ ms: h.ms, r: JSON.parse(h.line) as StoredRecord });
+
 /** Whether a stored record is one the query selects (its organization is the page's). */
-function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, { ms, r }: PageRecord): boolean {
+function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, { ms, r }: { ms: number; r: StoredRecord }): boolean {
   if (q.agentId !== undefined && r.agentId !== q.agentId) return false;
   if (hidden !== undefined && hidden.has(r.agentId)) return false;
   if (q.source !== undefined && r.source !== q.source) return false;
@@ -221,11 +224,11 @@ export function createLogsRepo(sql: Sql) {
    * once. Pages come in the order of their bound (pagesFor): once `want` records are held that all
    * come before the next page's bound, no later page can hold one that comes earlier.
    */
-  async function firstRecords(q: LogQuery, direction: 'newest' | 'oldest', want: number, bound: Position | undefined): Promise<PageRecord[]> {
+  async function firstRecords(q: LogQuery, direction: 'newest' | 'oldest', want: number, bound: Position | undefined): Promise<HeldRecord[]> {
     const hidden = q.hiddenAgents && q.hiddenAgents.length > 0 ? new Set(q.hiddenAgents) : undefined;
     const order = direction === 'newest' ? newestFirst : oldestFirst;
     const seen = new SeenRecords(direction);
-    let held: PageRecord[] = [];
+    let held: HeldRecord[] = [];
     let sorted = true;
     const trim = () => {
       if (!sorted) held.sort(order);
@@ -243,10 +246,10 @@ export function createLogsRepo(sql: Sql) {
         if (!selects(q, hidden, rec)) continue;
         if (bound !== undefined && !isBefore(direction, bound, rec)) continue;
         if (!seen.first(rec.ms, rec.id)) continue;
-        held.push(rec);
+        held.push({ ms: rec.ms, id: rec.id, line: rec.line });
         sorted = false;
       }
-      if (held.length > 4 * want + 1000) trim();
+      if (held.length > 2 * want + 1000) trim();
     }
     trim();
     return held;
@@ -307,7 +310,7 @@ export function createLogsRepo(sql: Sql) {
       const offset = opts.offset ?? 0;
       const bound = opts.after ? { ms: opts.after.at.getTime(), id: opts.after.id } : undefined;
       const records = await firstRecords(q, 'newest', offset + limit, bound);
-      return records.slice(offset).map(rowOf);
+      return records.slice(offset).map(parsedRow);
     },
 
     /**
@@ -318,7 +321,7 @@ export function createLogsRepo(sql: Sql) {
     async replayPage(orgId: string, since: Date, until: Date, after: { ts: string; id: string } | null, limit: number): Promise<(LogRow & { tsText: string })[]> {
       const bound = after ? { ms: positionMs(after.ts), id: after.id } : undefined;
       const records = await firstRecords({ orgId, since, until }, 'oldest', limit, bound);
-      return records.map((r) => ({ ...rowOf(r), tsText: positionText(r.ms) }));
+      return records.map((r) => ({ ...parsedRow(r), tsText: positionText(r.ms) }));
     },
 
     /** Matches counted up to `cap` + 1, so a caller can tell "more than cap" without counting everything. */

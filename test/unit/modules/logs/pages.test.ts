@@ -1,0 +1,79 @@
+/** The platform copy's pages (modules/logs/pages.ts): what a page holds, and how a read tells a record met twice. */
+import { describe, expect, it } from 'vitest';
+import { agentKey, bodyText, logCopyOf, pagesOf, recordsOf, SeenRecords, skillKey } from '../../../../src/modules/logs/pages.js';
+import { record } from '../../../helpers/records.js';
+import type { AgentRecord } from '../../../../src/model/record.js';
+
+const DAY = 86_400_000;
+const copy = (p: Partial<AgentRecord>) => {
+  const r = record(p);
+  return logCopyOf(r, JSON.stringify(r), Date.parse(r.timestamp));
+};
+
+describe('pagesOf', () => {
+  it("groups a flush's copies by organization and day, in the order they came, a page holding at most its bound", () => {
+    const day = Date.parse('2026-11-20T00:00:00.000Z');
+    const copies = [
+      copy({ id: 'a1', orgId: 'org_a', timestamp: new Date(day + 5000).toISOString() }),
+      copy({ id: 'b1', orgId: 'org_b', timestamp: new Date(day + 1000).toISOString() }),
+      copy({ id: 'a2', orgId: 'org_a', timestamp: new Date(day + 2000).toISOString() }),
+      copy({ id: 'a3', orgId: 'org_a', timestamp: new Date(day - 1).toISOString() }),
+      copy({ id: 'a4', orgId: 'org_a', timestamp: new Date(day + 9000).toISOString() }),
+    ];
+    const pages = pagesOf(copies, 2);
+    expect(pages.map((p) => [p.orgId, p.day, p.copies.map((c) => JSON.parse(c.json as string).id)])).toEqual([
+      ['org_a', day / DAY, ['a1', 'a2']],
+      ['org_b', day / DAY, ['b1']],
+      ['org_a', day / DAY - 1, ['a3']],
+      ['org_a', day / DAY, ['a4']],
+    ]);
+    expect([pages[0]!.tsMinMs, pages[0]!.tsMaxMs]).toEqual([day + 2000, day + 5000]);
+  });
+
+  it("keys a page by each agent, and by each agent's skill of a skill record whose skillId is a string", () => {
+    const [page] = pagesOf([
+      copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 'skl_x' } }),
+      copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 7 } }),
+      copy({ agentId: 'agt_2', source: 'mcp', attributes: { skillId: 'skl_y' } }),
+      copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 'skl_x' } }),
+    ]);
+    expect(page!.keys.sort()).toEqual([agentKey('agt_1'), agentKey('agt_2'), skillKey('agt_1', 'skl_x')].sort());
+  });
+});
+
+describe('a page body', () => {
+  it('holds a record a line, one sent with newlines between its tokens kept as one line of the same value', () => {
+    const plain = record({ id: 'p', message: 'a\nb' });
+    const pretty = record({ id: 'q', attributes: { k: 'v' } });
+    const [page] = pagesOf([logCopyOf(plain, Buffer.from(JSON.stringify(plain)), Date.parse(plain.timestamp)), logCopyOf(pretty, JSON.stringify(pretty, null, 2), Date.parse(pretty.timestamp))]);
+    const body = bodyText(page!);
+    expect(body.split('\n')).toHaveLength(2);
+    const read = [...recordsOf(body)];
+    expect(read.map((r) => r.r)).toEqual([plain, pretty]);
+    expect(read.map((r) => [r.ms, r.id])).toEqual([[Date.parse(plain.timestamp), 'p'], [Date.parse(pretty.timestamp), 'q']]);
+  });
+});
+
+describe('SeenRecords', () => {
+  it('tells a record met again, and forgets those no later page can hold once it holds many', () => {
+    const seen = new SeenRecords('newest');
+    expect(seen.first(5, 'a')).toBe(true);
+    expect(seen.first(5, 'a')).toBe(false);
+    expect(seen.first(5, 'b')).toBe(true);
+    for (let i = 0; i < 20_000; i++) seen.first(10_000 + i, `r${i}`);
+    // The next page's last time is 15,000: records after it are forgotten, those at or before it kept.
+    seen.passing(15_000);
+    expect(seen.first(10_000 + 4_000, 'r4000')).toBe(false);
+    expect(seen.first(15_000, 'r5000')).toBe(false);
+    expect(seen.first(5, 'a')).toBe(false);
+    expect(seen.first(10_000 + 6_000, 'r6000')).toBe(true);
+  });
+
+  it('forgets, oldest first, the records before the next page', () => {
+    const seen = new SeenRecords('oldest');
+    for (let i = 0; i < 20_000; i++) seen.first(i, `r${i}`);
+    seen.passing(10_000);
+    expect(seen.first(10_000, 'r10000')).toBe(false);
+    expect(seen.first(9_999, 'r9999')).toBe(true);
+  });
+});
