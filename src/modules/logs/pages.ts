@@ -32,6 +32,9 @@ export interface LogCopy {
   skill: string | undefined;
 }
 
+/** The longest skill id the skill logs route takes (its path parameter): a longer one is no page key. */
+export const SKILL_ID_MAX = 100;
+
 /** The page key of an agent. */
 export const agentKey = (agentId: string): string => `a:${agentId}`;
 /** The page key of an agent's skill records (source `skill`, `attributes.skillId`). */
@@ -44,7 +47,9 @@ export function logCopyOf(
   timeMs: number,
 ): LogCopy {
   const skillId = r.source === 'skill' ? r.attributes?.skillId : undefined;
-  return { json, day: Math.floor(timeMs / DAY_MS), timeMs, orgId: r.orgId, agentId: r.agentId, skill: typeof skillId === 'string' ? skillKey(r.agentId, skillId) : undefined };
+  // A skill id no read can name keys nothing (and an index entry has a bound of its own).
+  const skill = typeof skillId === 'string' && skillId.length <= SKILL_ID_MAX ? skillKey(r.agentId, skillId) : undefined;
+  return { json, day: Math.floor(timeMs / DAY_MS), timeMs, orgId: r.orgId, agentId: r.agentId, skill };
 }
 
 /** A page to write: its copies, in the order they came, and what the row says of them. */
@@ -206,17 +211,31 @@ export interface StoredRecord {
   attributes?: Record<string, unknown>;
 }
 
-/** The records of a page body, each with its time to the millisecond (as the row layout kept it). */
-export function* recordsOf(body: string): Generator<PageRecord> {
+/**
+ * The records of a page body, each with its time to the millisecond (as the row layout kept it).
+ * With `needles`, a line that holds no backslash and lacks one of them is passed over unparsed:
+ * JSON writes a string with no escape as its characters between quotes, so a line without the
+ * value a read selects (`"agt_1"`) cannot hold it in any field. Most of a read's time was parsing
+ * records it then did not select (an agent's of an organization of ten agents: nine in ten).
+ */
+export function* recordsOf(body: string, needles: readonly string[] = []): Generator<PageRecord> {
   let from = 0;
   while (from < body.length) {
     let to = body.indexOf('\n', from);
     if (to < 0) to = body.length;
     const line = body.slice(from, to);
-    const r = JSON.parse(line) as StoredRecord;
     from = to + 1;
+    if (needles.length > 0 && lacksAny(line, needles)) continue;
+    const r = JSON.parse(line) as StoredRecord;
     yield { ms: parseRfc3339(r.timestamp), id: r.id, r, line };
   }
+}
+
+/** Whether a line without escapes lacks one of the needles (so the record cannot be one that holds them all). */
+function lacksAny(line: string, needles: readonly string[]): boolean {
+  if (line.includes('\\')) return false;
+  for (const n of needles) if (!line.includes(n)) return true;
+  return false;
 }
 
 /** (ms, id) newest first: negative when a comes first. */

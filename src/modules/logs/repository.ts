@@ -101,6 +101,11 @@ function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, { ms, r }
   return true;
 }
 
+/** Values each selected record holds as a JSON string (recordsOf's needles): its agent, source, environment, skill. */
+function needlesOf(q: LogQuery): string[] {
+  return [q.agentId, q.source, q.environment, q.skillId].filter((v): v is string => v !== undefined).map((v) => JSON.stringify(v));
+}
+
 /** The page key every page of the query's records holds, when one does: its agent's, or its skill's. */
 function keyOf(q: LogQuery): string | undefined {
   if (q.agentId === undefined) return undefined;
@@ -228,6 +233,7 @@ export function createLogsRepo(sql: Sql) {
     const hidden = q.hiddenAgents && q.hiddenAgents.length > 0 ? new Set(q.hiddenAgents) : undefined;
     const order = direction === 'newest' ? newestFirst : oldestFirst;
     const seen = new SeenRecords(direction);
+    const needles = needlesOf(q);
     let held: HeldRecord[] = [];
     let sorted = true;
     const trim = () => {
@@ -242,7 +248,7 @@ export function createLogsRepo(sql: Sql) {
         if (direction === 'newest' ? edge.ms > page.boundMs : edge.ms < page.boundMs) break;
       }
       seen.passing(page.boundMs);
-      for (const rec of recordsOf(page.body)) {
+      for (const rec of recordsOf(page.body, needles)) {
         if (!selects(q, hidden, rec)) continue;
         if (bound !== undefined && !isBefore(direction, bound, rec)) continue;
         if (!seen.first(rec.ms, rec.id)) continue;
@@ -328,10 +334,11 @@ export function createLogsRepo(sql: Sql) {
     async countUpTo(q: LogQuery, cap: number): Promise<number> {
       const hidden = q.hiddenAgents && q.hiddenAgents.length > 0 ? new Set(q.hiddenAgents) : undefined;
       const seen = new SeenRecords('newest');
+      const needles = needlesOf(q);
       let n = 0;
       for await (const page of pagesFor(q, 'newest', undefined)) {
         seen.passing(page.boundMs);
-        for (const rec of recordsOf(page.body)) {
+        for (const rec of recordsOf(page.body, needles)) {
           if (!selects(q, hidden, rec) || !seen.first(rec.ms, rec.id)) continue;
           if (++n > cap) return n;
         }

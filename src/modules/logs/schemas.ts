@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ENVIRONMENTS, SEVERITIES } from '../../model/drain.js';
 import { RULE } from '../../api/kernel/schema.js';
 import { CursorParam, errorResponses, LimitParam, Nullable } from '../../api/kernel/schema-types.js';
+import { SKILL_ID_MAX } from './pages.js';
 
 /** How many entries a log read returns by default, and at most. */
 export const DEFAULT_LIMIT = 20;
@@ -97,7 +98,7 @@ const AgentParams = Type.Object({ agentId: Type.String() });
 const SkillParams = Type.Object({
   agentId: Type.String(),
   // At most 100 characters: the router answers 414 to a longer path parameter, before any schema.
-  skillId: Type.String({ minLength: 1, maxLength: 100, description: "Matched against the records' attributes.skillId", [RULE]: 'skillId must be a string of 1-100 characters' }),
+  skillId: Type.String({ minLength: 1, maxLength: SKILL_ID_MAX, description: "Matched against the records' attributes.skillId", [RULE]: `skillId must be a string of 1-${SKILL_ID_MAX} characters` }),
 });
 const OrgParams = Type.Object({ orgId: Type.String() });
 

@@ -1,6 +1,6 @@
 /** The platform copy's pages (modules/logs/pages.ts): what a page holds, and how a read tells a record met twice. */
 import { describe, expect, it } from 'vitest';
-import { agentKey, bodyText, logCopyOf, pagesOf, recordsOf, SeenRecords, skillKey } from '../../../../src/modules/logs/pages.js';
+import { agentKey, bodyText, logCopyOf, pagesOf, recordsOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
 import { record } from '../../../helpers/records.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
 
@@ -30,12 +30,13 @@ describe('pagesOf', () => {
     expect([pages[0]!.tsMinMs, pages[0]!.tsMaxMs]).toEqual([day + 2000, day + 5000]);
   });
 
-  it("keys a page by each agent, and by each agent's skill of a skill record whose skillId is a string", () => {
+  it("keys a page by each agent, and by each agent's skill of a skill record whose skillId is a string a read can name", () => {
     const [page] = pagesOf([
       copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 'skl_x' } }),
       copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 7 } }),
       copy({ agentId: 'agt_2', source: 'mcp', attributes: { skillId: 'skl_y' } }),
       copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 'skl_x' } }),
+      copy({ agentId: 'agt_1', source: 'skill', attributes: { skillId: 'x'.repeat(SKILL_ID_MAX + 1) } }),
     ]);
     expect(page!.keys.sort()).toEqual([agentKey('agt_1'), agentKey('agt_2'), skillKey('agt_1', 'skl_x')].sort());
   });
@@ -51,6 +52,19 @@ describe('a page body', () => {
     const read = [...recordsOf(body)];
     expect(read.map((r) => r.r)).toEqual([plain, pretty]);
     expect(read.map((r) => [r.ms, r.id])).toEqual([[Date.parse(plain.timestamp), 'p'], [Date.parse(pretty.timestamp), 'q']]);
+  });
+});
+
+describe('recordsOf with needles', () => {
+  it('passes over a line lacking a selected value only when the line holds no escape', () => {
+    const mine = record({ id: 'm', agentId: 'agt_1' });
+    const other = record({ id: 'o', agentId: 'agt_2' });
+    // agt_1 written with an escape: its line lacks the needle's characters but holds the value.
+    const escaped = JSON.stringify(record({ id: 'e', agentId: 'agt_1' })).replace('"agt_1"', '"agt\\u005f1"');
+    const body = [JSON.stringify(mine), JSON.stringify(other), escaped].join('\n');
+    const read = [...recordsOf(body, [JSON.stringify('agt_1')])];
+    expect(read.map((r) => [r.id, r.r.agentId])).toEqual([['m', 'agt_1'], ['e', 'agt_1']]);
+    expect([...recordsOf(body)].map((r) => r.id)).toEqual(['m', 'o', 'e']);
   });
 });
 
