@@ -26,10 +26,13 @@ export interface LogCopy {
   day: number;
   /** Its time in milliseconds (the validation's parse of its timestamp). */
   timeMs: number;
+  id: string;
   orgId: string;
   agentId: string;
-  /** A skill record's page key (skillKey), when its `attributes.skillId` is a string. */
-  skill: string | undefined;
+  source: string;
+  environment: string;
+  /** A skill record's `attributes.skillId`, when a string a read can name (SKILL_ID_MAX). */
+  skillId: string | undefined;
 }
 
 /** The longest skill id the skill logs route takes (its path parameter): a longer one is no page key. */
@@ -40,17 +43,31 @@ export const agentKey = (agentId: string): string => `a:${agentId}`;
 /** The page key of an agent's skill records (source `skill`, `attributes.skillId`). */
 export const skillKey = (agentId: string, skillId: string): string => `s:${agentId}\u001f${skillId}`;
 
-/** The copy of a validated record: its JSON as consumed (or serialised), its time and keys. */
+/**
+ * The copy of a validated record: its JSON as consumed (or serialised), its time, and the fields
+ * a page's keys and summary (metaLine) hold: the record's own strings, no new one made.
+ */
 export function logCopyOf(
-  r: { orgId: string; agentId: string; source: string; attributes?: Record<string, unknown> | undefined },
+  r: { id: string; orgId: string; agentId: string; source: string; environment: string; attributes?: Record<string, unknown> | undefined },
   json: string | Buffer,
   timeMs: number,
 ): LogCopy {
   const skillId = r.source === 'skill' ? r.attributes?.skillId : undefined;
-  // A skill id no read can name keys nothing (and an index entry has a bound of its own).
-  const skill = typeof skillId === 'string' && skillId.length <= SKILL_ID_MAX ? skillKey(r.agentId, skillId) : undefined;
-  return { json, day: Math.floor(timeMs / DAY_MS), timeMs, orgId: r.orgId, agentId: r.agentId, skill };
+  return {
+    json, day: Math.floor(timeMs / DAY_MS), timeMs, id: r.id, orgId: r.orgId, agentId: r.agentId, source: r.source, environment: r.environment,
+    // A skill id no read can name keys nothing (and an index entry has a bound of its own).
+    skillId: typeof skillId === 'string' && skillId.length <= SKILL_ID_MAX ? skillId : undefined,
+  };
 }
+
+/**
+ * A record's line of its page's summary (the `meta` column): what a read selects and orders by,
+ * `[ms, id, agentId, source, environment]` and the skill id of a skill record, as JSON. Reads
+ * count and choose records from the summary (a tenth of the body's bytes, far less to parse) and
+ * read the bodies of the pages their answer holds.
+ */
+export const metaLine = (c: LogCopy): string =>
+  JSON.stringify(c.skillId === undefined ? [c.timeMs, c.id, c.agentId, c.source, c.environment] : [c.timeMs, c.id, c.agentId, c.source, c.environment, c.skillId]);
 
 /** A page to write: its copies, in the order they came, and what the row says of them. */
 export interface LogPage {
@@ -82,7 +99,7 @@ export function pagesOf(copies: readonly LogCopy[], pageRecords = PAGE_RECORDS):
     const keys = new Set<string>();
     for (const c of p.copies) {
       keys.add(agentKey(c.agentId));
-      if (c.skill !== undefined) keys.add(c.skill);
+      if (c.skillId !== undefined) keys.add(skillKey(c.agentId, c.skillId));
     }
     p.keys = [...keys];
   }
@@ -109,11 +126,14 @@ export function bodyText(page: LogPage): string {
   return page.copies.map((c) => lineOf(c.json).toString('utf8')).join('\n');
 }
 
+/** A page's summary (metaLine), a line a record in the body's order. */
+export const metaText = (page: LogPage): string => page.copies.map(metaLine).join('\n');
+
 /** COPY's binary format: signature, flags and header extension length; the trailer. */
 export const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
 export const BINARY_TRAILER = Buffer.from([0xff, 0xff]);
 /** The columns a binary tuple of pageTuple gives, in its order. */
-export const PAGE_COLUMNS = 'day, org_id, ts_min, ts_max, page, records, keys, body';
+export const PAGE_COLUMNS = 'day, org_id, ts_min, ts_max, page, records, keys, meta, body';
 const MS_2000 = Date.UTC(2000, 0, 1);
 const DAYS_2000 = MS_2000 / DAY_MS;
 const TEXT_OID = 25;
@@ -155,7 +175,7 @@ export function pageTuple(page: LogPage, id: string): Buffer[] {
   let bytes = lines.length - 1;
   for (const l of lines) bytes += l.length;
   const out: Buffer[] = [
-    int16(8),
+    int16(9),
     int32(4), int32(page.day - DAYS_2000),
     ...textField(page.orgId),
     ...timeField(page.tsMinMs),
@@ -163,6 +183,7 @@ export function pageTuple(page: LogPage, id: string): Buffer[] {
     ...textField(id),
     int32(4), int32(page.copies.length),
     ...textArrayField(page.keys),
+    ...textField(metaText(page)),
     int32(bytes),
   ];
   lines.forEach((l, i) => {
@@ -178,21 +199,16 @@ export interface RecordKey {
   id: string;
 }
 
-/**
- * A record held by a read until its answer is cut: its key and its line (a slice of the page's
- * body, not a copy), parsed again only if the answer holds it. A deep page (an offset of 100,000)
- * holds that many records, which as parsed objects would be a hundred megabytes and more.
- */
-export interface HeldRecord extends RecordKey {
-  line: string;
+/** A record as a page's summary (metaLine) gives it, with its line's number in the page. */
+export interface MetaRecord extends RecordKey {
+  agentId: string;
+  source: string;
+  environment: string;
+  skillId: string | undefined;
+  index: number;
 }
 
-/** A record read back from a page: its key, its line and its fields as stored. */
-export interface PageRecord extends HeldRecord {
-  r: StoredRecord;
-}
-
-/** The fields of a stored record that reads use (its JSON as consumed, validated when it was). */
+/** The fields of a stored record that reads answer (its JSON as consumed, validated when it was). */
 export interface StoredRecord {
   id: string;
   orgId: string;
@@ -211,23 +227,35 @@ export interface StoredRecord {
   attributes?: Record<string, unknown>;
 }
 
-/**
- * The records of a page body, each with its time to the millisecond (as the row layout kept it).
- * With `needles`, a line that holds no backslash and lacks one of them is passed over unparsed:
- * JSON writes a string with no escape as its characters between quotes, so a line without the
- * value a read selects (`"agt_1"`) cannot hold it in any field. Most of a read's time was parsing
- * records it then did not select (an agent's of an organization of ten agents: nine in ten).
- */
-export function* recordsOf(body: string, needles: readonly string[] = []): Generator<PageRecord> {
+/** The lines of a text, each with its number (a page's body or summary). */
+export function* linesOf(text: string): Generator<[line: string, index: number]> {
   let from = 0;
-  while (from < body.length) {
-    let to = body.indexOf('\n', from);
-    if (to < 0) to = body.length;
-    const line = body.slice(from, to);
+  for (let index = 0; from < text.length; index++) {
+    let to = text.indexOf('\n', from);
+    if (to < 0) to = text.length;
+    yield [text.slice(from, to), index];
     from = to + 1;
+  }
+}
+
+/**
+ * The records of a page's summary. With `needles`, a line that holds no backslash and lacks one of
+ * them is passed over unparsed: JSON writes a string with no escape as its characters between
+ * quotes, so a line without the value a read selects (`"agt_1"`) cannot hold it.
+ */
+export function* metaRecordsOf(meta: string, needles: readonly string[] = []): Generator<MetaRecord> {
+  for (const [line, index] of linesOf(meta)) {
     if (needles.length > 0 && lacksAny(line, needles)) continue;
+    const [ms, id, agentId, source, environment, skillId] = JSON.parse(line) as [number, string, string, string, string, string?];
+    yield { ms, id, agentId, source, environment, skillId, index };
+  }
+}
+
+/** The records of a page body, each with its time to the millisecond (as the row layout kept it). */
+export function* recordsOf(body: string): Generator<RecordKey & { r: StoredRecord }> {
+  for (const [line] of linesOf(body)) {
     const r = JSON.parse(line) as StoredRecord;
-    yield { ms: parseRfc3339(r.timestamp), id: r.id, r, line };
+    yield { ms: parseRfc3339(r.timestamp), id: r.id, r };
   }
 }
 

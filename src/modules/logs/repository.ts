@@ -12,8 +12,8 @@ import type { AgentRecord } from '../../model/record.js';
 import { nextTurn } from '../../event-loop.js';
 import { DAY_MS, dayOf } from '../../model/time.js';
 import {
-  BINARY_HEADER, BINARY_TRAILER, PAGE_COLUMNS, agentKey, bodyText, logCopyOf, newestFirst, oldestFirst, pageTuple, pagesOf, recordsOf, skillKey,
-  SeenRecords, type HeldRecord, type LogCopy, type LogPage, type StoredRecord,
+  BINARY_HEADER, BINARY_TRAILER, PAGE_COLUMNS, agentKey, bodyText, linesOf, logCopyOf, metaRecordsOf, metaText, newestFirst, oldestFirst, pageTuple,
+  pagesOf, skillKey, SeenRecords, type LogCopy, type LogPage, type MetaRecord, type RecordKey, type StoredRecord,
 } from './pages.js';
 
 export type { LogCopy } from './pages.js';
@@ -25,7 +25,7 @@ const partitionName = (day: number): string => `agent_log_pages_${new Date(day *
 
 const PAGES_COPY_SQL = `copy agent_log_pages (${PAGE_COLUMNS}) from stdin (format binary)`;
 const PAGE_INSERT_SQL = `insert into agent_log_pages (${PAGE_COLUMNS})
-  values (date '1970-01-01' + $1::int, $2, $3::timestamptz, $4::timestamptz, $5, $6, $7::text[], $8)`;
+  values (date '1970-01-01' + $1::int, $2, $3::timestamptz, $4::timestamptz, $5, $6, $7::text[], $8, $9)`;
 
 /** Pages read a statement at first; each later statement reads twice as many, up to the most. */
 const FIRST_PAGES = 2;
@@ -85,19 +85,16 @@ const rowOf = ({ ms, r }: { ms: number; r: StoredRecord }): LogRow => ({
   attributes: (r.attributes as Record<string, unknown> | undefined) ?? null,
 });
 
-/** A held record's row, its line parsed again. */
-const parsedRow = (h: HeldRecord): LogRow => rowOf({ ms: h.ms, r: JSON.parse(h.line) as StoredRecord });
-
-/** Whether a stored record is one the query selects (its organization is the page's). */
-function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, { ms, r }: { ms: number; r: StoredRecord }): boolean {
-  if (q.agentId !== undefined && r.agentId !== q.agentId) return false;
-  if (hidden !== undefined && hidden.has(r.agentId)) return false;
-  if (q.source !== undefined && r.source !== q.source) return false;
-  if (q.environment !== undefined && r.environment !== q.environment) return false;
-  if (q.since !== undefined && ms < q.since.getTime()) return false;
-  if (q.until !== undefined && ms > q.until.getTime()) return false;
+/** Whether a record of a page's summary is one the query selects (its organization is the page's). */
+function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, m: MetaRecord): boolean {
+  if (q.agentId !== undefined && m.agentId !== q.agentId) return false;
+  if (hidden !== undefined && hidden.has(m.agentId)) return false;
+  if (q.source !== undefined && m.source !== q.source) return false;
+  if (q.environment !== undefined && m.environment !== q.environment) return false;
+  if (q.since !== undefined && m.ms < q.since.getTime()) return false;
+  if (q.until !== undefined && m.ms > q.until.getTime()) return false;
   // The id as a string attribute (a number 42 is not the id "42"), as the row layout's jsonb compare was.
-  if (q.skillId !== undefined && (r.source !== 'skill' || r.attributes?.skillId !== q.skillId)) return false;
+  if (q.skillId !== undefined && (m.source !== 'skill' || m.skillId !== q.skillId)) return false;
   return true;
 }
 
@@ -112,12 +109,19 @@ function keyOf(q: LogQuery): string | undefined {
   return q.skillId === undefined ? agentKey(q.agentId) : skillKey(q.agentId, q.skillId);
 }
 
-/** A page as read: its bounds and body. */
+/** A page as a read's first pass reads it: its bounds and summary. */
 interface StoredPage {
   page: string;
   ts_min: Date;
   ts_max: Date;
-  body: string;
+  meta: string;
+}
+
+/** A record a read holds until its answer is cut: its key and where its line is. */
+interface HeldRecord extends RecordKey {
+  page: string;
+  tsMax: Date;
+  index: number;
 }
 
 /** A position among records: (time, id), after which a read goes on. */
@@ -172,7 +176,7 @@ export function createLogsRepo(sql: Sql) {
     // The embedded store runs one statement at a time: a page a statement, with a turn of the
     // event loop between.
     for (const p of pages) {
-      await sql.query(PAGE_INSERT_SQL, [p.day, p.orgId, new Date(p.tsMinMs).toISOString(), new Date(p.tsMaxMs).toISOString(), randomUUID(), p.copies.length, p.keys, bodyText(p)], { background: true });
+      await sql.query(PAGE_INSERT_SQL, [p.day, p.orgId, new Date(p.tsMinMs).toISOString(), new Date(p.tsMaxMs).toISOString(), randomUUID(), p.copies.length, p.keys, metaText(p), bodyText(p)], { background: true });
       stored += p.copies.length;
       await nextTurn();
     }
@@ -213,7 +217,7 @@ export function createLogsRepo(sql: Sql) {
       }
       p.push(n);
       const rows = await sql.query<StoredPage>(
-        `select page, ts_min, ts_max, body from agent_log_pages where ${w} order by ${column} ${order}, page ${order} limit $${p.length}`,
+        `select page, ts_min, ts_max, meta from agent_log_pages where ${w} order by ${column} ${order}, page ${order} limit $${p.length}`,
         p,
         { background: true },
       );
@@ -248,17 +252,43 @@ export function createLogsRepo(sql: Sql) {
         if (direction === 'newest' ? edge.ms > page.boundMs : edge.ms < page.boundMs) break;
       }
       seen.passing(page.boundMs);
-      for (const rec of recordsOf(page.body, needles)) {
+      for (const rec of metaRecordsOf(page.meta, needles)) {
         if (!selects(q, hidden, rec)) continue;
         if (bound !== undefined && !isBefore(direction, bound, rec)) continue;
         if (!seen.first(rec.ms, rec.id)) continue;
-        held.push({ ms: rec.ms, id: rec.id, line: rec.line });
+        held.push({ ms: rec.ms, id: rec.id, page: page.page, tsMax: page.ts_max, index: rec.index });
         sorted = false;
       }
       if (held.length > 2 * want + 1000) trim();
     }
     trim();
     return held;
+  }
+
+  /**
+   * The rows of held records, in their order: each page's body read once (the pages of the answer
+   * alone), each record's line parsed.
+   */
+  async function rowsOf(orgId: string, held: readonly HeldRecord[]): Promise<LogRow[]> {
+    if (held.length === 0) return [];
+    const pages = new Map<string, Date>();
+    for (const h of held) pages.set(h.page, h.tsMax);
+    // By the newest-pages index (organization, last time, page) and the day partitions.
+    const rows = await sql.query<{ page: string; body: string }>(
+      `select page, body from agent_log_pages where org_id = $1 and ts_max = any($2::timestamptz[]) and page = any($3::text[])
+         and day = any($4::date[])`,
+      [orgId, [...new Set([...pages.values()].map((d) => d.toISOString()))], [...pages.keys()],
+        [...new Set([...pages.values()].map((d) => d.toISOString().slice(0, 10)))]],
+      { background: true },
+    );
+    const lines = new Map<string, string[]>();
+    for (const r of rows) lines.set(r.page, [...linesOf(r.body)].map(([line]) => line));
+    return held.map((h) => {
+      const line = lines.get(h.page)?.[h.index];
+      // A page dropped by retention between the two statements: its records are gone.
+      if (line === undefined) return undefined;
+      return rowOf({ ms: h.ms, r: JSON.parse(line) as StoredRecord });
+    }).filter((r): r is LogRow => r !== undefined);
   }
 
   return {
@@ -316,7 +346,7 @@ export function createLogsRepo(sql: Sql) {
       const offset = opts.offset ?? 0;
       const bound = opts.after ? { ms: opts.after.at.getTime(), id: opts.after.id } : undefined;
       const records = await firstRecords(q, 'newest', offset + limit, bound);
-      return records.slice(offset).map(parsedRow);
+      return rowsOf(q.orgId, records.slice(offset));
     },
 
     /**
@@ -327,7 +357,7 @@ export function createLogsRepo(sql: Sql) {
     async replayPage(orgId: string, since: Date, until: Date, after: { ts: string; id: string } | null, limit: number): Promise<(LogRow & { tsText: string })[]> {
       const bound = after ? { ms: positionMs(after.ts), id: after.id } : undefined;
       const records = await firstRecords({ orgId, since, until }, 'oldest', limit, bound);
-      return records.map((r) => ({ ...parsedRow(r), tsText: positionText(r.ms) }));
+      return (await rowsOf(orgId, records)).map((r) => ({ ...r, tsText: positionText(r.ts.getTime()) }));
     },
 
     /** Matches counted up to `cap` + 1, so a caller can tell "more than cap" without counting everything. */
@@ -338,7 +368,7 @@ export function createLogsRepo(sql: Sql) {
       let n = 0;
       for await (const page of pagesFor(q, 'newest', undefined)) {
         seen.passing(page.boundMs);
-        for (const rec of recordsOf(page.body, needles)) {
+        for (const rec of metaRecordsOf(page.meta, needles)) {
           if (!selects(q, hidden, rec) || !seen.first(rec.ms, rec.id)) continue;
           if (++n > cap) return n;
         }

@@ -1,7 +1,9 @@
 /**
  * The platform copy as pages (modules/logs/pages.ts): up to 500 records of one organization and
- * UTC day a row, their JSON one a line, with the page's first and last time and its keys (each
- * agent, and each agent's skill of a skill record, `s:<agent>\x1f<skill>`). A row a record cost
+ * UTC day a row, their JSON one a line (`body`), a summary line each in the same order (`meta`:
+ * time in milliseconds, id, agent, source, environment, and a skill record's skill id, as a JSON
+ * array), with the page's first and last time and its keys (each agent, and each agent's skill of
+ * a skill record, `s:<agent>\x1f<skill>`). A row a record cost
  * Postgres a heap tuple, a key and two index entries a record; a page costs one tuple, its body
  * compressed out of line, and three index entries a page.
  *
@@ -19,6 +21,7 @@ create table agent_log_pages (
   page text not null,
   records int not null,
   keys text[] not null,
+  meta text not null,
   body text not null
 ) partition by range (day);
 create index agent_log_pages_newest on agent_log_pages (org_id, ts_max desc, page desc);
@@ -33,14 +36,16 @@ begin
   end loop;
 end $$;
 
-insert into agent_log_pages (day, org_id, ts_min, ts_max, page, records, keys, body)
+insert into agent_log_pages (day, org_id, ts_min, ts_max, page, records, keys, meta, body)
 select day, org_id, min(ts), max(ts), 'migrated-' || md5(org_id || ' ' || day::text || ' ' || chunk::text), count(*)::int,
-  array_agg(distinct 'a:' || agent_id) || coalesce(array_agg(distinct skill_key) filter (where skill_key is not null), '{}'::text[]),
+  array_agg(distinct 'a:' || agent_id) || coalesce(array_agg(distinct 's:' || agent_id || E'\x1f' || skill_id) filter (where skill_id is not null), '{}'::text[]),
+  string_agg(case when skill_id is null then json_build_array(ms, id, agent_id, source, environment) else json_build_array(ms, id, agent_id, source, environment, skill_id) end::text, E'\n' order by ts, id),
   string_agg(line, E'\n' order by ts, id)
 from (
   select ts, id, org_id, agent_id, (ts at time zone 'UTC')::date as day,
     (row_number() over (partition by org_id, (ts at time zone 'UTC')::date order by ts, id) - 1) / 500 as chunk,
-    case when source = 'skill' and jsonb_typeof(attributes -> 'skillId') = 'string' then 's:' || agent_id || E'\x1f' || (attributes ->> 'skillId') end as skill_key,
+    (extract(epoch from ts) * 1000)::bigint as ms, source, environment,
+    case when source = 'skill' and jsonb_typeof(attributes -> 'skillId') = 'string' and length(attributes ->> 'skillId') <= 100 then attributes ->> 'skillId' end as skill_id,
     json_strip_nulls(json_build_object(
       'id', id, 'orgId', org_id, 'agentId', agent_id, 'agentName', agent_name, 'agentVersion', agent_version,
       'environment', environment, 'source', source, 'event', event, 'severity', severity,

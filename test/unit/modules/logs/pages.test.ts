@@ -1,6 +1,6 @@
 /** The platform copy's pages (modules/logs/pages.ts): what a page holds, and how a read tells a record met twice. */
 import { describe, expect, it } from 'vitest';
-import { agentKey, bodyText, logCopyOf, pagesOf, recordsOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
+import { agentKey, bodyText, logCopyOf, metaRecordsOf, metaText, pagesOf, recordsOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
 import { record } from '../../../helpers/records.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
 
@@ -55,16 +55,28 @@ describe('a page body', () => {
   });
 });
 
-describe('recordsOf with needles', () => {
+describe("a page's summary", () => {
+  it("gives each record's time, id, agent, source, environment and skill id in the body's order", () => {
+    const a = record({ id: 'a', agentId: 'agt_1', source: 'skill', environment: 'sandbox', attributes: { skillId: 'skl_x' } });
+    const b = record({ id: 'b', agentId: 'agt_2' });
+    const [page] = pagesOf([a, b].map((r) => logCopyOf(r, JSON.stringify(r), Date.parse(r.timestamp))));
+    expect([...metaRecordsOf(metaText(page!))]).toEqual([
+      { ms: Date.parse(a.timestamp), id: 'a', agentId: 'agt_1', source: 'skill', environment: 'sandbox', skillId: 'skl_x', index: 0 },
+      { ms: Date.parse(b.timestamp), id: 'b', agentId: 'agt_2', source: 'mcp', environment: 'production', skillId: undefined, index: 1 },
+    ]);
+  });
+
   it('passes over a line lacking a selected value only when the line holds no escape', () => {
     const mine = record({ id: 'm', agentId: 'agt_1' });
     const other = record({ id: 'o', agentId: 'agt_2' });
-    // agt_1 written with an escape: its line lacks the needle's characters but holds the value.
-    const escaped = JSON.stringify(record({ id: 'e', agentId: 'agt_1' })).replace('"agt_1"', '"agt\\u005f1"');
-    const body = [JSON.stringify(mine), JSON.stringify(other), escaped].join('\n');
-    const read = [...recordsOf(body, [JSON.stringify('agt_1')])];
-    expect(read.map((r) => [r.id, r.r.agentId])).toEqual([['m', 'agt_1'], ['e', 'agt_1']]);
-    expect([...recordsOf(body)].map((r) => r.id)).toEqual(['m', 'o', 'e']);
+    const quoted = record({ id: 'q"1', agentId: 'agt_1' });
+    const [page] = pagesOf([mine, other, quoted].map((r) => logCopyOf(r, JSON.stringify(r), Date.parse(r.timestamp))));
+    const meta = metaText(page!);
+    expect([...metaRecordsOf(meta, [JSON.stringify('agt_1')])].map((r) => [r.id, r.index])).toEqual([['m', 0], ['q"1', 2]]);
+    // A line written with an escape where the value is (as JSON may): parsed, and found.
+    const escaped = meta.replace('"agt_2"', '"agt\\u005f1"');
+    expect([...metaRecordsOf(escaped, [JSON.stringify('agt_1')])].map((r) => [r.id, r.agentId])).toEqual([['m', 'agt_1'], ['o', 'agt_1'], ['q"1', 'agt_1']]);
+    expect([...metaRecordsOf(meta)].map((r) => r.id)).toEqual(['m', 'o', 'q"1']);
   });
 });
 
