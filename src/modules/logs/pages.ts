@@ -79,29 +79,59 @@ export interface LogPage {
   copies: LogCopy[];
 }
 
-/** Copies grouped into pages: by organization and day, PAGE_RECORDS at most, in the order they came. */
+/**
+ * An agent with at least this many of a flush's records of its organization and day has pages of
+ * its own: an agent's reads then read its pages and the mixed ones holding it, not every page of
+ * its organization (ten busy agents: a tenth of the summaries).
+ */
+export const AGENT_PAGE_RECORDS = 50;
+
+/**
+ * Copies grouped into pages: by organization and day, an agent with AGENT_PAGE_RECORDS of them
+ * or more on pages of its own and the others together, at most `pageRecords` a page, each page's
+ * copies in the order they came.
+ */
 export function pagesOf(copies: readonly LogCopy[], pageRecords = PAGE_RECORDS): LogPage[] {
-  const open = new Map<string, LogPage>();
-  const pages: LogPage[] = [];
+  const groups = new Map<string, LogCopy[]>();
   for (const c of copies) {
     const k = `${c.day}\u0000${c.orgId}`;
-    let p = open.get(k);
-    if (p === undefined || p.copies.length >= pageRecords) {
-      p = { orgId: c.orgId, day: c.day, tsMinMs: c.timeMs, tsMaxMs: c.timeMs, keys: [], copies: [] };
-      open.set(k, p);
-      pages.push(p);
-    }
-    p.copies.push(c);
-    if (c.timeMs < p.tsMinMs) p.tsMinMs = c.timeMs;
-    if (c.timeMs > p.tsMaxMs) p.tsMaxMs = c.timeMs;
+    let g = groups.get(k);
+    if (g === undefined) groups.set(k, (g = []));
+    g.push(c);
   }
-  for (const p of pages) {
+  const pages: LogPage[] = [];
+  for (const group of groups.values()) {
+    const byAgent = new Map<string, LogCopy[]>();
+    for (const c of group) {
+      let a = byAgent.get(c.agentId);
+      if (a === undefined) byAgent.set(c.agentId, (a = []));
+      a.push(c);
+    }
+    let mixed = false;
+    for (const a of byAgent.values()) {
+      if (a.length >= AGENT_PAGE_RECORDS) pages.push(...pagesFrom(a, pageRecords));
+      else mixed = true;
+    }
+    if (mixed) pages.push(...pagesFrom(group.filter((c) => byAgent.get(c.agentId)!.length < AGENT_PAGE_RECORDS), pageRecords));
+  }
+  return pages;
+}
+
+/** Copies of one organization and day as pages of at most `pageRecords`. */
+function pagesFrom(copies: readonly LogCopy[], pageRecords: number): LogPage[] {
+  const pages: LogPage[] = [];
+  for (let i = 0; i < copies.length; i += pageRecords) {
+    const page = copies.slice(i, i + pageRecords);
+    let tsMinMs = Infinity;
+    let tsMaxMs = -Infinity;
     const keys = new Set<string>();
-    for (const c of p.copies) {
+    for (const c of page) {
+      if (c.timeMs < tsMinMs) tsMinMs = c.timeMs;
+      if (c.timeMs > tsMaxMs) tsMaxMs = c.timeMs;
       keys.add(agentKey(c.agentId));
       if (c.skillId !== undefined) keys.add(skillKey(c.agentId, c.skillId));
     }
-    p.keys = [...keys];
+    pages.push({ orgId: page[0]!.orgId, day: page[0]!.day, tsMinMs, tsMaxMs, keys: [...keys], copies: page });
   }
   return pages;
 }

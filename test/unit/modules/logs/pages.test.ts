@@ -1,6 +1,6 @@
 /** The platform copy's pages (modules/logs/pages.ts): what a page holds, and how a read tells a record met twice. */
 import { describe, expect, it } from 'vitest';
-import { agentKey, bodyText, logCopyOf, metaRecordsOf, metaText, pagesOf, recordsOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
+import { AGENT_PAGE_RECORDS, agentKey, bodyText, logCopyOf, metaRecordsOf, metaText, pagesOf, recordsOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
 import { record } from '../../../helpers/records.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
 
@@ -21,13 +21,23 @@ describe('pagesOf', () => {
       copy({ id: 'a4', orgId: 'org_a', timestamp: new Date(day + 9000).toISOString() }),
     ];
     const pages = pagesOf(copies, 2);
-    expect(pages.map((p) => [p.orgId, p.day, p.copies.map((c) => JSON.parse(c.json as string).id)])).toEqual([
+    expect(pages.map((p) => [p.orgId, p.day, p.copies.map((c) => c.id)])).toEqual([
       ['org_a', day / DAY, ['a1', 'a2']],
+      ['org_a', day / DAY, ['a4']],
       ['org_b', day / DAY, ['b1']],
       ['org_a', day / DAY - 1, ['a3']],
-      ['org_a', day / DAY, ['a4']],
     ]);
     expect([pages[0]!.tsMinMs, pages[0]!.tsMaxMs]).toEqual([day + 2000, day + 5000]);
+  });
+
+  it('gives an agent with many of the copies pages of its own, the others pages together', () => {
+    const busy = Array.from({ length: AGENT_PAGE_RECORDS + 1 }, (_, i) => copy({ id: `b${i}`, orgId: 'org_a', agentId: 'agt_busy' }));
+    const quiet = [copy({ id: 'q1', orgId: 'org_a', agentId: 'agt_q1' }), copy({ id: 'q2', orgId: 'org_a', agentId: 'agt_q2' })];
+    const pages = pagesOf([quiet[0]!, ...busy, quiet[1]!]);
+    expect(pages.map((p) => [p.keys, p.copies.length])).toEqual([
+      [[agentKey('agt_busy')], AGENT_PAGE_RECORDS + 1],
+      [[agentKey('agt_q1'), agentKey('agt_q2')], 2],
+    ]);
   });
 
   it("keys a page by each agent, and by each agent's skill of a skill record whose skillId is a string a read can name", () => {
