@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { LogQuery, LogReads } from './repository.js';
+import { PageLines, type LogQuery, type LogReads } from './repository.js';
 import { decodeCursor } from '../../api/kernel/pagination.js';
 import { logEntry } from './log-entry.js';
 import { parseSelection } from './log-query.js';
@@ -18,8 +18,9 @@ export const DOWNLOAD_PAGE = 1000;
 
 async function* ndjsonPages(logs: LogReads, query: LogQuery, start: { at: Date; id: string } | undefined): AsyncGenerator<string> {
   let after = start;
+  const lines = new PageLines();
   for (;;) {
-    const rows = await logs.page(query, DOWNLOAD_PAGE, { after });
+    const rows = await logs.page(query, DOWNLOAD_PAGE, { after, lines });
     if (rows.length === 0) return;
     let chunk = '';
     for (const r of rows) chunk += `${JSON.stringify(logEntry(r))}\n`;

@@ -138,6 +138,25 @@ const positionMs = (ts: string): number => Math.floor(Date.parse(ts.replace(/(\.
 /** A time to the millisecond as a replay's position text (to the microsecond). */
 const positionText = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
 
+/**
+ * The bodies of the pages a read answered from, kept for the next read of a caller reading page
+ * after page (the NDJSON export): a page's records span several answers, most of all where an
+ * organization's busy agents have pages of their own, and each answer read its body again. Only
+ * the last answer's pages are kept, so what is held stays a few pages.
+ */
+export class PageLines {
+  private lines = new Map<string, string[]>();
+
+  get(page: string): string[] | undefined {
+    return this.lines.get(page);
+  }
+
+  /** The pages of the last answer, and none other. */
+  keepOnly(lines: Map<string, string[]>): void {
+    this.lines = lines;
+  }
+}
+
 export function createLogsRepo(sql: Sql) {
   const ready = new Set<number>();
 
@@ -267,22 +286,27 @@ export function createLogsRepo(sql: Sql) {
 
   /**
    * The rows of held records, in their order: each page's body read once (the pages of the answer
-   * alone), each record's line parsed.
+   * alone, those `kept` holds not again), each record's line parsed.
    */
-  async function rowsOf(orgId: string, held: readonly HeldRecord[]): Promise<LogRow[]> {
+  async function rowsOf(orgId: string, held: readonly HeldRecord[], kept?: PageLines): Promise<LogRow[]> {
     if (held.length === 0) return [];
+    const lines = new Map<string, string[]>();
     const pages = new Map<string, Date>();
-    for (const h of held) pages.set(h.page, h.tsMax);
+    for (const h of held) {
+      const known = kept?.get(h.page);
+      if (known !== undefined) lines.set(h.page, known);
+      else pages.set(h.page, h.tsMax);
+    }
     // By the newest-pages index (organization, last time, page) and the day partitions.
-    const rows = await sql.query<{ page: string; body: string }>(
+    const rows = pages.size === 0 ? [] : await sql.query<{ page: string; body: string }>(
       `select page, body from agent_log_pages where org_id = $1 and ts_max = any($2::timestamptz[]) and page = any($3::text[])
          and day = any($4::date[])`,
       [orgId, [...new Set([...pages.values()].map((d) => d.toISOString()))], [...pages.keys()],
         [...new Set([...pages.values()].map((d) => d.toISOString().slice(0, 10)))]],
       { background: true },
     );
-    const lines = new Map<string, string[]>();
     for (const r of rows) lines.set(r.page, [...linesOf(r.body)].map(([line]) => line));
+    kept?.keepOnly(lines);
     return held.map((h) => {
       const line = lines.get(h.page)?.[h.index];
       // A page dropped by retention between the two statements: its records are gone.
@@ -341,12 +365,15 @@ export function createLogsRepo(sql: Sql) {
       return { dropped };
     },
 
-    /** Newest first by (time, id); `after` continues a keyset page, `offset` skips that many. */
-    async page(q: LogQuery, limit: number, opts: { after?: { at: Date; id: string } | undefined; offset?: number } = {}): Promise<LogRow[]> {
+    /**
+     * Newest first by (time, id); `after` continues a keyset page, `offset` skips that many.
+     * `lines`: the bodies a caller reading page after page keeps between them (PageLines).
+     */
+    async page(q: LogQuery, limit: number, opts: { after?: { at: Date; id: string } | undefined; offset?: number; lines?: PageLines } = {}): Promise<LogRow[]> {
       const offset = opts.offset ?? 0;
       const bound = opts.after ? { ms: opts.after.at.getTime(), id: opts.after.id } : undefined;
       const records = await firstRecords(q, 'newest', offset + limit, bound);
-      return rowsOf(q.orgId, records.slice(offset));
+      return rowsOf(q.orgId, records.slice(offset), opts.lines);
     },
 
     /**

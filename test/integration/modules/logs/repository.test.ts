@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS } from '../../../helpers/stores.js';
 import { record } from '../../../helpers/records.js';
 import type { Store } from '../../../../src/store/store.js';
-import { createLogsRepo, type LogQuery, type LogRow } from '../../../../src/modules/logs/repository.js';
+import { createLogsRepo, PageLines, type LogQuery, type LogRow } from '../../../../src/modules/logs/repository.js';
 import { logCopyOf, PAGE_RECORDS } from '../../../../src/modules/logs/pages.js';
 import * as m004 from '../../../../src/store/migrations/004-agent-logs.js';
 import * as m015 from '../../../../src/store/migrations/015-agent-logs-skill-index.js';
@@ -267,6 +267,33 @@ describe.each(STORE_KINDS)('logs repo on $name', (kind) => {
     await store.logs.insert([record({ id: 'y', orgId: p, timestamp: at(3000) }), record({ id: 'x', orgId: p, timestamp: at(2000) })], 7, NOW);
     await store.logs.insert([record({ id: 'm', orgId: p, timestamp: at(2000) }), record({ id: 'n', orgId: p, timestamp: at(1000) })], 7, NOW);
     expect((await store.logs.replayPage(p, new Date(at(5000)), new Date(at(0)), null, 2)).map((r) => r.id)).toEqual(['y', 'm']);
+  });
+
+  it('reads each body once when a caller reading page after page keeps the last answer\'s pages', async () => {
+    const o = org();
+    // Three busy agents, pages of their own, each page's records spread over the whole walk.
+    const recs = Array.from({ length: 180 }, (_, i) => record({ id: `w${String(i).padStart(3, '0')}`, orgId: o, agentId: `agt_w${i % 3}`, timestamp: at(i * 10) }));
+    await store.logs.insert(recs, 7, NOW);
+    let bodies = 0;
+    const spy: Sql = Object.assign(Object.create(store.sql) as Sql, {
+      query: async <T>(text: string, params?: readonly unknown[], options?: QueryOptions) => {
+        const rows = await store.sql.query<T>(text, params, options);
+        if (/select page, body/.test(text)) bodies += rows.length;
+        return rows;
+      },
+    });
+    const repo = createLogsRepo(spy);
+    const lines = new PageLines();
+    const walked: string[] = [];
+    let after: LogRow | undefined;
+    for (;;) {
+      const page = await repo.page({ orgId: o }, 20, { lines, ...(after ? { after: { at: after.ts, id: after.id } } : {}) });
+      walked.push(...page.map((r) => r.id));
+      if (page.length < 20) break;
+      after = page.at(-1);
+    }
+    expect(walked).toEqual(recs.map((r) => r.id));
+    expect(bodies).toBe(3);
   });
 
   it('answers each record once however many pages hold it, by offset, keyset, count and replay alike', async () => {
