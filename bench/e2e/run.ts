@@ -203,12 +203,15 @@ try {
         // and a window reaching them would hold each record the worker stores ahead of a replay's
         // position too (a replay sends what its window holds when it reads it), so the replays
         // would send more than the copy and the run would end, at its count, before they had.
-        // Each page's records rewritten so (the pages' bounds with them).
+        // Each page's records rewritten so, in its body and its summary (the pages' bounds with them).
         await h.query(`update bench_replay_source set page = 'rp-' || page, ts_min = ts_min - interval '1 hour', ts_max = ts_max - interval '1 hour',
           day = ((ts_min - interval '1 hour') at time zone 'UTC')::date,
           body = (select string_agg(jsonb_set(jsonb_set(l::jsonb, '{id}', to_jsonb('rp-' || (l::jsonb ->> 'id'))), '{timestamp}',
-            to_jsonb(to_char(((l::jsonb ->> 'timestamp')::timestamptz - interval '1 hour') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text, E'\\n')
-            from string_to_table(body, E'\\n') l)`);
+            to_jsonb(to_char(((l::jsonb ->> 'timestamp')::timestamptz - interval '1 hour') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text, E'\\n' order by n)
+            from string_to_table(body, E'\\n') with ordinality as b(l, n)),
+          meta = (select string_agg(jsonb_set(jsonb_set(m::jsonb, '{0}', to_jsonb((m::jsonb ->> 0)::bigint - 3600000)), '{1}',
+            to_jsonb('rp-' || (m::jsonb ->> 1)))::text, E'\\n' order by n)
+            from string_to_table(meta, E'\\n') with ordinality as s(m, n))`);
         await h.query('insert into agent_log_pages select * from bench_replay_source');
         // To the millisecond, as the API takes the bounds: the last one a millisecond past the copy's last record.
         const [bounds] = await h.query("select min(ts_min) as since, max(ts_max) + interval '1 millisecond' as until from bench_replay_source");
