@@ -83,7 +83,7 @@ const ROW_PIECE_CHARS = 64 * 1024;
  * and were copied by every scavenge on the way; a Buffer each cost a native call a row and a socket
  * write a row. Pieces of mostly ASCII text stay under the allocator's 128 KiB threshold for a fresh
  * mapping, whose pages fault on first write. A piece's rows lie side by side, so the COPY writes
- * them as one (byte-pieces.ts). `latin1`: rows that are byte strings already (a character a byte).
+ * them as one (the store's copyInRows, src/store/copy-in.ts). `latin1`: rows that are byte strings already (a character a byte).
  */
 function packInto(rows: readonly (string | undefined)[], place: (i: number, piece: Buffer, start: number, end: number) => void, encoding: 'utf8' | 'latin1' = 'utf8'): void {
   for (let from = 0; from < rows.length; ) {

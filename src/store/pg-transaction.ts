@@ -12,11 +12,10 @@
  * ROLLBACK (a transaction already aborted) is an error here, not a success.
  *
  * Statements that cannot carry a command (no parameters: pg sends them in the simple protocol,
- * which may hold several statements; BytePieces parameters; COPY) run after a BEGIN of their own,
- * and before a COMMIT of its own.
+ * which may hold several statements; COPY) run after a BEGIN of their own, and before a COMMIT of
+ * its own.
  */
 import pg from 'pg';
-import { holdsPieces, queryPiecewise } from './byte-pieces.js';
 
 /** pg's connection, as far as writing a command into a statement's messages uses it. */
 interface PgConnection {
@@ -113,7 +112,7 @@ function carried<T>(client: pg.ClientBase, config: Config, before: readonly stri
 
 /** Whether pg sends this statement in the extended protocol, where commands can ride with it. */
 const canCarry = (config: Config, params: readonly unknown[] | undefined): boolean =>
-  !holdsPieces(params) && (config.name !== undefined || (params !== undefined && params.length > 0));
+  config.name !== undefined || (params !== undefined && params.length > 0);
 
 export interface PgTransaction {
   /** A statement of the transaction; the first one carries the BEGIN. */
@@ -140,16 +139,15 @@ export function openPgTransaction(client: pg.ClientBase): PgTransaction {
     begun = true;
     await client.query('BEGIN');
   };
-  const plain = async <T>(config: Config, params: readonly unknown[] | undefined): Promise<T[]> =>
-    holdsPieces(params) ? queryPiecewise<T>(client, config.text, params!) : ((await client.query(config)).rows as T[]);
+  const plain = async <T>(config: Config): Promise<T[]> => (await client.query(config)).rows as T[];
 
   return {
     async query<T>(config: Config, params: readonly unknown[] | undefined): Promise<T[]> {
       open();
-      if (begun) return plain<T>(config, params);
+      if (begun) return plain<T>(config);
       if (!canCarry(config, params)) {
         await begin();
-        return plain<T>(config, params);
+        return plain<T>(config);
       }
       begun = true;
       return carried<T>(client, config, ['BEGIN'], []);
@@ -159,7 +157,7 @@ export function openPgTransaction(client: pg.ClientBase): PgTransaction {
       open();
       if (!canCarry(config, params)) {
         await begin();
-        const rows = await plain<T>(config, params);
+        const rows = await plain<T>(config);
         await this.commit();
         return rows;
       }

@@ -22,7 +22,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { turnGate } from '../event-loop.js';
 import { startModuleWorker } from '../threads.js';
-import { BytePieces, holdsPieces, joinPieces } from './byte-pieces.js';
 import { lockDataDir } from './data-dir-lock.js';
 import type { QueryOptions, Sql } from './sql-types.js';
 import type { ErrorFields, Reply, Request, Start, WasmModule } from './pglite-worker.js';
@@ -68,14 +67,12 @@ const workers = new WeakMap<Sql, Worker>();
 export const storeThreadOf = (sql: Sql): Worker | undefined => workers.get(sql);
 
 /**
- * Parameters as posted: BytePieces joined (PGlite takes parameters in memory); a Buffer that is a
- * view of a larger memory copied out (structured clone would copy the whole of that memory), and
- * the copies and joined buffers moved to the thread rather than copied again. `buffers`: which were
- * Buffers (see pglite-worker.ts).
+ * Parameters as posted: a Buffer that is a view of a larger memory copied out (structured clone
+ * would copy the whole of that memory), and the copies moved to the thread rather than copied
+ * again. `buffers`: which were Buffers (see pglite-worker.ts).
  */
 function posted(params: readonly unknown[] | undefined): { params: unknown[] | undefined; buffers: number[]; transfer: ArrayBuffer[] } {
-  const pieces = holdsPieces(params);
-  const values = pieces ? joinPieces(params)! : params ? [...params] : undefined;
+  const values = params ? [...params] : undefined;
   const buffers: number[] = [];
   const transfer: ArrayBuffer[] = [];
   values?.forEach((v, i) => {
@@ -86,9 +83,6 @@ function posted(params: readonly unknown[] | undefined): { params: unknown[] | u
       const copy = v.slice();
       values[i] = copy;
       transfer.push(copy.buffer);
-    } else if (params![i] instanceof BytePieces) {
-      // Joined here: no one else holds it.
-      transfer.push(v.buffer as ArrayBuffer);
     }
   });
   return { params: values, buffers, transfer };

@@ -6,7 +6,6 @@
 export interface Sql {
   readonly kind: 'pglite' | 'postgres';
   /**
-   * Parameters may include BytePieces (byte-pieces.ts): a bytea written without being joined.
    * `options.prepare` names a statement run often with this same text: on Postgres each connection
    * parses and plans it once (a named prepared statement) rather than on every call.
    */
@@ -14,9 +13,9 @@ export interface Sql {
   /** Runs several `;`-separated statements without parameters (migrations). */
   exec(text: string): Promise<void>;
   /**
-   * Postgres only: `COPY ... FROM STDIN` (`text`) of rows already in COPY's text format (each
-   * ending in a newline), written as they are; resolves to the rows copied. PGlite has none: its
-   * callers write with statements.
+   * Postgres only: `COPY ... FROM STDIN` (`text`) of rows already in COPY's format (text or binary,
+   * as `text` says), written as they are (copy-in.ts); resolves to the rows copied. PGlite has
+   * none: its callers write with statements.
    */
   copyIn?(text: string, rows: readonly Buffer[]): Promise<number>;
   /**

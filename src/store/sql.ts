@@ -6,7 +6,7 @@
  * against both.
  */
 import pg from 'pg';
-import { copyInPiecewise, holdsPieces, queryPiecewise } from './byte-pieces.js';
+import { copyInRows } from './copy-in.js';
 import { openPgliteThread } from './pglite-thread.js';
 import type { QueryOptions, Sql } from './sql-types.js';
 
@@ -50,7 +50,7 @@ function openPostgres(url: string, max: number): Sql {
     },
     copyIn: async (text, rows) => {
       await tx.begin();
-      return copyInPiecewise(client, text, rows);
+      return copyInRows(client, text, rows);
     },
     transaction: (fn) => fn(inTransaction(client, tx)),
     listen: () => Promise.reject(new Error('listen is not available inside a transaction')),
@@ -59,10 +59,7 @@ function openPostgres(url: string, max: number): Sql {
   return {
     kind: 'postgres',
     async query<T>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]> {
-      if (!holdsPieces(params)) return (await pool.query(statement(text, params, options))).rows as T[];
-      // pool.query cannot run a custom query: check a client out as it would (released, and
-      // discarded on an error, as pool.query does).
-      return checkedOut(pool, true, (client) => queryPiecewise<T>(client, text, params!));
+      return (await pool.query(statement(text, params, options))).rows as T[];
     },
     queryThenCommit(text, params, options) {
       return this.query(text, params, options);
@@ -70,7 +67,9 @@ function openPostgres(url: string, max: number): Sql {
     exec: async (text) => {
       await pool.query(text);
     },
-    copyIn: (text, rows) => checkedOut(pool, true, (client) => copyInPiecewise(client, text, rows)),
+    // pool.query cannot run a custom query: check a client out as it would (released, and
+    // discarded on an error, as pool.query does).
+    copyIn: (text, rows) => checkedOut(pool, true, (client) => copyInRows(client, text, rows)),
     transaction: <T>(fn: (tx: Sql) => Promise<T>): Promise<T> =>
       checkedOut(pool, false, async (client, broke) => {
         const tx = openPgTransaction(client);
