@@ -275,10 +275,35 @@ export function* linesOf(text: string): Generator<[line: string, index: number]>
  */
 export function* metaRecordsOf(meta: string, needles: readonly string[] = []): Generator<MetaRecord> {
   for (const [line, index] of linesOf(meta)) {
-    if (needles.length > 0 && lacksAny(line, needles)) continue;
+    const plain = !line.includes('\\');
+    if (plain && needles.length > 0 && lacksAny(line, needles)) continue;
+    if (plain) {
+      const read = plainMeta(line, index);
+      if (read !== undefined) {
+        yield read;
+        continue;
+      }
+    }
     const [ms, id, agentId, source, environment, skillId] = JSON.parse(line) as [number, string, string, string, string, string?];
     yield { ms, id, agentId, source, environment, skillId, index };
   }
+}
+
+/**
+ * A summary line holding no backslash, read without JSON.parse: its strings hold no quote (JSON
+ * would have escaped it), so each lies between the next two quotes. Undefined for a line not of
+ * that form. A count reads every summary line its pages hold, and parsing them was most of it.
+ */
+function plainMeta(line: string, index: number): MetaRecord | undefined {
+  const q: number[] = [];
+  for (let at = line.indexOf('"'); at >= 0 && q.length < 10; at = line.indexOf('"', at + 1)) q.push(at);
+  if (q.length !== 8 && q.length !== 10) return undefined;
+  const ms = Number(line.slice(1, line.indexOf(',')));
+  if (!Number.isFinite(ms)) return undefined;
+  return {
+    ms, id: line.slice(q[0]! + 1, q[1]), agentId: line.slice(q[2]! + 1, q[3]), source: line.slice(q[4]! + 1, q[5]),
+    environment: line.slice(q[6]! + 1, q[7]), skillId: q.length === 10 ? line.slice(q[8]! + 1, q[9]) : undefined, index,
+  };
 }
 
 /** The records of a page body, each with its time to the millisecond (as the row layout kept it). */
@@ -291,7 +316,6 @@ export function* recordsOf(body: string): Generator<RecordKey & { r: StoredRecor
 
 /** Whether a line without escapes lacks one of the needles (so the record cannot be one that holds them all). */
 function lacksAny(line: string, needles: readonly string[]): boolean {
-  if (line.includes('\\')) return false;
   for (const n of needles) if (!line.includes(n)) return true;
   return false;
 }

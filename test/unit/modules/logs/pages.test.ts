@@ -76,6 +76,20 @@ describe("a page's summary", () => {
     ]);
   });
 
+  it('reads lines without escapes as JSON.parse would: commas and brackets in ids, the spaced form the upgrade wrote', () => {
+    const lines = [
+      JSON.stringify([1764500000123, 'a,b]"', 'agt_1', 'skill', 'sandbox', 'skl [x], y']),
+      JSON.stringify([1764500000124, 'ü✓ 日本', 'agt,2', 'mcp', 'production']),
+      '[1764500000125, "c", "agt_3", "skill", "production", "skl_z"]',
+      '[1764500000126, "d", "agt_4", "mcp", "sandbox"]',
+    ];
+    const want = lines.map((l, index) => {
+      const [ms, id, agentId, source, environment, skillId] = JSON.parse(l) as [number, string, string, string, string, string?];
+      return { ms, id, agentId, source, environment, skillId, index };
+    });
+    expect([...metaRecordsOf(lines.join('\n'))]).toEqual(want);
+  });
+
   it('passes over a line lacking a selected value only when the line holds no escape', () => {
     const mine = record({ id: 'm', agentId: 'agt_1' });
     const other = record({ id: 'o', agentId: 'agt_2' });
