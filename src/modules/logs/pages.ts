@@ -1,21 +1,22 @@
 /**
  * The platform copy's pages: what a page holds and how it is written and read back, apart from
- * the store. A page is up to PAGE_RECORDS records of one organization and one UTC day, their JSON
- * as consumed one a line, with the page's first and last time and its keys (each agent, and each
- * agent's skill of a skill record) so that reads find the pages that can hold what they select.
+ * the store. A page is up to PAGE_RECORDS records of one organization and one UTC day (an agent
+ * with many of a flush's records on pages of its own), their JSON as consumed one a line (the
+ * body), a summary line each (metaLine), the page's first and last time and its keys (each agent,
+ * and each agent's skill of a skill record), so that reads find the pages that can hold what they
+ * select and choose from the summaries.
  *
  * Why pages: a row a record cost Postgres its heap tuple, its key and two index entries, the most
  * of what the engine and its store spent beyond a bare pass-through (docs/benchmarks.md, "The
- * platform copy as pages"); a page costs one tuple and its compressed body.
+ * platform copy as pages"); a page costs one tuple and its compressed texts.
  *
- * Reads decode the pages a selection can reach and answer each record once: a record read twice
- * from the source (after a crash or a rebalance, or produced twice) may lie in two pages, and is
- * told by its (time, id), as the row layout's key told it.
+ * Reads answer each record once: a record read twice from the source (after a crash or a
+ * rebalance, or produced twice) may lie in two pages, and is told by its (time, id), as the row
+ * layout's key told it (SeenRecords).
  */
 import { DAY_MS } from '../../model/time.js';
-import { parseRfc3339 } from '../../model/record.js';
 
-/** Records a page holds at most: a read decodes whole pages, so a page is a few hundred KB at most. */
+/** Records a page holds at most: a read reads whole summaries and bodies, so a page is a few hundred KB at most. */
 export const PAGE_RECORDS = 500;
 
 /** A record for the platform copy, as the pipeline (or `insert`) hands it over. */
@@ -304,14 +305,6 @@ function plainMeta(line: string, index: number): MetaRecord | undefined {
     ms, id: line.slice(q[0]! + 1, q[1]), agentId: line.slice(q[2]! + 1, q[3]), source: line.slice(q[4]! + 1, q[5]),
     environment: line.slice(q[6]! + 1, q[7]), skillId: q.length === 10 ? line.slice(q[8]! + 1, q[9]) : undefined, index,
   };
-}
-
-/** The records of a page body, each with its time to the millisecond (as the row layout kept it). */
-export function* recordsOf(body: string): Generator<RecordKey & { r: StoredRecord }> {
-  for (const [line] of linesOf(body)) {
-    const r = JSON.parse(line) as StoredRecord;
-    yield { ms: parseRfc3339(r.timestamp), id: r.id, r };
-  }
 }
 
 /** Whether a line without escapes lacks one of the needles (so the record cannot be one that holds them all). */

@@ -31,9 +31,6 @@ const PAGE_INSERT_SQL = `insert into agent_log_pages (${PAGE_COLUMNS})
 const FIRST_PAGES = 2;
 const MOST_PAGES = 32;
 
-/** The UTC day number of an RFC 3339 time (NaN for an unparsable one, which no window holds). */
-export const dayOfRecord = (timestamp: string): number => dayOf(Date.parse(timestamp));
-
 export interface LogQuery {
   orgId: string;
   agentId?: string | undefined;
@@ -64,7 +61,6 @@ export interface LogRow {
   spanId: string | null;
   attributes: Record<string, unknown> | null;
 }
-
 
 /** The stored record as a read answers it: absent optional fields null, as the row layout's columns were. */
 const rowOf = ({ ms, r }: { ms: number; r: StoredRecord }): LogRow => ({

@@ -1,6 +1,6 @@
 /** The platform copy's pages (modules/logs/pages.ts): what a page holds, and how a read tells a record met twice. */
 import { describe, expect, it } from 'vitest';
-import { AGENT_PAGE_RECORDS, agentKey, bodyText, logCopyOf, metaRecordsOf, metaText, pagesOf, recordsOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
+import { AGENT_PAGE_RECORDS, agentKey, bodyText, logCopyOf, linesOf, metaRecordsOf, metaText, pagesOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
 import { record } from '../../../helpers/records.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
 
@@ -59,9 +59,7 @@ describe('a page body', () => {
     const [page] = pagesOf([logCopyOf(plain, Buffer.from(JSON.stringify(plain)), Date.parse(plain.timestamp)), logCopyOf(pretty, JSON.stringify(pretty, null, 2), Date.parse(pretty.timestamp))]);
     const body = bodyText(page!);
     expect(body.split('\n')).toHaveLength(2);
-    const read = [...recordsOf(body)];
-    expect(read.map((r) => r.r)).toEqual([plain, pretty]);
-    expect(read.map((r) => [r.ms, r.id])).toEqual([[Date.parse(plain.timestamp), 'p'], [Date.parse(pretty.timestamp), 'q']]);
+    expect([...linesOf(body)].map(([line, index]) => [JSON.parse(line), index])).toEqual([[plain, 0], [pretty, 1]]);
   });
 });
 
