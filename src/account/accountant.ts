@@ -203,7 +203,8 @@ export function createAccountant(opts: AccountantOptions): Accountant {
         noteDrainActivity();
       });
       const [copied, accounted] = await Promise.allSettled([copying, accounting]);
-      // Written again whole: the copy ignores records it already stored.
+      // Written again whole: a copy stored by an attempt whose answer was lost is stored twice, and
+      // the log reads answer it once (modules/logs/pages.ts).
       if (accounted.status === 'rejected') throw accounted.reason;
       if (copied.status === 'rejected') {
         // The transaction is durable: only the copy is tried again, the entries holding records waiting for it.
