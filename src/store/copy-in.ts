@@ -22,8 +22,7 @@ interface PgCopyConnection {
  * `COPY ... FROM STDIN` of rows already in the COPY format, as pg's own Query (its result,
  * errors and callbacks unchanged: the command tag's count is the result's rowCount). When the
  * server asks for the data, the rows go as one CopyData message, then CopyDone. Rows that lie side
- * by side in one piece of memory are written as one view, so a
- * flush of thousands of rows is a few writes, not a write a row. `handleCopyInResponse` is pg 8's
+ * by side in one piece of memory are written as one view. `handleCopyInResponse` is pg 8's
  * hook for the data of a COPY (pg-copy-streams builds on the same); the store tests run this
  * against a real server.
  */

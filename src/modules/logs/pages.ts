@@ -14,7 +14,7 @@
  * rebalance, or produced twice) may lie in two pages, and is told by its (time, id), as the row
  * layout's key told it (SeenRecords).
  */
-import { DAY_MS } from '../../model/time.js';
+import { DAY_MS, dayOf } from '../../model/time.js';
 
 /** Records a page holds at most: a read reads whole summaries and bodies, so a page is a few hundred KB at most. */
 export const PAGE_RECORDS = 500;
@@ -23,9 +23,7 @@ export const PAGE_RECORDS = 500;
 export interface LogCopy {
   /** The record's JSON as consumed (UTF-8 bytes or text). */
   json: string | Buffer;
-  /** Its UTC day (DAY_MS days since the epoch); NaN for no time, which no window holds. */
-  day: number;
-  /** Its time in milliseconds (the validation's parse of its timestamp). */
+  /** Its time in milliseconds (the validation's parse of its timestamp); NaN for none, which no window holds. */
   timeMs: number;
   id: string;
   orgId: string;
@@ -55,7 +53,7 @@ export function logCopyOf(
 ): LogCopy {
   const skillId = r.source === 'skill' ? r.attributes?.skillId : undefined;
   return {
-    json, day: Math.floor(timeMs / DAY_MS), timeMs, id: r.id, orgId: r.orgId, agentId: r.agentId, source: r.source, environment: r.environment,
+    json, timeMs, id: r.id, orgId: r.orgId, agentId: r.agentId, source: r.source, environment: r.environment,
     // A skill id no read can name keys nothing (and an index entry has a bound of its own).
     skillId: typeof skillId === 'string' && skillId.length <= SKILL_ID_MAX ? skillId : undefined,
   };
@@ -95,7 +93,7 @@ export const AGENT_PAGE_RECORDS = 50;
 export function pagesOf(copies: readonly LogCopy[], pageRecords = PAGE_RECORDS): LogPage[] {
   const groups = new Map<string, LogCopy[]>();
   for (const c of copies) {
-    const k = `${c.day}\u0000${c.orgId}`;
+    const k = `${dayOf(c.timeMs)}\u0000${c.orgId}`;
     let g = groups.get(k);
     if (g === undefined) groups.set(k, (g = []));
     g.push(c);
@@ -132,7 +130,7 @@ function pagesFrom(copies: readonly LogCopy[], pageRecords: number): LogPage[] {
       keys.add(agentKey(c.agentId));
       if (c.skillId !== undefined) keys.add(skillKey(c.agentId, c.skillId));
     }
-    pages.push({ orgId: page[0]!.orgId, day: page[0]!.day, tsMinMs, tsMaxMs, keys: [...keys], copies: page });
+    pages.push({ orgId: page[0]!.orgId, day: dayOf(tsMinMs), tsMinMs, tsMaxMs, keys: [...keys], copies: page });
   }
   return pages;
 }

@@ -81,7 +81,19 @@ const rowOf = ({ ms, r }: { ms: number; r: StoredRecord }): LogRow => ({
   attributes: (r.attributes as Record<string, unknown> | undefined) ?? null,
 });
 
-/** Whether a record of a page's summary is one the query selects (its organization is the page's). */
+/**
+ * The records of a page's summary the query selects (its organization is the page's): the hidden
+ * agents as a set and the needles made once a read, not once a page.
+ */
+function selectionOf(q: LogQuery): (meta: string) => Generator<MetaRecord> {
+  const hidden = q.hiddenAgents && q.hiddenAgents.length > 0 ? new Set(q.hiddenAgents) : undefined;
+  const needles = needlesOf(q);
+  return function* (meta) {
+    for (const m of metaRecordsOf(meta, needles)) if (selects(q, hidden, m)) yield m;
+  };
+}
+
+/** Whether a record of a page's summary is one the query selects. */
 function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, m: MetaRecord): boolean {
   if (q.agentId !== undefined && m.agentId !== q.agentId) return false;
   if (hidden !== undefined && hidden.has(m.agentId)) return false;
@@ -94,7 +106,7 @@ function selects(q: LogQuery, hidden: ReadonlySet<string> | undefined, m: MetaRe
   return true;
 }
 
-/** Values each selected record holds as a JSON string (recordsOf's needles): its agent, source, environment, skill. */
+/** Values each selected record holds as a JSON string (metaRecordsOf's needles): its agent, source, environment, skill. */
 function needlesOf(q: LogQuery): string[] {
   return [q.agentId, q.source, q.environment, q.skillId].filter((v): v is string => v !== undefined).map((v) => JSON.stringify(v));
 }
@@ -250,10 +262,9 @@ export function createLogsRepo(sql: Sql) {
    * come before the next page's bound, no later page can hold one that comes earlier.
    */
   async function firstRecords(q: LogQuery, direction: 'newest' | 'oldest', want: number, bound: Position | undefined): Promise<HeldRecord[]> {
-    const hidden = q.hiddenAgents && q.hiddenAgents.length > 0 ? new Set(q.hiddenAgents) : undefined;
+    const selected = selectionOf(q);
     const order = direction === 'newest' ? newestFirst : oldestFirst;
     const seen = new SeenRecords(direction);
-    const needles = needlesOf(q);
     let held: HeldRecord[] = [];
     let sorted = true;
     const trim = () => {
@@ -268,8 +279,7 @@ export function createLogsRepo(sql: Sql) {
         if (direction === 'newest' ? edge.ms > page.boundMs : edge.ms < page.boundMs) break;
       }
       seen.passing(page.boundMs);
-      for (const rec of metaRecordsOf(page.meta, needles)) {
-        if (!selects(q, hidden, rec)) continue;
+      for (const rec of selected(page.meta)) {
         if (bound !== undefined && !isBefore(direction, bound, rec)) continue;
         if (!seen.first(rec.ms, rec.id)) continue;
         held.push({ ms: rec.ms, id: rec.id, page: page.page, tsMax: page.ts_max, index: rec.index });
@@ -334,7 +344,10 @@ export function createLogsRepo(sql: Sql) {
       const today = Math.floor(nowMs / DAY_MS);
       const first = today - retentionDays + 1;
       const last = today + DAYS_AHEAD;
-      const kept = copies.filter((c) => c.day >= first && c.day <= last);
+      const kept = copies.filter((c) => {
+        const day = dayOf(c.timeMs);
+        return day >= first && day <= last;
+      });
       const outside = copies.length - kept.length;
       if (kept.length === 0) return { stored: 0, outside };
       const pages = pagesOf(kept);
@@ -386,15 +399,14 @@ export function createLogsRepo(sql: Sql) {
 
     /** Matches counted up to `cap` + 1, so a caller can tell "more than cap" without counting everything. */
     async countUpTo(q: LogQuery, cap: number): Promise<number> {
-      const hidden = q.hiddenAgents && q.hiddenAgents.length > 0 ? new Set(q.hiddenAgents) : undefined;
+      const selected = selectionOf(q);
       const seen = new SeenRecords('newest');
-      const needles = needlesOf(q);
       let n = 0;
       // A count reads pages until its cap: many at a time from the start (a summary is small).
       for await (const page of pagesFor(q, 'newest', undefined, MOST_PAGES / 2)) {
         seen.passing(page.boundMs);
-        for (const rec of metaRecordsOf(page.meta, needles)) {
-          if (!selects(q, hidden, rec) || !seen.first(rec.ms, rec.id)) continue;
+        for (const rec of selected(page.meta)) {
+          if (!seen.first(rec.ms, rec.id)) continue;
           if (++n > cap) return n;
         }
       }
