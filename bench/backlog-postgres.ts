@@ -10,6 +10,7 @@
 import pg from 'pg';
 import { openStore } from '../src/store/store.js';
 import type { ParkedRecord, RoundCursor } from '../src/modules/drains/tables/backlog.js';
+import { bucketOf } from '../src/modules/drains/tables/backlog-pages.js';
 import { createTestDatabase } from '../test/helpers/postgres.js';
 import { statCpuSeconds } from './e2e/proc-stat.js';
 
@@ -36,10 +37,11 @@ const resources = Array.from({ length: AGENTS }, (_, i) => JSON.stringify({
   'service.name': 'agent-runtime', 'org.id': 'org_bench', 'agent.id': `agt_${String(i).padStart(8, '0')}`, 'agent.name': `Agent ${i}`,
   'agent.version': '1.2.3', 'deployment.environment': 'production', 'cloud.region': 'eu-west-1',
 }));
+const buckets = resources.map(bucketOf);
 const rows: ParkedRecord[] = Array.from({ length: N }, (_, i) => {
   const id = `rec_${String(i).padStart(10, '0')}`;
   const record = { id, timestamp: new Date().toISOString(), severity: 'info', source: 'runtime', event: 'step', message, executionId: 'exe_1', attributes: { model: 'm', tokens: i } };
-  return { drainId: DRAIN, orgId: 'org_bench', resourceJson: resources[i % AGENTS]!, recordJson: JSON.stringify(record), recordId: id, bytes: 600, scrubHits: 0 };
+  return { drainId: DRAIN, orgId: 'org_bench', resourceJson: resources[i % AGENTS]!, bucket: buckets[i % AGENTS]!, recordJson: JSON.stringify(record), recordId: id, bytes: 600, scrubHits: 0 };
 });
 
 // Warm the connection and the statements.

@@ -8,6 +8,7 @@ import { DELIVERY_RETENTION_MS, type AttemptOutcome, type DeliveryRecord } from 
 import { newId } from '../model/ids.js';
 import { dayOf, hourOf } from '../model/time.js';
 import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
+import { bucketOf } from '../modules/drains/tables/backlog-pages.js';
 import type { HourlyIncrement } from '../modules/drains/tables/health.js';
 import { dropReasonOf } from '../model/drop-reasons.js';
 import type { AccountingEntry } from './accountant.js';
@@ -21,8 +22,9 @@ export interface AttemptResult {
 /** The batch's records as backlog rows, in batch order. */
 export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
   const drain = batch.plan.drain;
+  const bucket = bucketOf(batch.resourceJson);
   return batch.entries.map((e) => ({
-    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, recordJson: e.json, recordId: e.id,
+    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, bucket, recordJson: e.json, recordId: e.id,
     bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
   }));
 }

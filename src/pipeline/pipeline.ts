@@ -28,30 +28,47 @@ import type { HourlyIncrement } from '../modules/drains/tables/health.js';
 import type { ParkingSet } from '../backlog/parking.js';
 import { buildResource, resourceKey } from '../model/resource.js';
 import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
+import { bucketOf } from '../modules/drains/tables/backlog-pages.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
 import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';
 import { SerialisedEntry, ShapedEntry, type BatchEntry } from '../encode/encoder.js';
 
-/** Resource keys of the agents seen last, kept beyond this many agents are forgotten (the map starts again). */
-const MAX_RESOURCE_KEYS = 4096;
+/**
+ * Agents whose resource keys are kept, at most: past it the map starts again. Above the agents a
+ * worker commonly sees at once: a drain of 10,000 agents batching across time parks records of
+ * every one of them each second, and a map that starts again every 4,096 agents kept few of them.
+ */
+const MAX_AGENTS = 16_384;
+
+/** What is kept of an agent's resource (model/resource.ts): its key, and once one of its records is parked, its backlog bucket. */
+export interface AgentResource {
+  readonly agentName: string;
+  readonly agentVersion: string | undefined;
+  readonly environment: string;
+  readonly orgId: string;
+  readonly key: string;
+  bucket?: number;
+}
 
 /**
- * The resource key of a record (model/resource.ts), made once per agent rather than once per
- * record: a key made per record was a string of seven pieces that the batcher's map lookup then
- * flattened into another, two short-lived strings a record. The agent's last key is answered while
- * its name, version and environment are the same.
+ * The resource key of a record, and the backlog bucket of a parked one, made once per agent
+ * rather than once per record: a key made per record was a string of seven pieces that the
+ * batcher's map lookup then flattened into another, two short-lived strings a record; the bucket
+ * is a hash over the resource's JSON, which at thousands of agents a park hashed once a record
+ * (the JSON itself is made once a chunk, and not kept: it is most of an entry's size). The agent's
+ * entry is answered while its name, version, environment and organization are the same.
  */
-export class ResourceKeys {
-  private readonly byAgent = new Map<string, { agentName: string; agentVersion: string | undefined; environment: string; key: string }>();
+export class AgentResources {
+  private readonly byAgent = new Map<string, AgentResource>();
 
-  of(r: AgentRecord): string {
+  of(r: AgentRecord): AgentResource {
     const known = this.byAgent.get(r.agentId);
-    if (known !== undefined && known.agentName === r.agentName && known.agentVersion === r.agentVersion && known.environment === r.environment) return known.key;
-    if (this.byAgent.size >= MAX_RESOURCE_KEYS) this.byAgent.clear();
-    const key = resourceKey(r);
-    this.byAgent.set(r.agentId, { agentName: r.agentName, agentVersion: r.agentVersion, environment: r.environment, key });
-    return key;
+    if (known !== undefined && known.agentName === r.agentName && known.agentVersion === r.agentVersion && known.environment === r.environment && known.orgId === r.orgId) return known;
+    if (this.byAgent.size >= MAX_AGENTS) this.byAgent.clear();
+    const made: AgentResource = { agentName: r.agentName, agentVersion: r.agentVersion, environment: r.environment, orgId: r.orgId, key: resourceKey(r) };
+    this.byAgent.set(r.agentId, made);
+    return made;
   }
 }
 
@@ -74,13 +91,13 @@ export interface RecordChunk {
 }
 
 export function createPipeline(opts: PipelineOptions): (chunk: RecordChunk) => void {
-  const keys = new ResourceKeys();
+  const resources = new AgentResources();
   return ({ messages, ticket }) => {
     const observed = new Date().toISOString();
     opts.events.consumed(opts.sourceName, messages.length);
     const letters: { source: string; reason: string; payload: string }[] = [];
     const copies: LogCopy[] = [];
-    const routing = new Routing(opts, keys);
+    const routing = new Routing(opts, resources);
     const inline = shapeInline(observed);
     for (const raw of messages) {
       if (raw === null) {
@@ -176,7 +193,7 @@ async function routeOffloaded(
     const heavy = length * plan.scrubber.cost > INLINE_SCRUB_WORK;
     ready.set(slot, { shaped, hits: heavy ? await pool.scrub(plan.scrubber, shaped, record.orgId) : plan.scrubber.scrubRecord(shaped) });
   }
-  const routing = new Routing(opts, new ResourceKeys());
+  const routing = new Routing(opts, new AgentResources());
   const inline = shapeInline(observed);
   routing.route(record, rawBytes, plans, (r, plan, jsonOnly) => {
     const done = ready.get(groups.slotOf[plans.indexOf(plan)]!);
@@ -204,12 +221,13 @@ class Routing {
   private readonly parked: ParkedRecord[] = [];
   private readonly reached = new Map<DrainPlan, Reached>();
   private readonly quotaDropped = new Map<DrainPlan, string[]>();
-  private readonly resources = new Map<string, string>();
+  /** Parked records' resource JSON, by resource key: made once a chunk. */
+  private readonly resourceJson = new Map<string, string>();
   private readonly tallies = new Map<string, RoutingTally>();
 
   constructor(
     private readonly opts: PipelineOptions,
-    private readonly keys: ResourceKeys,
+    private readonly resources: AgentResources,
   ) {}
 
   private tallyOf(type: string): RoutingTally {
@@ -243,7 +261,7 @@ class Routing {
     // first group's in `first`, any other's in `shapes` (most organizations' drains are one group).
     let first: RoutedRecord | undefined;
     let shapes: (RoutedRecord | undefined)[] | undefined;
-    let rKey: string | undefined;
+    let res: AgentResource | undefined;
     for (let p = 0; p < plans.length; p++) {
       const plan = plans[p]!;
       const verdict = plan.select(record);
@@ -270,7 +288,7 @@ class Routing {
       const slot = groups.slotOf[p]!;
       let shape = slot === 0 ? first : (shapes ??= new Array<RoutedRecord | undefined>(groups.count))[slot];
       if (shape === undefined) {
-        shape = new LazyRoutedRecord(record, (rKey ??= this.keys.of(record)), shapeFor(record, plan, groups.jsonOnly[slot]!), rawBytes);
+        shape = new LazyRoutedRecord(record, (res ??= this.resources.of(record)).key, shapeFor(record, plan, groups.jsonOnly[slot]!), rawBytes);
         if (slot === 0) first = shape;
         else shapes![slot] = shape;
       }
@@ -287,9 +305,13 @@ class Routing {
         if (opts.batcher.add(plan, shape, ticket)) continue;
         ticket.release();
       }
-      let resourceJson = this.resources.get(shape.resourceKey);
-      if (resourceJson === undefined) this.resources.set(shape.resourceKey, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
-      this.parked.push({ drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, recordJson: shape.entry.json, recordId: record.id, bytes: shape.bytes, scrubHits: hits });
+      res ??= this.resources.of(record);
+      let resourceJson = this.resourceJson.get(res.key);
+      if (resourceJson === undefined) this.resourceJson.set(res.key, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+      this.parked.push({
+        drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson: shape.entry.json,
+        recordId: record.id, bytes: shape.bytes, scrubHits: hits,
+      });
     }
   }
 

@@ -8,6 +8,7 @@ import { STORE_KINDS } from '../../helpers/stores.js';
 import type { Store } from '../../../src/store/store.js';
 import * as m023 from '../../../src/modules/drains/migrations/023-backlog-pages.js';
 import type { RoundCursor } from '../../../src/modules/drains/tables/backlog.js';
+import { withBuckets } from '../../helpers/backlog.js';
 
 /** The backlog as migrations 003, 006 and 007 left it. */
 const BEFORE = `
@@ -40,9 +41,9 @@ describe.each(STORE_KINDS)('backlog pages upgrade on $name', (kind) => {
     );
     await store.sql.transaction((tx) => tx.exec(m023.sql));
     expect(await store.backlog.sizeOf('drn_up')).toEqual({ records: 3, bytes: 22 });
-    await store.backlog.park(['{"a":1}', '{"b":1}'].map((resourceJson, i) => ({
+    await store.backlog.park(withBuckets(['{"a":1}', '{"b":1}'].map((resourceJson, i) => ({
       drainId: 'drn_up', orgId: 'org_a', resourceJson, recordJson: `{"i":${3 + i}}`, recordId: `new${i}`, bytes: 7, scrubHits: 0,
-    })));
+    }))));
     const upTo = (await store.backlog.lastId('drn_up'))!;
     const seen: { resource: string; id: string; hits: number }[] = [];
     let after: RoundCursor | undefined;

@@ -11,6 +11,7 @@ import { hourOf } from '../../../src/model/time.js';
 import { PARK_ROWS, type RoundCursor } from '../../../src/modules/drains/tables/backlog.js';
 import { pageOf } from '../../../src/modules/drains/tables/backlog-pages.js';
 import { intArrayLiteral, textArrayLiteral } from '../../../src/store/array-literal.js';
+import { withBuckets } from '../../helpers/backlog.js';
 
 const SEED = new URL('../../fixtures/seed-acme.json', import.meta.url).pathname;
 
@@ -216,9 +217,9 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
 
   it('reads a drain\'s backlog bucket by bucket, each resource in order, in reads up to a round\'s last page', async () => {
     const resources = ['{"b":1}', '{"a":1}', '{"c":1}'];
-    const park = (n: number, drainId = 'drn_bklg', from = 0) => store.backlog.park(Array.from({ length: n }, (_, k) => ({
+    const park = (n: number, drainId = 'drn_bklg', from = 0) => store.backlog.park(withBuckets(Array.from({ length: n }, (_, k) => ({
       drainId, orgId: 'org_acme', resourceJson: resources[(from + k) % 3]!, recordJson: `{"i":${from + k}}`, recordId: `r${from + k}`, bytes: 7, scrubHits: 0,
-    })));
+    }))));
     expect(await store.backlog.lastId('drn_bklg')).toBeNull();
     await park(6);
     await park(3, 'drn_bklg', 6);
@@ -244,9 +245,9 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
 
   it('reads a bucket of more pages than a first look at the sizes takes whole, then the next bucket', async () => {
     // {"d":1} is in bucket 2 and {"a":1} in bucket 17: 300 one-record pages of the first, then two of the second.
-    const park = (resourceJson: string, i: number) => store.backlog.park([{
+    const park = (resourceJson: string, i: number) => store.backlog.park(withBuckets([{
       drainId: 'drn_wide', orgId: 'org_acme', resourceJson, recordJson: `{"i":${i}}`, recordId: `w${i}`, bytes: 7, scrubHits: 0,
-    }]);
+    }]));
     for (let i = 0; i < 300; i++) await park('{"d":1}', i);
     await park('{"a":1}', 300);
     await park('{"a":1}', 301);
@@ -261,9 +262,9 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
   });
 
   it('removes delivered records a page at a time, keeps the rest of a page, and counts what is left', async () => {
-    await store.backlog.park(Array.from({ length: 4 }, (_, i) => ({
+    await store.backlog.park(withBuckets(Array.from({ length: 4 }, (_, i) => ({
       drainId: 'drn_rm', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: `{"i":${i}}`, recordId: `x${i}`, bytes: 10 + i, scrubHits: 0,
-    })));
+    }))));
     const upTo = (await store.backlog.lastId('drn_rm'))!;
     const first = await store.backlog.roundRead('drn_rm', upTo, undefined, 100);
     expect(first.rows.map((r) => r.recordId)).toEqual(['x0', 'x1', 'x2', 'x3']);
@@ -274,7 +275,7 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     const view = await store.sql.query<{ record_id: string }>("select record_id from drain_backlog where drain_id = 'drn_rm' order by id");
     expect(view.map((r) => r.record_id)).toEqual(['x2', 'x3']);
     // Deleting from the view removes the records from their page.
-    await store.backlog.park([{ drainId: 'drn_rm_view', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'v1', bytes: 2, scrubHits: 0 }, { drainId: 'drn_rm_view', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'v2', bytes: 3, scrubHits: 0 }]);
+    await store.backlog.park(withBuckets([{ drainId: 'drn_rm_view', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'v1', bytes: 2, scrubHits: 0 }, { drainId: 'drn_rm_view', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'v2', bytes: 3, scrubHits: 0 }]));
     await store.sql.query("delete from drain_backlog where record_id = 'v1'");
     expect(await store.backlog.sizeOf('drn_rm_view')).toEqual({ records: 1, bytes: 3 });
     await store.sql.query("delete from drain_backlog where drain_id = 'drn_rm_view'");
@@ -282,7 +283,7 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     const expired = await store.backlog.expire('drn_rm', new Date(Date.now() + 60_000));
     expect(expired.recordIds).toEqual(['x2', 'x3']);
     expect(await store.backlog.sizeOf('drn_rm')).toEqual({ records: 0, bytes: 0 });
-    await store.backlog.park([{ drainId: 'drn_rm', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'y', bytes: 2, scrubHits: 0 }]);
+    await store.backlog.park(withBuckets([{ drainId: 'drn_rm', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'y', bytes: 2, scrubHits: 0 }]));
     const last = await store.backlog.roundRead('drn_rm', (await store.backlog.lastId('drn_rm'))!, undefined, 100);
     await store.backlog.remove(last.rows.map((r) => r.id));
     expect(await store.backlog.lastId('drn_rm')).toBeNull();
@@ -290,9 +291,9 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
 
   it('parks more rows than one statement writes, every one, in the order given', async () => {
     const n = 2 * PARK_ROWS + 5;
-    await store.backlog.park(Array.from({ length: n }, (_, i) => ({
+    await store.backlog.park(withBuckets(Array.from({ length: n }, (_, i) => ({
       drainId: 'drn_many', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: `{"i":${i}}`, recordId: `m${i}`, bytes: 7, scrubHits: 0,
-    })));
+    }))));
     const rows = await store.sql.query<{ record_id: string }>("select record_id from drain_backlog where drain_id = 'drn_many' order by id");
     expect(rows.map((r) => r.record_id)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
   });
@@ -307,7 +308,7 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
       // Quotes, backslashes, braces and commas in an id: the ids' array literal escapes them.
       { drainId: 'drn_cols', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: '{}', recordId: 'q"\\x{y},z NULL', bytes: 2, scrubHits: 0 },
     ];
-    await store.backlog.park(rows);
+    await store.backlog.park(withBuckets(rows));
     const { rows: got } = await store.backlog.roundRead('drn_cols', (await store.backlog.lastId('drn_cols'))!, undefined, 10);
     const byId = new Map(got.map((r) => [r.recordId, r]));
     expect([...byId.keys()].sort()).toEqual(['e', 'id\nwith a newline', 'plain', 'q"\\x{y},z NULL']);

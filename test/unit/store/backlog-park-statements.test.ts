@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createBacklogRepo, PARK_ROWS } from '../../../src/modules/drains/tables/backlog.js';
 import type { Sql } from '../../../src/store/sql.js';
+import { withBuckets } from '../../helpers/backlog.js';
 
 /** A store that keeps each statement's parameters and answers nothing. */
 function recordingSql(): { sql: Sql; statements: (readonly unknown[])[] } {
@@ -31,7 +32,7 @@ describe('parking a spilling drain', () => {
   it('writes at most 500 rows (about half a MB of JSON text) a statement, every row once, in order', async () => {
     const { sql, statements } = recordingSql();
     const n = 1_234;
-    await createBacklogRepo(sql).park(Array.from({ length: n }, (_, i) => row(i)));
+    await createBacklogRepo(sql).park(withBuckets(Array.from({ length: n }, (_, i) => row(i))));
     expect(PARK_ROWS).toBeLessThanOrEqual(500);
     expect(statements).toHaveLength(Math.ceil(n / PARK_ROWS));
     const ids = statements.flatMap((p) => elements(p[8]));

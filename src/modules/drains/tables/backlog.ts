@@ -2,12 +2,14 @@ import type { Sql } from '../../../store/sql.js';
 import type { DrainGauge } from '../../../model/drain.js';
 import { runsOf } from '../../../store/runs.js';
 import { intArrayLiteral, textArrayLiteral } from '../../../store/array-literal.js';
-import { bucketOf, joinable, LEGACY_BUCKET, PAGE_SEP, pageOf, placeOf, readCut, recordKey } from './backlog-pages.js';
+import { joinable, LEGACY_BUCKET, PAGE_SEP, pageOf, placeOf, readCut, recordKey } from './backlog-pages.js';
 
 export interface ParkedRecord {
   drainId: string;
   orgId: string;
   resourceJson: string;
+  /** bucketOf(resourceJson) (backlog-pages.ts), made by the parker once per resource rather than here once per record. */
+  bucket: number;
   recordJson: string;
   recordId: string;
   bytes: number;
@@ -70,16 +72,14 @@ interface Page {
 /**
  * The records as pages: one per (drain, bucket) of the whole park (a flush), each page's records
  * in the order given, a page of more than PARK_ROWS records cut into pages of PARK_ROWS in order.
- * A resource's records share one JSON string (the pipeline keeps one a resource), so its bucket is
- * hashed once a park, not once a record.
+ * Each record comes with its resource's bucket: at thousands of agents a park holds a record or
+ * two of each resource, and hashing each record's resource JSON here was most of a park's own time.
  */
 function pagesOf(rows: readonly ParkedRecord[]): Page[] {
   const open = new Map<string, (Page | undefined)[]>();
-  const buckets = new Map<string, number>();
   const out: Page[] = [];
   for (const r of rows) {
-    let bucket = buckets.get(r.resourceJson);
-    if (bucket === undefined) buckets.set(r.resourceJson, (bucket = bucketOf(r.resourceJson)));
+    const bucket = r.bucket;
     let pages = open.get(r.drainId);
     if (!pages) open.set(r.drainId, (pages = []));
     let page = pages[bucket];
