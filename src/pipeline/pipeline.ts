@@ -221,8 +221,8 @@ class Routing {
   private readonly parked: ParkedRecord[] = [];
   private readonly reached = new Map<DrainPlan, Reached>();
   private readonly quotaDropped = new Map<DrainPlan, string[]>();
-  /** Parked records' resource JSON, by resource key: made once a chunk. */
-  private readonly resourceJson = new Map<string, string>();
+  /** Parked records' resource JSON, by agent entry (the organization is in the JSON, not in the key): made once a chunk. */
+  private readonly resourceJson = new Map<AgentResource, string>();
   private readonly tallies = new Map<string, RoutingTally>();
 
   constructor(
@@ -306,8 +306,8 @@ class Routing {
         ticket.release();
       }
       res ??= this.resources.of(record);
-      let resourceJson = this.resourceJson.get(res.key);
-      if (resourceJson === undefined) this.resourceJson.set(res.key, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+      let resourceJson = this.resourceJson.get(res);
+      if (resourceJson === undefined) this.resourceJson.set(res, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
       this.parked.push({
         drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson: shape.entry.json,
         recordId: record.id, bytes: shape.bytes, scrubHits: hits,

@@ -47,4 +47,18 @@ describe('AgentResources (one resource key an agent, not one a record)', () => {
     expect(renamed).toHaveLength(200);
     for (const r of parked) expect(r.bucket).toBe(bucketOf(r.resourceJson));
   });
+  it('parks an agent id seen under two organizations in one chunk with each organization\'s resource', () => {
+    const p = pipelineFor([
+      drainRow('paused_a', { state: 'paused', pauseReason: 'manual' }),
+      drainRow('paused_b', { orgId: 'org_other', state: 'paused', pauseReason: 'manual' }),
+    ]);
+    const agents = [{ id: 'agt_shared', name: 'bot' }];
+    p.route([...syntheticRecords(100, { orgs: [{ orgId: 'org_acme', agents }, { orgId: 'org_other', agents }], seed: 5 })].map((r) => JSON.stringify(r)));
+    const parked = p.accounted.flatMap((a) => a.backlog ?? []);
+    expect(new Set(parked.map((r) => r.orgId))).toEqual(new Set(['org_acme', 'org_other']));
+    for (const r of parked) {
+      expect(JSON.parse(r.resourceJson)['service.namespace']).toBe(r.orgId);
+      expect(r.bucket).toBe(bucketOf(r.resourceJson));
+    }
+  });
 });
