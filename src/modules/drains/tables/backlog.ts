@@ -92,24 +92,14 @@ function pagesOf(rows: readonly ParkedRecord[]): Page[] {
   return out;
 }
 
-/** The pages' texts: each page's records' texts joined by newlines, the pages by PAGE_SEP. */
-function pageTexts(pages: readonly Page[], json: (r: ParkedRecord) => string): string {
-  let text = '';
-  for (let p = 0; p < pages.length; p++) {
-    const records = pages[p]!.records;
-    if (p > 0) text += PAGE_SEP;
-    for (let i = 0; i < records.length; i++) text += (i > 0 ? '\n' : '') + joinable(json(records[i]!));
-  }
-  return text;
-}
-
 /**
- * pageTexts as UTF-8 bytes, for Postgres (a text parameter in binary form is its bytes): each
- * record's text encoded once, into one buffer. The joined string it replaces was a concatenation
- * of thousands of pieces that pg then flattened, measured and encoded, most of a park's time in
- * the worker (the texts are about a KB a record). The buffer is sized for the worst case (three
- * bytes a UTF-16 unit) rather than measured first: measuring was a pass over every text of its
- * own, and memory the encoding does not reach is never touched.
+ * The pages' texts as UTF-8 bytes: each page's records' texts joined by newlines, the pages by
+ * PAGE_SEP. Postgres takes them as they are (a text parameter in binary form is its bytes), PGlite
+ * as a string. Each record's text is encoded once, into one buffer: the joined string this
+ * replaced was a concatenation of thousands of pieces that pg then flattened, measured and
+ * encoded, most of a park's time in the worker (the texts are about a KB a record). The buffer is
+ * sized for the worst case (three bytes a UTF-16 unit) rather than measured first: measuring was a
+ * pass over every text of its own, and memory the encoding does not reach is never touched.
  */
 function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string): Buffer {
   let units = pages.length;
@@ -149,6 +139,8 @@ function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
 }
 
 export function createBacklogRepo(sql: Sql) {
+  /** pageBytes as a parameter: Postgres takes the bytes, PGlite a string. */
+  const texts = (bytes: Buffer): Buffer | string => (sql.kind === 'postgres' ? bytes : bytes.toString('utf8'));
   return {
     /**
      * One page per (drain, bucket) of the park, the pages written in inserts of at most PARK_ROWS
@@ -179,9 +171,7 @@ export function createBacklogRepo(sql: Sql) {
             textArrayLiteral(pages.map((p) => p.drainId)), textArrayLiteral(pages.map((p) => p.orgId)),
             intArrayLiteral(pages.map((p) => p.bucket)), intArrayLiteral(starts),
             intArrayLiteral(pages.map((p) => p.records.length)), intArrayLiteral(pages.map((p) => p.records.reduce((n, r) => n + r.bytes, 0))),
-            ...(sql.kind === 'postgres'
-              ? [pageBytes(pages, (r) => r.resourceJson), pageBytes(pages, (r) => r.recordJson)]
-              : [pageTexts(pages, (r) => r.resourceJson), pageTexts(pages, (r) => r.recordJson)]),
+            texts(pageBytes(pages, (r) => r.resourceJson)), texts(pageBytes(pages, (r) => r.recordJson)),
             textArrayLiteral(records.map((r) => r.recordId)), intArrayLiteral(records.map((r) => r.bytes)), intArrayLiteral(records.map((r) => r.scrubHits)),
           ],
         );
