@@ -4,7 +4,7 @@
  * record), since these machines are shared and noisy. Results go to
  * bench/results/stages.json with the machine's description.
  *
- * Stages: decode, select, shape, shape + scrub (built-ins; built-ins and
+ * Stages: Kafka record batch decode (kafkajs's record decoder and the worker's), decode, select, shape, shape + scrub (built-ins; built-ins and
  * customer RE2 rules), batch (the batcher), each encoder, gzip, sign,
  * account (the accountant's write path on PGlite in memory), the OTLP
  * comparison with otlp-transformer, and a pipeline pass with 1 drain against
@@ -14,6 +14,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { gzipSync, gzip as gzipCb, constants } from 'node:zlib';
 import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
 import { Bench } from 'tinybench';
 import { ulid } from 'ulid';
 import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
@@ -39,6 +40,8 @@ import { createLogger } from '../src/telemetry/logger.js';
 import { Ticket } from '../src/source/offset-tracker.js';
 import type { DrainPlan } from '../src/plan/drain-plans.js';
 import { sdkLogRecords } from './otlp-sdk-records.js';
+import { recordDecoder } from '../src/source/kafka-record-decoder.js';
+import { batchDecoderWith, stockRecordDecoder } from '../test/helpers/kafkajs-stock.js';
 import { drainRow, pipelineFor } from '../test/unit/pipeline/fixture.js';
 
 const N = 1000;
@@ -123,6 +126,22 @@ async function deliveryCpu(batches: ReadyBatch[]): Promise<void> {
   }
 }
 
+// A fetched record batch of the N records as kafkajs's producer writes it (uncompressed), decoded by
+// kafkajs's batch decoder with its own record decoder and with the worker's (kafka-record-decoder.ts).
+const kafkaRequire = createRequire(import.meta.url);
+const KafkaLong = kafkaRequire('kafkajs/src/utils/long.js') as { fromValue(v: unknown): unknown };
+const KafkaDecoder = kafkaRequire('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => unknown;
+const kafkaRecord = kafkaRequire('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (r: object) => unknown;
+const { RecordBatch } = kafkaRequire('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (o: object) => Promise<{ buffer: Buffer }> };
+const fetchedBatch = (
+  await RecordBatch({
+    firstOffset: KafkaLong.fromValue('18446744'), firstTimestamp: base, maxTimestamp: base + N, lastOffsetDelta: N - 1,
+    records: RAW.map((value, k) => kafkaRecord({ offsetDelta: k, timestampDelta: k, key: Buffer.from('org_acme'), value: Buffer.from(value) })),
+  })
+).buffer;
+const kafkajsBatchDecoder = batchDecoderWith(stockRecordDecoder());
+const ourBatchDecoder = batchDecoderWith(recordDecoder(kafkaRequire('kafkajs/src/utils/long.js') as never, kafkaRequire('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as never));
+
 let i = 0;
 const next = () => (i = (i + 1) % RAW.length);
 interface Task {
@@ -133,6 +152,8 @@ interface Task {
 }
 const tasks: Task[] = [
   { name: 'baseline: JSON.parse', records: 1, fn: () => JSON.parse(RAW[next()]!) },
+  { name: 'kafka record batch decode, kafkajs (1000 records)', records: N, fn: () => kafkajsBatchDecoder(new KafkaDecoder(fetchedBatch)) },
+  { name: 'kafka record batch decode, kafkajs with the worker\'s record decoder (1000 records)', records: N, fn: () => ourBatchDecoder(new KafkaDecoder(fetchedBatch)) },
   { name: 'decode + validate', records: 1, fn: () => decodeRecord(RAW[next()]!) },
   { name: 'select', records: 1, fn: () => select(RECORDS[next()]!) },
   { name: 'shape', records: 1, fn: () => shapeRecord(RECORDS[next()]!, observed, shapeOpts) },
@@ -208,6 +229,7 @@ const byName = (name: string) => tasks.find((t) => t.name === name)!.fn;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
 const comparisons: Record<string, number> = {};
 const pairs: [string, string, string][] = [
+  ['kafkaRecordDecodeKafkajsOverOurs', 'kafka record batch decode, kafkajs with the worker\'s record decoder (1000 records)', 'kafka record batch decode, kafkajs (1000 records)'],
   ['otlpTransformerOverOurs', 'encode otlp, ours (1000-record batch)', 'encode otlp, otlp-transformer 0.223 ProtobufLogsSerializer (1000-record batch)'],
   ['pipelineTenOverOne', 'pipeline pass, 1 drain (1000 messages)', 'pipeline pass, 10 identical drains (1000 messages)'],
   ['pipelineTenDistinctOverOne', 'pipeline pass, 1 drain (1000 messages)', 'pipeline pass, 10 drains with distinct scrub rules (1000 messages)'],

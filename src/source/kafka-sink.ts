@@ -1,4 +1,6 @@
 /** Writes accepted records to the Kafka topic (key = orgId), for the ingest route and `logdrain produce`. */
+// Before kafkajs: its record decoder is replaced as kafkajs first loads it (kafka-record-decoder.ts).
+import './kafka-record-decoder.js';
 import { Kafka, logLevel, CompressionTypes, type Producer } from 'kafkajs';
 import type { RecordSink } from './sink.js';
 
