@@ -11,7 +11,6 @@ import type { ParkedRecord } from '../modules/drains/tables/backlog.js';
 import { bucketOf } from '../modules/drains/tables/backlog-pages.js';
 import type { HourlyIncrement } from '../modules/drains/tables/health.js';
 import { dropReasonOf } from '../model/drop-reasons.js';
-import { parkedJson } from '../encode/encoder.js';
 import type { AccountingEntry } from './accountant.js';
 
 /** One attempt as the deliverer answers it: its outcome and its delivery row. */
@@ -24,13 +23,10 @@ export interface AttemptResult {
 export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
   const drain = batch.plan.drain;
   const bucket = bucketOf(batch.resourceJson);
-  return batch.entries.map((e) => {
-    const recordJson = parkedJson(e);
-    return {
-      drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, bucket, recordJson, recordId: e.id,
-      bytes: Buffer.byteLength(recordJson), scrubHits: e.scrubHits,
-    };
-  });
+  return batch.entries.map((e) => ({
+    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, bucket, recordJson: e.json, recordId: e.id,
+    bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
+  }));
 }
 
 /**

@@ -144,19 +144,6 @@ export class SerialisedEntry implements BatchEntry {
 }
 
 /**
- * An entry's JSON for a parked record: a serialised entry's UTF-8 bytes, settled into its slab,
- * else its text. A park holds its records until Postgres has them, through scavenges: as a string
- * each record's JSON was copied by them and promoted (with the flat copy its measuring made of
- * JSON.stringify's pieces), the most of what a spilling worker's collector carried; as bytes it is
- * off the heap, and the park copies it rather than encoding it.
- */
-export function parkedJson(e: BatchEntry): string | Buffer {
-  if (!(e instanceof SerialisedEntry)) return e.json;
-  e.settle();
-  return e.utf8!;
-}
-
-/**
  * About the UTF-8 length of an entry's JSON, to size a body: a settled entry's bytes exactly, else
  * the string's length (exact for ASCII, which the builder's margin covers otherwise). Read without
  * making a view of a settled entry's bytes, which `utf8` does.

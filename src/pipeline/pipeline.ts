@@ -32,7 +32,7 @@ import { bucketOf } from '../modules/drains/tables/backlog-pages.js';
 import type { PipelineEvents } from '../telemetry/events.js';
 import { shapeGroups } from './shape-groups.js';
 import { LazyRoutedRecord, type RoutedRecord } from '../batch/batcher.js';
-import { parkedJson, SerialisedEntry, ShapedEntry, type BatchEntry } from '../encode/encoder.js';
+import { SerialisedEntry, ShapedEntry, type BatchEntry } from '../encode/encoder.js';
 
 /**
  * Agents whose resource keys are kept, at most: past it the map starts again. Above the agents a
@@ -308,10 +308,8 @@ class Routing {
       res ??= this.resources.of(record);
       let resourceJson = this.resourceJson.get(res);
       if (resourceJson === undefined) this.resourceJson.set(res, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
-      // The JSON settled first: the size then reads the bytes' length, not a measure of the string.
-      const recordJson = parkedJson(shape.entry);
       this.parked.push({
-        drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson,
+        drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson: shape.entry.json,
         recordId: record.id, bytes: shape.bytes, scrubHits: hits,
       });
     }

@@ -10,8 +10,7 @@ export interface ParkedRecord {
   resourceJson: string;
   /** bucketOf(resourceJson) (backlog-pages.ts), made by the parker once per resource rather than here once per record. */
   bucket: number;
-  /** The record's JSON: its text, or its UTF-8 bytes (encoder.ts parkedJson). */
-  recordJson: string | Buffer;
+  recordJson: string;
   recordId: string;
   bytes: number;
   scrubHits: number;
@@ -96,44 +95,29 @@ function pagesOf(rows: readonly ParkedRecord[]): Page[] {
 /**
  * The pages' texts as UTF-8 bytes: each page's records' texts joined by newlines, the pages by
  * PAGE_SEP. Postgres takes them as they are (a text parameter in binary form is its bytes), PGlite
- * as a string. Each record's text is encoded once, into one buffer, and a record held as bytes
- * (encoder.ts parkedJson) is copied: the joined string this replaced was a concatenation of
- * thousands of pieces that pg then flattened, measured and encoded, most of a park's time in the
- * worker (the texts are about a KB a record). The buffer is sized for the worst case (three bytes
- * a UTF-16 unit) rather than measured first: measuring was a pass over every text of its own, and
- * memory the encoding does not reach is never touched.
+ * as a string. Each record's text is encoded once, into one buffer: the joined string this
+ * replaced was a concatenation of thousands of pieces that pg then flattened, measured and
+ * encoded, most of a park's time in the worker (the texts are about a KB a record). The buffer is
+ * sized for the worst case (three bytes a UTF-16 unit) rather than measured first: measuring was a
+ * pass over every text of its own, and memory the encoding does not reach is never touched.
  */
-function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string | Buffer): Buffer {
-  let most = pages.length;
-  for (const p of pages) for (const r of p.records) {
-    const text = json(r);
-    most += (typeof text === 'string' ? text.length * 3 : text.length) + 1;
-  }
-  const out = Buffer.allocUnsafe(most);
+function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string): Buffer {
+  let units = pages.length;
+  for (const p of pages) for (const r of p.records) units += json(r).length + 1;
+  const out = Buffer.allocUnsafe(units * 3);
   let at = 0;
   for (let p = 0; p < pages.length; p++) {
     const records = pages[p]!.records;
     if (p > 0) out[at++] = PAGE_SEP_BYTE;
     for (let k = 0; k < records.length; k++) {
       if (k > 0) out[at++] = NEWLINE_BYTE;
-      const text = json(records[k]!);
-      at += typeof text === 'string' ? out.write(joinable(text), at, 'utf8') : joinableCopy(text, out, at);
+      at += out.write(joinable(json(records[k]!)), at, 'utf8');
     }
   }
   return out.subarray(0, at);
 }
-
-/** joinable (backlog-pages.ts) of JSON held as UTF-8, copied into `out` at `at`: its length. */
-function joinableCopy(bytes: Buffer, out: Buffer, at: number): number {
-  const n = bytes.copy(out, at);
-  if (bytes.indexOf(NEWLINE_BYTE) >= 0 || bytes.indexOf(PAGE_SEP_BYTE) >= 0) {
-    for (let i = at; i < at + n; i++) if (out[i] === NEWLINE_BYTE || out[i] === PAGE_SEP_BYTE) out[i] = SPACE_BYTE;
-  }
-  return n;
-}
 const PAGE_SEP_BYTE = PAGE_SEP.charCodeAt(0);
 const NEWLINE_BYTE = 0x0a;
-const SPACE_BYTE = 0x20;
 
 /** A read's pages as rows, in the pages' order, without the records a stopped round delivered already. */
 function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
