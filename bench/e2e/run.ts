@@ -212,6 +212,11 @@ try {
           meta = (select string_agg(jsonb_set(jsonb_set(m::jsonb, '{0}', to_jsonb((m::jsonb ->> 0)::bigint - 3600000)), '{1}',
             to_jsonb('rp-' || (m::jsonb ->> 1)))::text, E'\\n' order by n)
             from string_to_table(meta, E'\\n') with ordinality as s(m, n))`);
+        // An hour earlier may be the day before (a run just after midnight UTC), whose partition the
+        // bench's database, made today, does not have: made as the store names its partitions.
+        for (const p of await h.query("select distinct day::text as first, (day + 1)::text as next, to_char(day, 'YYYYMMDD') as ymd from bench_replay_source")) {
+          await h.query(`create table if not exists agent_log_pages_${String(p.ymd)} partition of agent_log_pages for values from ('${String(p.first)}') to ('${String(p.next)}')`);
+        }
         await h.query('insert into agent_log_pages select * from bench_replay_source');
         // To the millisecond, as the API takes the bounds: the last one a millisecond past the copy's last record.
         const [bounds] = await h.query("select min(ts_min) as since, max(ts_max) + interval '1 millisecond' as until from bench_replay_source");
