@@ -140,7 +140,7 @@ const fetchedBatch = (
   })
 ).buffer;
 const kafkajsBatchDecoder = batchDecoderWith(stockRecordDecoder());
-const ourBatchDecoder = batchDecoderWith(recordDecoder(kafkaRequire('kafkajs/src/utils/long.js') as never, kafkaRequire('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as never));
+const ourBatchDecoder = batchDecoderWith(recordDecoder(KafkaLong as never, kafkaRequire('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as never));
 
 let i = 0;
 const next = () => (i = (i + 1) % RAW.length);

@@ -82,7 +82,7 @@ export function recordDecoder(Long: LongClass, headerDecoder: (d: KafkaDecoder) 
 
   const exactBase = (text: string): number => {
     const n = Number(text);
-    // Far enough below 2^53 that adding a 32-bit delta stays exact.
+    // Far enough below 2^53 that adding a delta (an offset's 32 bits, a timestamp's at most 48 here) stays exact.
     return Number.isSafeInteger(n) && Math.abs(n) < 2 ** 52 ? n : NaN;
   };
 
@@ -124,18 +124,14 @@ export function recordDecoder(Long: LongClass, headerDecoder: (d: KafkaDecoder) 
     }
     const attributes = decoder.readInt8();
 
-    let timestamp: string;
-    const delta = varLongNumber(decoder);
-    if (delta === undefined) {
-      const long = decoder.readVarLong();
-      timestamp = timestampType === LOG_APPEND_TIME && maxTimestamp ? maxTimestamp : Long.fromValue(batchContext.firstTimestamp).add(long).toString();
-    } else if (timestampType === LOG_APPEND_TIME && maxTimestamp) {
-      timestamp = maxTimestamp;
-    } else {
-      timestamp = Number.isNaN(firstTimestamp)
-        ? Long.fromValue(batchContext.firstTimestamp).add(Long.fromInt(delta)).toString()
-        : String(firstTimestamp + delta);
-    }
+    // The delta is read whatever the timestamp type: the record's fields follow it.
+    const delta = varLongNumber(decoder) ?? decoder.readVarLong();
+    const timestamp =
+      timestampType === LOG_APPEND_TIME && maxTimestamp
+        ? maxTimestamp
+        : typeof delta === 'number' && !Number.isNaN(firstTimestamp)
+          ? String(firstTimestamp + delta)
+          : Long.fromValue(batchContext.firstTimestamp).add(typeof delta === 'number' ? Long.fromInt(delta) : delta).toString();
 
     const offsetDelta = decoder.readVarInt();
     const offset = Number.isNaN(firstOffset)
