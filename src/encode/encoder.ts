@@ -6,6 +6,7 @@
  */
 import type { Resource } from '../model/resource.js';
 import type { DeliveredRecord } from '../shape/delivered-record.js';
+import { writeRecordJson } from './record-json.js';
 
 /** Named by `schemaUrl` and `X-Svc-Schema`: the delivered batch schema, major version 1.0. */
 export const SCHEMA_URL = 'https://schemas.svc.dev/log-drain/batch/1.0.json';
@@ -72,8 +73,10 @@ export class ShapedEntry implements BatchEntry {
  * every scavenge to copy and every full collection to mark (benchmarks: about 8% more records per
  * CPU-second on the NDJSON path, 20 MB less peak RSS).
  *
- * Once the entry waits in a batch (`settle`), its JSON is held as UTF-8 bytes in a slab shared by
- * many entries rather than as a string: a record waits about a second for its batch, through
+ * A record shaped by the pipeline is written as UTF-8 bytes from the start (`written`); an entry
+ * made from a JSON string (read back from the backlog) is settled into bytes once it waits in a
+ * batch (`settle`). Either way its JSON is held in a slab shared by many entries rather than as a
+ * string: a record waits about a second for its batch, through
  * dozens of scavenges, and each one copied the string's few hundred bytes (then promoted it, for a
  * full collection to mark and sweep). The entry keeps its slab and bounds, not a Buffer view of
  * its own (an object more a record for every scavenge to copy), and the slab's bytes are outside
@@ -115,6 +118,27 @@ export class SerialisedEntry implements BatchEntry {
     return this.slab !== undefined ? this.end - this.start : Buffer.byteLength(this.text!);
   }
 
+  /**
+   * The entry of a shaped record, its JSON written straight into a slab as UTF-8 (record-json.ts):
+   * settled from the start, no string made. A record that does not fit the slab's room left, when
+   * that is a quarter of a slab or more, or a fresh slab, gets bytes of its own.
+   */
+  static written(record: DeliveredRecord, scrubHits: number): SerialisedEntry {
+    const entry = new SerialisedEntry(record.id, '', scrubHits);
+    const room = SLAB_BYTES - slabUsed;
+    let end = writeRecordJson(record, slab, slabUsed);
+    if (end < 0 && room < SLAB_BYTES / 4) {
+      freshSlab();
+      end = writeRecordJson(record, slab, 0);
+    }
+    if (end < 0) entry.holdOwn(Buffer.from(JSON.stringify(record), 'utf8'));
+    else {
+      entry.hold(slab, slabUsed, end);
+      slabUsed = end;
+    }
+    return entry;
+  }
+
   /** Holds the JSON as UTF-8 bytes in a slab from now on (the entry waits in a batch); idempotent. */
   settle(): void {
     const text = this.text;
@@ -122,20 +146,23 @@ export class SerialisedEntry implements BatchEntry {
     // At most three bytes a UTF-16 unit: room for that, or a fresh slab (a long text gets its own).
     const most = text.length * 3;
     if (most > SLAB_BYTES - slabUsed) {
-      if (most > SLAB_BYTES / 4) {
-        this.slab = Buffer.from(text, 'utf8');
-        this.end = this.slab.length;
-        this.text = undefined;
-        return;
-      }
-      slab = Buffer.allocUnsafe(SLAB_BYTES);
-      slabUsed = 0;
+      if (most > SLAB_BYTES / 4) return this.holdOwn(Buffer.from(text, 'utf8'));
+      freshSlab();
     }
-    this.slab = slab;
-    this.start = slabUsed;
-    slabUsed += slab.write(text, slabUsed, 'utf8');
-    this.end = slabUsed;
+    const start = slabUsed;
+    slabUsed += slab.write(text, start, 'utf8');
+    this.hold(slab, start, slabUsed);
+  }
+
+  private hold(bytes: Buffer, start: number, end: number): void {
+    this.slab = bytes;
+    this.start = start;
+    this.end = end;
     this.text = undefined;
+  }
+
+  private holdOwn(bytes: Buffer): void {
+    this.hold(bytes, 0, bytes.length);
   }
 
   get record(): DeliveredRecord {
@@ -154,3 +181,7 @@ export const jsonSizeHint = (e: BatchEntry): number => (e instanceof SerialisedE
 const SLAB_BYTES = 64 * 1024;
 let slab = Buffer.allocUnsafe(SLAB_BYTES);
 let slabUsed = 0;
+function freshSlab(): void {
+  slab = Buffer.allocUnsafe(SLAB_BYTES);
+  slabUsed = 0;
+}

@@ -150,7 +150,7 @@ type ShapeFor = (record: AgentRecord, plan: DrainPlan, jsonOnly: boolean) => Bat
  * OTLP and vendor drains that do not park it.
  */
 const entryOf = (shaped: DeliveredRecord, hits: number, jsonOnly: boolean): BatchEntry =>
-  jsonOnly || hits === SCRUB_DEFERRED ? new SerialisedEntry(shaped.id, JSON.stringify(shaped), hits) : new ShapedEntry(shaped, hits);
+  jsonOnly || hits === SCRUB_DEFERRED ? SerialisedEntry.written(shaped, hits) : new ShapedEntry(shaped, hits);
 
 /** One a chunk, not one a record: the routing of every record of the chunk calls it. */
 const shapeInline = (observed: string): ShapeFor => (record, plan, jsonOnly) => {
