@@ -8,12 +8,8 @@
  * any other is written as JSON.stringify writes it.
  */
 import type { DeliveredRecord } from '../shape/delivered-record.js';
+import { jsonNumber, jsonStringMostBytes, writeAscii, writeJsonString } from '../model/json-bytes.js';
 
-/** Printable ASCII but `"` and `\`: a string of these is its own JSON text between quotes, a byte a character. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-/** From this length a string is checked by PLAIN and copied natively; shorter ones by the loop (a native call costs about as much as copying this many characters). */
-const NATIVE_FROM = 24;
-const QUOTE = 0x22;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 const CLOSE = 0x7d;
@@ -23,9 +19,6 @@ const CLOSE = 0x7d;
  * between two checks of the room, which only strings and values make, is far shorter.
  */
 const MARGIN = 256;
-/** A string's JSON at most: each UTF-16 unit as `\u001f` (a control character, half a surrogate pair), and quotes. */
-const mostBytes = (s: string): number => s.length * 6 + 2;
-
 /** Thrown by a write that would pass the room left (caught in writeRecordJson only). */
 const NO_ROOM = new Error('no room');
 
@@ -97,46 +90,20 @@ function fields(r: DeliveredRecord): void {
   out[at++] = CLOSE;
 }
 
-/** Text known to be ASCII needing no escape (the writer's own keys, a number's or boolean's text). */
 function ascii(s: string): void {
-  const n = s.length;
-  let q = at;
-  for (let i = 0; i < n; i++) out[q++] = s.charCodeAt(i);
-  at = q;
+  at = writeAscii(s, out, at);
 }
 
 function string(s: string): void {
-  const n = s.length;
-  if (at + mostBytes(s) > limit) throw NO_ROOM;
-  if (n >= NATIVE_FROM) {
-    if (!PLAIN.test(s)) return escaped(s);
-    out[at++] = QUOTE;
-    at += out.write(s, at, 'latin1');
-    out[at++] = QUOTE;
-    return;
-  }
-  let q = at;
-  out[q++] = QUOTE;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    // Outside PLAIN: a control character, '"', '\', DEL or anything past ASCII.
-    if (c < 0x20 || c === QUOTE || c === 0x5c || c > 0x7e) return escaped(s);
-    out[q++] = c;
-  }
-  out[q++] = QUOTE;
-  at = q;
-}
-
-/** A string with something to escape or encode: as JSON.stringify writes it (its escapes are ASCII, the rest UTF-8). */
-function escaped(s: string): void {
-  at += out.write(JSON.stringify(s), at, 'utf8');
+  if (at + jsonStringMostBytes(s) > limit) throw NO_ROOM;
+  at = writeJsonString(s, out, at);
 }
 
 /** An attribute's or the severity's value: a string, or the text JSON.stringify gives a number or boolean. */
 function value(v: unknown): void {
   if (typeof v === 'string') string(v);
   // A number's text is at most 24 characters, a boolean's 5: inside MARGIN.
-  else if (typeof v === 'number') ascii(Number.isFinite(v) ? String(v) : 'null');
+  else if (typeof v === 'number') ascii(jsonNumber(v));
   else if (typeof v === 'boolean') ascii(v ? 'true' : 'false');
   else {
     // Only strings, numbers and booleans are attribute values; anything else is written as JSON.stringify writes it.
