@@ -15,6 +15,7 @@
  * layout's key told it (SeenRecords).
  */
 import { DAY_MS, dayOf } from '../../model/time.js';
+import { jsonNumber, jsonStringMostBytes, writeAscii, writeJsonString } from '../../model/json-bytes.js';
 
 /** Records a page holds at most: a read reads whole summaries and bodies, so a page is a few hundred KB at most. */
 export const PAGE_RECORDS = 500;
@@ -136,7 +137,6 @@ function pagesFrom(copies: readonly LogCopy[], pageRecords: number): LogPage[] {
 }
 
 const NEWLINE = 10;
-const NL = Buffer.from('\n');
 
 /**
  * A copy's JSON as one line: a JSON text holds a raw newline only as whitespace between tokens,
@@ -159,67 +159,141 @@ export function bodyText(page: LogPage): string {
 export const metaText = (page: LogPage): string => page.copies.map(metaLine).join('\n');
 
 /** COPY's binary format: signature, flags and header extension length; the trailer. */
-export const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
-export const BINARY_TRAILER = Buffer.from([0xff, 0xff]);
-/** The columns a binary tuple of pageTuple gives, in its order. */
+const BINARY_HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);
+const BINARY_TRAILER = -1;
+/** The columns a tuple of pagesCopyData gives, in its order. */
 export const PAGE_COLUMNS = 'day, org_id, ts_min, ts_max, page, records, keys, meta, body';
+const PAGE_FIELDS = 9;
 const MS_2000 = Date.UTC(2000, 0, 1);
 const DAYS_2000 = MS_2000 / DAY_MS;
 const TEXT_OID = 25;
+const SPACE = 32;
+const COMMA = 0x2c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
 
-const int16 = (n: number): Buffer => {
-  const b = Buffer.allocUnsafe(2);
-  b.writeInt16BE(n);
-  return b;
-};
-const int32 = (n: number): Buffer => {
-  const b = Buffer.allocUnsafe(4);
-  b.writeInt32BE(n);
-  return b;
-};
-const textField = (s: string): Buffer[] => {
-  const b = Buffer.from(s, 'utf8');
-  return [int32(b.length), b];
-};
-/** timestamptz in binary: microseconds since 2000-01-01 UTC. */
-const timeField = (ms: number): Buffer[] => {
-  const b = Buffer.allocUnsafe(8);
-  b.writeBigInt64BE(BigInt(ms - MS_2000) * 1000n);
-  return [int32(8), b];
-};
-/** A one-dimensional text[] in binary: dimensions, null flag, element type, length, lower bound, the elements. */
-function textArrayField(items: readonly string[]): Buffer[] {
-  const parts: Buffer[] = [int32(1), int32(0), int32(TEXT_OID), int32(items.length), int32(1)];
-  for (const s of items) parts.push(...textField(s));
-  const body = Buffer.concat(parts);
-  return [int32(body.length), body];
+/** Bytes a page's tuple takes beside its texts: the field count, each field's length, day, times, count, the keys array's header. */
+const TUPLE_FIXED_BYTES = 2 + PAGE_FIELDS * 4 + 4 + 8 + 8 + 4 + 20;
+/** A summary line's bytes beside its strings' JSON: brackets, commas, the time's digits (at most 24), its newline. */
+const META_FIXED_BYTES = 40;
+
+/** The most bytes `pagesCopyData` writes for `pages` (a bound: text sized at its most, three bytes a unit, six in JSON). */
+function copyDataMostBytes(pages: readonly LogPage[], ids: readonly string[]): number {
+  let most = BINARY_HEADER.length + 2;
+  for (let p = 0; p < pages.length; p++) {
+    const page = pages[p]!;
+    most += TUPLE_FIXED_BYTES + page.orgId.length * 3 + ids[p]!.length * 3;
+    for (const k of page.keys) most += 4 + k.length * 3;
+    for (const c of page.copies) {
+      most += META_FIXED_BYTES + jsonStringMostBytes(c.id) + jsonStringMostBytes(c.agentId) + jsonStringMostBytes(c.source) + jsonStringMostBytes(c.environment);
+      if (c.skillId !== undefined) most += jsonStringMostBytes(c.skillId) + 1;
+      most += (typeof c.json === 'string' ? c.json.length * 3 : c.json.length) + 1;
+    }
+  }
+  return most;
 }
 
 /**
- * A page as a tuple of COPY's binary format (PAGE_COLUMNS), its records' bytes as they are: the
- * body's pieces are the copies' own buffers with a newline between, never joined here.
+ * Pages as the data of one `COPY ... FROM STDIN` in the binary format (PAGE_COLUMNS, `ids` the
+ * pages' ids): the header, a tuple a page, the trailer, written into one buffer. Each record's
+ * JSON is copied in as it was consumed and its summary line (metaLine's bytes) written where it
+ * goes: writing the copies' own buffers to the socket, a newline between, made two writes a
+ * record for the stream to queue and the kernel to gather, and each summary a string to join and
+ * encode, more than copying a few hundred bytes costs.
  */
-export function pageTuple(page: LogPage, id: string): Buffer[] {
-  const lines = page.copies.map((c) => lineOf(c.json));
-  let bytes = lines.length - 1;
-  for (const l of lines) bytes += l.length;
-  const out: Buffer[] = [
-    int16(9),
-    int32(4), int32(page.day - DAYS_2000),
-    ...textField(page.orgId),
-    ...timeField(page.tsMinMs),
-    ...timeField(page.tsMaxMs),
-    ...textField(id),
-    int32(4), int32(page.copies.length),
-    ...textArrayField(page.keys),
-    ...textField(metaText(page)),
-    int32(bytes),
-  ];
-  lines.forEach((l, i) => {
-    if (i > 0) out.push(NL);
-    out.push(l);
-  });
-  return out;
+export function pagesCopyData(pages: readonly LogPage[], ids: readonly string[]): Buffer {
+  const out = Buffer.allocUnsafe(copyDataMostBytes(pages, ids));
+  out.set(BINARY_HEADER, 0);
+  let at = BINARY_HEADER.length;
+  for (let p = 0; p < pages.length; p++) {
+    const page = pages[p]!;
+    at = out.writeInt16BE(PAGE_FIELDS, at);
+    at = out.writeInt32BE(4, at);
+    at = out.writeInt32BE(page.day - DAYS_2000, at);
+    at = textField(out, at, page.orgId);
+    at = timeField(out, at, page.tsMinMs);
+    at = timeField(out, at, page.tsMaxMs);
+    at = textField(out, at, ids[p]!);
+    at = out.writeInt32BE(4, at);
+    at = out.writeInt32BE(page.copies.length, at);
+    at = textArrayField(out, at, page.keys);
+    at = lengthBefore(out, at, writeMeta(out, at + 4, page.copies));
+    at = lengthBefore(out, at, writeBody(out, at + 4, page.copies));
+  }
+  at = out.writeInt16BE(BINARY_TRAILER, at);
+  return out.subarray(0, at);
+}
+
+/** Writes the length of the field that starts at `at` + 4 and ends at `end` before it; answers `end`. */
+function lengthBefore(out: Buffer, at: number, end: number): number {
+  out.writeInt32BE(end - at - 4, at);
+  return end;
+}
+
+function textField(out: Buffer, at: number, s: string): number {
+  return lengthBefore(out, at, at + 4 + out.write(s, at + 4, 'utf8'));
+}
+
+/** timestamptz in binary: microseconds since 2000-01-01 UTC. */
+function timeField(out: Buffer, at: number, ms: number): number {
+  at = out.writeInt32BE(8, at);
+  return out.writeBigInt64BE(BigInt(ms - MS_2000) * 1000n, at);
+}
+
+/** A one-dimensional text[] in binary: dimensions, null flag, element type, length, lower bound, the elements. */
+function textArrayField(out: Buffer, at: number, items: readonly string[]): number {
+  const start = at;
+  at += 4;
+  at = out.writeInt32BE(1, at);
+  at = out.writeInt32BE(0, at);
+  at = out.writeInt32BE(TEXT_OID, at);
+  at = out.writeInt32BE(items.length, at);
+  at = out.writeInt32BE(1, at);
+  for (const s of items) at = textField(out, at, s);
+  return lengthBefore(out, start, at);
+}
+
+/** The page's summary (metaText's bytes): metaLine of each copy, a line each. */
+function writeMeta(out: Buffer, at: number, copies: readonly LogCopy[]): number {
+  for (let i = 0; i < copies.length; i++) {
+    const c = copies[i]!;
+    if (i > 0) out[at++] = NEWLINE;
+    out[at++] = OPEN_BRACKET;
+    at = writeAscii(jsonNumber(c.timeMs), out, at);
+    out[at++] = COMMA;
+    at = writeJsonString(c.id, out, at);
+    out[at++] = COMMA;
+    at = writeJsonString(c.agentId, out, at);
+    out[at++] = COMMA;
+    at = writeJsonString(c.source, out, at);
+    out[at++] = COMMA;
+    at = writeJsonString(c.environment, out, at);
+    if (c.skillId !== undefined) {
+      out[at++] = COMMA;
+      at = writeJsonString(c.skillId, out, at);
+    }
+    out[at++] = CLOSE_BRACKET;
+  }
+  return at;
+}
+
+/** The page's body (bodyText's bytes): each copy's JSON as consumed, a line each (lineOf). */
+function writeBody(out: Buffer, at: number, copies: readonly LogCopy[]): number {
+  for (let i = 0; i < copies.length; i++) {
+    const json = copies[i]!.json;
+    if (i > 0) out[at++] = NEWLINE;
+    const start = at;
+    if (typeof json === 'string') {
+      at += out.write(json, at, 'utf8');
+      if (!json.includes('\n')) continue;
+    } else {
+      out.set(json, at);
+      at += json.length;
+      if (json.indexOf(NEWLINE) < 0) continue;
+    }
+    for (let k = start; k < at; k++) if (out[k] === NEWLINE) out[k] = SPACE;
+  }
+  return at;
 }
 
 /** A record's place in a read's order: its time in milliseconds and its id. */

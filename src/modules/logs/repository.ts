@@ -12,7 +12,7 @@ import type { AgentRecord } from '../../model/record.js';
 import { nextTurn } from '../../event-loop.js';
 import { DAY_MS, dayOf } from '../../model/time.js';
 import {
-  BINARY_HEADER, BINARY_TRAILER, PAGE_COLUMNS, agentKey, bodyText, linesOf, logCopyOf, metaRecordsOf, metaText, newestFirst, oldestFirst, pageTuple,
+  PAGE_COLUMNS, agentKey, bodyText, linesOf, logCopyOf, metaRecordsOf, metaText, newestFirst, oldestFirst, pagesCopyData,
   pagesOf, skillKey, SeenRecords, type LogCopy, type LogPage, type MetaRecord, type RecordKey, type StoredRecord,
 } from './pages.js';
 
@@ -192,13 +192,9 @@ export function createLogsRepo(sql: Sql) {
   async function writePages(pages: readonly LogPage[]): Promise<number> {
     let stored = 0;
     if (sql.copyIn !== undefined) {
-      const tuples: Buffer[] = [BINARY_HEADER];
-      for (const p of pages) {
-        tuples.push(...pageTuple(p, randomUUID()));
-        stored += p.copies.length;
-      }
-      tuples.push(BINARY_TRAILER);
-      await sql.copyIn(PAGES_COPY_SQL, tuples);
+      for (const p of pages) stored += p.copies.length;
+      const data = pagesCopyData(pages, pages.map(() => randomUUID()));
+      await sql.copyIn(PAGES_COPY_SQL, [data]);
       return stored;
     }
     // The embedded store runs one statement at a time: a page a statement, with a turn of the

@@ -1,6 +1,6 @@
 /** The platform copy's pages (modules/logs/pages.ts): what a page holds, and how a read tells a record met twice. */
 import { describe, expect, it } from 'vitest';
-import { AGENT_PAGE_RECORDS, agentKey, bodyText, logCopyOf, linesOf, metaRecordsOf, metaText, pagesOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
+import { AGENT_PAGE_RECORDS, agentKey, bodyText, logCopyOf, linesOf, metaRecordsOf, metaText, pagesCopyData, pagesOf, SeenRecords, SKILL_ID_MAX, skillKey } from '../../../../src/modules/logs/pages.js';
 import { record } from '../../../helpers/records.js';
 import type { AgentRecord } from '../../../../src/model/record.js';
 
@@ -99,6 +99,62 @@ describe("a page's summary", () => {
     const escaped = meta.replace('"agt_2"', '"agt\\u005f1"');
     expect([...metaRecordsOf(escaped, [JSON.stringify('agt_1')])].map((r) => [r.id, r.agentId])).toEqual([['m', 'agt_1'], ['o', 'agt_1'], ['q"1', 'agt_1']]);
     expect([...metaRecordsOf(meta)].map((r) => r.id)).toEqual(['m', 'o', 'q"1']);
+  });
+});
+
+/** A binary COPY's tuples read back (PostgreSQL's format, for PAGE_COLUMNS' types), as the server reads them. */
+function readCopyData(data: Buffer): unknown[][] {
+  expect(data.subarray(0, 11).toString('latin1')).toBe('PGCOPY\n\xff\r\n\x00');
+  let at = 19;
+  const tuples: unknown[][] = [];
+  const field = (): Buffer => {
+    const n = data.readInt32BE(at);
+    const b = data.subarray(at + 4, at + 4 + n);
+    at += 4 + n;
+    return b;
+  };
+  for (;;) {
+    const count = data.readInt16BE(at);
+    at += 2;
+    if (count === -1) break;
+    expect(count).toBe(9);
+    const day = field().readInt32BE(0) + Date.UTC(2000, 0, 1) / DAY;
+    const org = field().toString();
+    const tsMin = Number(field().readBigInt64BE(0) / 1000n) + Date.UTC(2000, 0, 1);
+    const tsMax = Number(field().readBigInt64BE(0) / 1000n) + Date.UTC(2000, 0, 1);
+    const id = field().toString();
+    const records = field().readInt32BE(0);
+    const arr = field();
+    expect([arr.readInt32BE(0), arr.readInt32BE(4), arr.readInt32BE(8), arr.readInt32BE(16)]).toEqual([1, 0, 25, 1]);
+    const keys: string[] = [];
+    for (let k = 0, p = 20; k < arr.readInt32BE(12); k++) {
+      const n = arr.readInt32BE(p);
+      keys.push(arr.subarray(p + 4, p + 4 + n).toString());
+      p += 4 + n;
+    }
+    tuples.push([day, org, tsMin, tsMax, id, records, keys, field().toString(), field().toString()]);
+  }
+  expect(at).toBe(data.length);
+  return tuples;
+}
+
+describe("a flush's pages as COPY data", () => {
+  it('holds a tuple a page: its day, organization, times, id, count, keys, summary (metaText) and body (bodyText)', () => {
+    const day = Date.parse('2026-11-20T00:00:00.000Z');
+    const odd = '"quoted\\ é 漢 😀 \u0001';
+    const copies = [
+      copy({ id: 'a1', orgId: 'org_a', timestamp: new Date(day + 5000).toISOString() }),
+      copy({ id: `id ${odd}`, orgId: 'org_a', agentId: `agt ${odd}`, source: 'skill', attributes: { skillId: `sk ${odd}` }, timestamp: new Date(day + 7000).toISOString() }),
+      copy({ id: 'b1', orgId: 'org_b', timestamp: new Date(day + 1000).toISOString() }),
+      // Consumed as bytes, and pretty-printed: its newlines become spaces.
+      logCopyOf(record({ id: 'a3', orgId: 'org_a' }), Buffer.from(JSON.stringify(record({ id: 'a3', orgId: 'org_a' }), null, 2)), day + 9000),
+    ];
+    const pages = pagesOf(copies, 2);
+    const ids = pages.map((_, i) => `00000000-0000-0000-0000-00000000000${i}`);
+    expect(readCopyData(pagesCopyData(pages, ids))).toEqual(
+      pages.map((p, i) => [p.day, p.orgId, p.tsMinMs, p.tsMaxMs, ids[i], p.copies.length, p.keys, metaText(p), bodyText(p)]),
+    );
+    expect(bodyText(pages.find((p) => p.copies.some((c) => c.id === 'a3'))!)).not.toContain('\n  ');
   });
 });
 
