@@ -9,7 +9,7 @@
 /** Printable ASCII but `"` and `\`: a string of these is its own JSON text between quotes, a byte a character. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** From this length a string is checked by PLAIN and copied natively; shorter ones by the loop (a native call costs about as much as copying this many characters). */
-const NATIVE_FROM = 24;
+const NATIVE_FROM = 48;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 

@@ -92,15 +92,23 @@ export const AGENT_PAGE_RECORDS = 50;
  * copies in the order they came.
  */
 export function pagesOf(copies: readonly LogCopy[], pageRecords = PAGE_RECORDS): LogPage[] {
-  const groups = new Map<string, LogCopy[]>();
+  // Groups in the order they were first met, found by organization then day: a key string made
+  // of the two was a string a record.
+  const groups: LogCopy[][] = [];
+  const byOrg = new Map<string, Map<number, LogCopy[]>>();
   for (const c of copies) {
-    const k = `${dayOf(c.timeMs)}\u0000${c.orgId}`;
-    let g = groups.get(k);
-    if (g === undefined) groups.set(k, (g = []));
+    let byDay = byOrg.get(c.orgId);
+    if (byDay === undefined) byOrg.set(c.orgId, (byDay = new Map()));
+    const day = dayOf(c.timeMs);
+    let g = byDay.get(day);
+    if (g === undefined) {
+      byDay.set(day, (g = []));
+      groups.push(g);
+    }
     g.push(c);
   }
   const pages: LogPage[] = [];
-  for (const group of groups.values()) {
+  for (const group of groups) {
     const byAgent = new Map<string, LogCopy[]>();
     for (const c of group) {
       let a = byAgent.get(c.agentId);

@@ -20,9 +20,10 @@ const base: DeliveredRecord = {
   body: 'tool call returned ok', traceId: '0123456789abcdef0123456789abcdef', spanId: '0123456789abcdef',
 };
 
-// Every kind of character JSON.stringify treats apart, alone and inside text shorter and longer than the writer's native threshold.
+// Every kind of character JSON.stringify treats apart, alone and inside text shorter and longer
+// than the length from which strings are checked and copied natively (48), and at it.
 const ODD = ['"', '\\', '\n', '\t', '\x00', '\x1f', '\x7f', 'é', '漢', '😀', '\ud800', '\udfff', '\u2028', '/', '<', '~', ' '];
-const around = (c: string): string[] => [c, `a${c}b`, `${'x'.repeat(30)}${c}`, `${c}${'y'.repeat(40)}`, `${'z'.repeat(23)}${c}`];
+const around = (c: string): string[] => [c, `a${c}b`, `${'w'.repeat(30)}${c}`, `${'x'.repeat(47)}${c}`, `${c}${'y'.repeat(47)}`, `${'z'.repeat(46)}${c}`, `${c}${'v'.repeat(200)}`];
 
 describe('writeRecordJson', () => {
   it('writes JSON.stringify\'s bytes for a record with every field', () => {
@@ -67,11 +68,11 @@ describe('writeRecordJson', () => {
   it('equals JSON.stringify over random text (2,000 records)', () => {
     let seed = 12345;
     const rand = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return seed % n;
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
     };
     const palette = ['a', 'Z', '0', ' ', ...ODD];
-    const text = (): string => Array.from({ length: rand(60) }, () => palette[rand(palette.length)]).join('');
+    const text = (): string => Array.from({ length: rand(120) }, () => palette[rand(palette.length)]).join('');
     for (let i = 0; i < 2000; i++) {
       const r: DeliveredRecord = { ...base, id: text(), eventName: text(), body: text(), attributes: { [text()]: text(), [text()]: rand(1000) - 500, [text()]: rand(2) === 0 } };
       expect(written(r).equals(expected(r))).toBe(true);
