@@ -23,10 +23,14 @@ export interface AttemptResult {
 export function parkedRecords(batch: ReadyBatch): ParkedRecord[] {
   const drain = batch.plan.drain;
   const bucket = bucketOf(batch.resourceJson);
-  return batch.entries.map((e) => ({
-    drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, bucket, recordJson: e.json, recordId: e.id,
-    bytes: Buffer.byteLength(e.json), scrubHits: e.scrubHits,
-  }));
+  return batch.entries.map((e) => {
+    // A settled entry's JSON is parked as its bytes, never decoded to a string to be encoded again.
+    const recordJson = e.utf8 ?? e.json;
+    return {
+      drainId: drain.id, orgId: drain.orgId, resourceJson: batch.resourceJson, bucket, recordJson, recordId: e.id,
+      bytes: typeof recordJson === 'string' ? Buffer.byteLength(recordJson) : recordJson.length, scrubHits: e.scrubHits,
+    };
+  });
 }
 
 /**

@@ -309,7 +309,8 @@ class Routing {
       let resourceJson = this.resourceJson.get(res);
       if (resourceJson === undefined) this.resourceJson.set(res, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
       this.parked.push({
-        drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson: shape.entry.json,
+        // A written entry's JSON is parked as its bytes (SerialisedEntry), a shaped one's as text.
+        drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson: shape.entry.utf8 ?? shape.entry.json,
         recordId: record.id, bytes: shape.bytes, scrubHits: hits,
       });
     }

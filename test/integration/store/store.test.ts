@@ -318,6 +318,24 @@ describe.each(STORE_KINDS)('store on $name', (kind) => {
     expect(byId.get('e')!.recordJson).toBe('""');
   });
 
+  it('parks JSON given as UTF-8 bytes (a settled entry) as it parks the same text, raw newlines and the page separator made spaces', async () => {
+    const record = JSON.stringify({ id: 'b1', message: 'a "quoted" \\ back\\slash, a line\nbreak, é ✓ 😀' });
+    const rows = [
+      { drainId: 'drn_bytes', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: Buffer.from(record), recordId: 'b1', bytes: Buffer.byteLength(record), scrubHits: 1 },
+      { drainId: 'drn_bytes', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: Buffer.from('{"i":\n2,\u001e"j":3}'), recordId: 'b2', bytes: 13, scrubHits: 0 },
+      { drainId: 'drn_bytes', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: 'text beside bytes', recordId: 'b3', bytes: 17, scrubHits: 0 },
+      // A view into a larger buffer, as an entry's bytes are a view of its slab.
+      { drainId: 'drn_bytes', orgId: 'org_acme', resourceJson: '{"a":1}', recordJson: Buffer.from('xx{"v":"é"}yy').subarray(2, 2 + Buffer.byteLength('{"v":"é"}')), recordId: 'b4', bytes: 10, scrubHits: 0 },
+    ];
+    await store.backlog.park(withBuckets(rows));
+    const { rows: got } = await store.backlog.roundRead('drn_bytes', (await store.backlog.lastId('drn_bytes'))!, undefined, 10);
+    const byId = new Map(got.map((r) => [r.recordId, r]));
+    expect(byId.get('b1')).toMatchObject({ recordJson: record, bytes: Buffer.byteLength(record), scrubHits: 1 });
+    expect(JSON.parse(byId.get('b2')!.recordJson)).toEqual({ i: 2, j: 3 });
+    expect(byId.get('b3')!.recordJson).toBe('text beside bytes');
+    expect(byId.get('b4')!.recordJson).toBe('{"v":"é"}');
+  });
+
   it('reads array literals made in one join as the arrays they were made from', async () => {
     const texts = ['plain', '', 'NULL', 'a,b', '{x}', 'q"uote', 'back\\slash', ' spaced ', 'é ✓ 😀', 'line\nbreak'];
     for (const values of [texts, texts.filter((t) => !/["\\]/.test(t)), []]) {

@@ -149,7 +149,9 @@ describe('shaping shared between drains', () => {
     const parked = p.accounted.flatMap((a) => a.backlog ?? []);
     expect(parked.map((r) => r.recordId)).toEqual(RECORDS.map((r) => r.id));
     expect(parked.every((r) => r.drainId === 'unverified')).toBe(true);
-    expect(parked.map((r) => r.recordJson)).toEqual(all.map((e) => e.json));
+    // The shared entry's JSON, parked as its UTF-8 bytes (a written entry holds it so).
+    expect(parked.every((r) => Buffer.isBuffer(r.recordJson))).toBe(true);
+    expect(parked.map((r) => r.recordJson.toString())).toEqual(all.map((e) => e.json));
     expect(parked.map((r) => r.bytes)).toEqual(all.map((e) => Buffer.byteLength(e.json)));
     // One hold per (record, drain) in a batch, plus one for the accountant's write: none released yet.
     expect(ticket.settled).toBe(false);

@@ -10,7 +10,8 @@ export interface ParkedRecord {
   resourceJson: string;
   /** bucketOf(resourceJson) (backlog-pages.ts), made by the parker once per resource rather than here once per record. */
   bucket: number;
-  recordJson: string;
+  /** The record's JSON, as text or as its UTF-8 bytes (an entry holding it so: encode/encoder.ts SerialisedEntry). */
+  recordJson: string | Buffer;
   recordId: string;
   bytes: number;
   scrubHits: number;
@@ -101,9 +102,9 @@ function pagesOf(rows: readonly ParkedRecord[]): Page[] {
  * sized for the worst case (three bytes a UTF-16 unit) rather than measured first: measuring was a
  * pass over every text of its own, and memory the encoding does not reach is never touched.
  */
-function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string): Buffer {
+function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string | Buffer): Buffer {
   let units = pages.length;
-  for (const p of pages) for (const r of p.records) units += json(r).length + 1;
+  for (const p of pages) for (const r of p.records) units += unitsOf(json(r)) + 1;
   const out = Buffer.allocUnsafe(units * 3);
   let at = 0;
   for (let p = 0; p < pages.length; p++) {
@@ -111,13 +112,28 @@ function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string): B
     if (p > 0) out[at++] = PAGE_SEP_BYTE;
     for (let k = 0; k < records.length; k++) {
       if (k > 0) out[at++] = NEWLINE_BYTE;
-      at += out.write(joinable(json(records[k]!)), at, 'utf8');
+      const text = json(records[k]!);
+      if (typeof text === 'string') at += out.write(joinable(text), at, 'utf8');
+      else at = joinableBytes(text, out, at);
     }
   }
   return out.subarray(0, at);
 }
+/** What a text takes of pageBytes's buffer, at three bytes a unit: a string's UTF-16 units, a third of bytes' length rounded up. */
+const unitsOf = (text: string | Buffer): number => (typeof text === 'string' ? text.length : Math.ceil(text.length / 3));
+
+/** JSON text as bytes copied into `out` at `at` made safe to join, as joinable does to a string; answers where it ended. */
+function joinableBytes(bytes: Buffer, out: Buffer, at: number): number {
+  out.set(bytes, at);
+  const end = at + bytes.length;
+  if (bytes.indexOf(NEWLINE_BYTE) >= 0 || bytes.indexOf(PAGE_SEP_BYTE) >= 0) {
+    for (let i = at; i < end; i++) if (out[i] === NEWLINE_BYTE || out[i] === PAGE_SEP_BYTE) out[i] = SPACE_BYTE;
+  }
+  return end;
+}
 const PAGE_SEP_BYTE = PAGE_SEP.charCodeAt(0);
 const NEWLINE_BYTE = 0x0a;
+const SPACE_BYTE = 0x20;
 
 /** A read's pages as rows, in the pages' order, without the records a stopped round delivered already. */
 function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
