@@ -7,6 +7,7 @@
 import type { Resource } from '../model/resource.js';
 import type { DeliveredRecord } from '../shape/delivered-record.js';
 import { writeRecordJson } from './record-json.js';
+import type { Utf8Builder } from './utf8-builder.js';
 
 /** Named by `schemaUrl` and `X-Svc-Schema`: the delivered batch schema, major version 1.0. */
 export const SCHEMA_URL = 'https://schemas.svc.dev/log-drain/batch/1.0.json';
@@ -106,6 +107,16 @@ export class SerialisedEntry implements BatchEntry {
   /** The JSON as UTF-8 (a view of its slab), once settled; undefined before. */
   get utf8(): Buffer | undefined {
     return this.slab?.subarray(this.start, this.end);
+  }
+
+  /**
+   * Writes the JSON into `out` (its bytes once settled, else its text), the first byte replaced by
+   * `first` when given: encoders splice an entry's JSON without a view of its slab made per entry.
+   */
+  writeJsonTo(out: Utf8Builder, first?: number): void {
+    if (this.slab !== undefined) out.span(this.slab, this.start, this.end, first);
+    else if (first === undefined) out.string(this.text!);
+    else out.stringWithFirstByte(this.text!, first);
   }
 
   /** The bytes' length once settled, the string's before (jsonSizeHint). */

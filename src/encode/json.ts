@@ -1,4 +1,4 @@
-import { jsonSizeHint, SCHEMA_URL, type Encoder } from './encoder.js';
+import { jsonSizeHint, SCHEMA_URL, SerialisedEntry, type Encoder } from './encoder.js';
 import { perContents, sharedPart, splicedBody } from './shared-encoding.js';
 import { Utf8Builder } from './utf8-builder.js';
 
@@ -17,8 +17,7 @@ const recordsPart = perContents((batch) => {
   for (let i = 0; i < batch.entries.length; i++) {
     if (i > 0) out.byte(COMMA);
     const e = batch.entries[i]!;
-    const utf8 = e.utf8;
-    if (utf8 !== undefined) out.bytes(utf8);
+    if (e instanceof SerialisedEntry) e.writeJsonTo(out);
     else out.string(e.json);
   }
   return sharedPart(out.finish());

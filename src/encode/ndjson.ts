@@ -1,4 +1,4 @@
-import { jsonSizeHint, SCHEMA_URL, type Encoder } from './encoder.js';
+import { jsonSizeHint, SCHEMA_URL, SerialisedEntry, type Encoder } from './encoder.js';
 import { Utf8Builder } from './utf8-builder.js';
 import { recycleBodyBuffer } from './body-pool.js';
 
@@ -23,8 +23,7 @@ export const ndjsonEncoder: Encoder = {
     // Every record JSON starts with '{"id":': its opening brace becomes the comma after the head.
     for (const e of batch.entries) {
       out.bytes(head);
-      const utf8 = e.utf8;
-      if (utf8 !== undefined) out.bytesWithFirstByte(utf8, COMMA);
+      if (e instanceof SerialisedEntry) e.writeJsonTo(out, COMMA);
       else out.stringWithFirstByte(e.json, COMMA);
       out.byte(NEWLINE);
     }

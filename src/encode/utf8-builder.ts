@@ -59,6 +59,18 @@ export class Utf8Builder {
     this.pos += b.length;
   }
 
+  /**
+   * Bytes `start` to `end` of `source` (an entry's span of its slab: encoder.ts SerialisedEntry),
+   * copied without making a view of them; the first replaced by `first` when given (as bytesWithFirstByte).
+   */
+  span(source: Buffer, start: number, end: number, first?: number): void {
+    const n = end - start;
+    if (this.pos + n > this.buf.length) this.grow(this.pos + n);
+    const at = this.pos;
+    this.pos += source.copy(this.buf, at, start, end);
+    if (first !== undefined) this.buf[at] = first;
+  }
+
   byte(b: number): void {
     if (this.pos >= this.buf.length) this.grow(this.pos + 1);
     this.buf[this.pos++] = b;

@@ -32,4 +32,14 @@ describe('Utf8Builder', () => {
     b.string('é');
     expect(b.finish().toString()).toBe(`${s}é`);
   });
+
+  it('copies a span of another buffer, its first byte replaced when asked, growing past its hint', () => {
+    const slab = Buffer.from('xx{"a":"é"}yy{"b":2}zz');
+    const first = Buffer.from('{"a":"é"}');
+    const b = new Utf8Builder(4);
+    b.span(slab, 2, 2 + first.length);
+    b.byte(0x0a);
+    b.span(slab, 2 + first.length + 2, slab.length - 2, 0x2c);
+    expect(b.finish().toString()).toBe('{"a":"é"}\n,"b":2}');
+  });
 });
