@@ -1,6 +1,8 @@
 /** Writes accepted records to the Kafka topic (key = orgId), for the ingest route and `logdrain produce`. */
-// Before kafkajs: its record decoder is replaced as kafkajs first loads it (kafka-record-decoder.ts).
+// Before kafkajs: its record decoder and consumer batch are replaced as kafkajs first loads them
+// (kafka-record-decoder.ts, kafka-batch.ts).
 import './kafka-record-decoder.js';
+import './kafka-batch.js';
 import { Kafka, logLevel, CompressionTypes, type Producer } from 'kafkajs';
 import type { RecordSink } from './sink.js';
 

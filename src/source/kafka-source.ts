@@ -3,8 +3,10 @@
  * Offsets are never committed automatically: a partition's position is
  * committed only once the OffsetTracker reports its records accounted for.
  */
-// Before kafkajs: its record decoder is replaced as kafkajs first loads it (kafka-record-decoder.ts).
+// Before kafkajs: its record decoder and consumer batch are replaced as kafkajs first loads them
+// (kafka-record-decoder.ts, kafka-batch.ts).
 import './kafka-record-decoder.js';
+import './kafka-batch.js';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { OffsetTracker } from './offset-tracker.js';
 import type { ChunkHandler, RecordSource } from './source.js';

@@ -36,3 +36,7 @@ export const stockRecordDecoder = (): Fn => compileFresh('kafkajs/src/protocol/r
 /** kafkajs's record batch decoder (recordBatch/v0/decoder.js) decoding each record with `recordDecoder`. */
 export const batchDecoderWith = (recordDecoder: unknown): ((decoder: unknown) => Promise<{ records: unknown[] }>) =>
   compileFresh('kafkajs/src/protocol/recordBatch/v0/decoder.js', { '../record/v0/decoder': recordDecoder }) as (decoder: unknown) => Promise<{ records: unknown[] }>;
+
+/** kafkajs's consumer batch (consumer/batch.js) as shipped. */
+export const stockBatch = (): new (topic: string, fetchedOffset: unknown, data: object) => Record<string, unknown> =>
+  compileFresh('kafkajs/src/consumer/batch.js') as new (topic: string, fetchedOffset: unknown, data: object) => Record<string, unknown>;
