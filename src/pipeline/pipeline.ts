@@ -41,23 +41,30 @@ import { SerialisedEntry, ShapedEntry, type BatchEntry } from '../encode/encoder
  */
 const MAX_AGENTS = 16_384;
 
-/** What is kept of an agent's resource (model/resource.ts): its key, and once one of its records is parked, its backlog bucket. */
+/**
+ * What is kept of an agent's resource (model/resource.ts): its key, and once one of its records is
+ * parked, its resource's JSON and backlog bucket.
+ */
 export interface AgentResource {
   readonly agentName: string;
   readonly agentVersion: string | undefined;
   readonly environment: string;
   readonly orgId: string;
   readonly key: string;
+  resourceJson?: string;
   bucket?: number;
 }
 
 /**
- * The resource key of a record, and the backlog bucket of a parked one, made once per agent
- * rather than once per record: a key made per record was a string of seven pieces that the
- * batcher's map lookup then flattened into another, two short-lived strings a record; the bucket
- * is a hash over the resource's JSON, which at thousands of agents a park hashed once a record
- * (the JSON itself is made once a chunk, and not kept: it is most of an entry's size). The agent's
- * entry is answered while its name, version, environment and organization are the same.
+ * The resource key of a record, and the resource JSON and backlog bucket of a parked one, made
+ * once per agent rather than once per record: a key made per record was a string of seven pieces
+ * that the batcher's map lookup then flattened into another, two short-lived strings a record; the
+ * bucket is a hash over the resource's JSON, which at thousands of agents a park hashed once a
+ * record. The JSON was made once a chunk, but a chunk holds a record or two of each of thousands
+ * of agents, so it was a string a parked record that lived until the park was written: the largest
+ * part of what a spilling worker promoted (docs/benchmarks.md). Kept, it is about 300 bytes an
+ * agent. The agent's entry is answered while its name, version, environment and organization are
+ * the same (the resource is made of those, its id and the worker's region, one a pipeline).
  */
 export class AgentResources {
   private readonly byAgent = new Map<string, AgentResource>();
@@ -221,8 +228,6 @@ class Routing {
   private readonly parked: ParkedRecord[] = [];
   private readonly reached = new Map<DrainPlan, Reached>();
   private readonly quotaDropped = new Map<DrainPlan, string[]>();
-  /** Parked records' resource JSON, by agent entry (the organization is in the JSON, not in the key): made once a chunk. */
-  private readonly resourceJson = new Map<AgentResource, string>();
   private readonly tallies = new Map<string, RoutingTally>();
 
   constructor(
@@ -306,8 +311,7 @@ class Routing {
         ticket.release();
       }
       res ??= this.resources.of(record);
-      let resourceJson = this.resourceJson.get(res);
-      if (resourceJson === undefined) this.resourceJson.set(res, (resourceJson = JSON.stringify(buildResource(record, opts.region))));
+      const resourceJson = (res.resourceJson ??= JSON.stringify(buildResource(record, opts.region)));
       this.parked.push({
         // A written entry's JSON is parked as its bytes (SerialisedEntry), a shaped one's as text.
         drainId: plan.drain.id, orgId: plan.drain.orgId, resourceJson, bucket: (res.bucket ??= bucketOf(resourceJson)), recordJson: shape.entry.utf8 ?? shape.entry.json,
