@@ -1,70 +1,33 @@
 /**
  * Reading COPY's binary format (`COPY ... TO STDOUT (format binary)`): the tuples of the data a
  * copy-out answers (copy-in.ts copyOutData), each field the bytes the server sent (a view of the
- * piece it came in), and the decoding of the field types the store reads so. The format: an 11-byte signature,
+ * data), and the decoding of the field types the store reads so. The format: an 11-byte signature,
  * flags and a header extension, then each tuple's field count and its fields (a length, -1 for
  * null, and the bytes), and -1 where a field count would be.
  */
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
-/** Thrown by a read past the end of the piece being read: the tuple goes on in the next piece. */
-const SPLIT = new Error('tuple split across pieces');
-
-/**
- * The tuples of binary COPY data given in pieces (copyOutData's), in order: each field's bytes (a
- * view of its piece), or null. A tuple lies in one piece when the server sends a row a message, as
- * it does; one that does not is read from its pieces joined.
- */
-export function* binaryTuples(pieces: readonly Buffer[]): Generator<(Buffer | null)[]> {
-  let data = pieces[0] ?? Buffer.alloc(0);
-  let next = 1;
-  if (data.length < 19 && pieces.length > 1) {
-    data = Buffer.concat(pieces);
-    next = pieces.length;
-  }
+/** The tuples of binary COPY data, in order: each field's bytes (a view of `data`), or null. */
+export function* binaryTuples(data: Buffer): Generator<(Buffer | null)[]> {
   if (data.length < 19 || !data.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not COPY binary data');
   let at = 15 + 4 + data.readInt32BE(15);
   for (;;) {
-    if (at === data.length) {
-      if (next >= pieces.length) throw new Error('COPY binary data ends without its trailer');
-      data = pieces[next++]!;
-      at = 0;
+    const count = data.readInt16BE(at);
+    at += 2;
+    if (count === -1) return;
+    const fields: (Buffer | null)[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const n = data.readInt32BE(at);
+      at += 4;
+      if (n === -1) fields[i] = null;
+      else {
+        fields[i] = data.subarray(at, at + n);
+        at += n;
+      }
     }
-    let tuple: { fields: (Buffer | null)[] | null; end: number };
-    try {
-      tuple = tupleAt(data, at);
-    } catch (e) {
-      if (e !== SPLIT || next >= pieces.length) throw e === SPLIT ? new Error('COPY binary data ends inside a tuple') : e;
-      data = Buffer.concat([data.subarray(at), pieces[next++]!]);
-      at = 0;
-      continue;
-    }
-    if (tuple.fields === null) return;
-    at = tuple.end;
-    yield tuple.fields;
+    yield fields;
   }
-}
-
-/** The tuple at `at` (null fields: the trailer) and where it ends; SPLIT if it runs past `data`. */
-function tupleAt(data: Buffer, at: number): { fields: (Buffer | null)[] | null; end: number } {
-  if (at + 2 > data.length) throw SPLIT;
-  const count = data.readInt16BE(at);
-  at += 2;
-  if (count === -1) return { fields: null, end: at };
-  const fields: (Buffer | null)[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    if (at + 4 > data.length) throw SPLIT;
-    const n = data.readInt32BE(at);
-    at += 4;
-    if (n === -1) fields[i] = null;
-    else {
-      if (at + n > data.length) throw SPLIT;
-      fields[i] = data.subarray(at, at + n);
-      at += n;
-    }
-  }
-  return { fields, end: at };
 }
 
 /** A bigint field (8 bytes) as a number: every int8 the store reads so fits a double. */

@@ -78,25 +78,32 @@ export function copyInRows(client: pg.ClientBase, text: string, rows: readonly B
 
 /**
  * `COPY ... TO STDOUT` as pg's own Query (its errors and callbacks unchanged): the data of each
- * CopyData message is copied out as it comes (pg parses messages in a buffer it reuses), and
- * answered as those pieces, not joined (a server sends a message a row). `handleCopyData` is pg
- * 8's hook for a COPY's data (pg-copy-streams builds on the same).
+ * CopyData message is copied out as it comes (pg parses messages in a buffer it reuses), and the
+ * whole answered as one buffer. `handleCopyData` is pg 8's hook for a COPY's data (pg-copy-streams
+ * builds on the same).
  */
 class CopyOutQuery extends pg.Query {
   private readonly chunks: Buffer[] = [];
+  private bytes = 0;
 
-  constructor(text: string, callback: (err: Error | undefined, data: Buffer[]) => void) {
-    super(text, undefined, (err: Error | undefined) => callback(err, err ? [] : this.chunks));
+  constructor(text: string, callback: (err: Error | undefined, data: Buffer) => void) {
+    super(text, undefined, (err: Error | undefined) => callback(err, err ? EMPTY : this.data()));
   }
 
   handleCopyData(msg: { chunk: Buffer }): void {
     this.chunks.push(Buffer.from(msg.chunk));
+    this.bytes += msg.chunk.length;
+  }
+
+  private data(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
   }
 }
+const EMPTY = Buffer.alloc(0);
 
-/** Runs `COPY ... TO STDOUT` (`text`) on a checked-out pg client; resolves to the data it sent, in the pieces it sent. */
-export function copyOutData(client: pg.ClientBase, text: string): Promise<Buffer[]> {
-  return new Promise<Buffer[]>((resolve, reject) => {
+/** Runs `COPY ... TO STDOUT` (`text`) on a checked-out pg client; resolves to the data it sent, as sent. */
+export function copyOutData(client: pg.ClientBase, text: string): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
     const query = new CopyOutQuery(text, (err, data) => (err ? reject(err) : resolve(data)));
     void client.query(query);
   });

@@ -20,10 +20,9 @@ export interface Sql {
   copyIn?(text: string, rows: readonly Buffer[]): Promise<number>;
   /**
    * Postgres only: `COPY ... TO STDOUT` (`text`, in whichever format it names); resolves to the
-   * data the server sent, as sent, in the pieces it came in (a row a piece, as a server sends
-   * them): large texts read as bytes, never decoded to strings.
+   * data the server sent, as sent: large texts read as bytes, never decoded to strings.
    */
-  copyOut?(text: string): Promise<Buffer[]>;
+  copyOut?(text: string): Promise<Buffer>;
   /**
    * Inside a transaction: `query` as the transaction's last statement, committing it; once it
    * resolves the transaction has committed, and no statement may follow. It must be the last thing

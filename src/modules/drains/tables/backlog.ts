@@ -50,7 +50,7 @@ interface PageRow {
 const PAGE_READ_COLUMNS = 'id, resource_json, record_json, record_ids, record_bytes, scrub_hits, done';
 
 /** The pages of binary COPY data of PAGE_READ_COLUMNS: the records' texts as bytes, the rest decoded. */
-function pagesOfCopy(data: readonly Buffer[]): PageRow[] {
+function pagesOfCopy(data: Buffer): PageRow[] {
   const pages: PageRow[] = [];
   for (const [id, resources, records, ids, bytes, hits, done] of binaryTuples(data)) {
     pages.push({
