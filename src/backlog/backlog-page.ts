@@ -33,7 +33,7 @@ export function batchesByResource(plan: DrainPlan, rows: readonly BacklogRow[], 
       queue.push(cur);
     }
     // Its JSON as stored, parsed only if read (OTLP and the vendors read the record; JSON and NDJSON splice the text).
-    cur.batch.entries.push(SerialisedEntry.parked(row.recordId, row.recordJson, row.scrubHits));
+    cur.batch.entries.push(new SerialisedEntry(row.recordId, row.recordJson, row.scrubHits));
     cur.batch.bytes += row.bytes;
     cur.rowIds.push(row.id);
   }

@@ -211,8 +211,7 @@ export function createBacklogPump(opts: BacklogPumpOptions): BacklogPump {
       }
       await Promise.all(out.slice(i, i + SCRUB_CHUNK).map(async (row, k) => {
         if (row.scrubHits !== SCRUB_DEFERRED) return;
-        const text = typeof row.recordJson === 'string' ? row.recordJson : row.recordJson.toString('utf8');
-        const { json, scrubHits } = await scrubParkedJson(text, plan.scrubber, plan.drain.orgId, opts.scrubPool);
+        const { json, scrubHits } = await scrubParkedJson(row.recordJson, plan.scrubber, plan.drain.orgId, opts.scrubPool);
         out[i + k] = { ...row, recordJson: json, scrubHits, bytes: Buffer.byteLength(json) };
       }));
     }

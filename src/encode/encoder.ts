@@ -130,18 +130,6 @@ export class SerialisedEntry implements BatchEntry {
   }
 
   /**
-   * The entry of a record read back from the backlog: its JSON as text (settled into a slab once
-   * it waits in a batch), or as UTF-8 bytes held as they are (a view of the page the store read,
-   * which lives as long as the read's entries do).
-   */
-  static parked(id: string, json: string | Buffer, scrubHits: number): SerialisedEntry {
-    if (typeof json === 'string') return new SerialisedEntry(id, json, scrubHits);
-    const entry = new SerialisedEntry(id, '', scrubHits);
-    entry.hold(json, 0, json.length);
-    return entry;
-  }
-
-  /**
    * The entry of a shaped record, its JSON written straight into a slab as UTF-8 (record-json.ts):
    * settled from the start, no string made. A record that does not fit the slab's room left, when
    * that is a quarter of a slab or more, or a fresh slab, gets bytes of its own.

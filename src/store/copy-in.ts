@@ -1,9 +1,8 @@
 /**
  * `COPY ... FROM STDIN` of rows already in COPY's format (text or binary), written to the
  * Postgres socket as they are: no row is copied or joined on the way. The platform copy's pages
- * are written with it (src/modules/logs/repository.ts). `COPY ... TO STDOUT` answers the rows'
- * bytes as the server sent them, never decoded to text: the backlog's pages are read with it
- * (src/modules/drains/tables/backlog.ts). PGlite has no COPY here: its callers use statements.
+ * are written with it (src/modules/logs/repository.ts). PGlite has no COPY here: its callers write
+ * with statements.
  */
 import pg from 'pg';
 
@@ -72,39 +71,6 @@ export function* adjacentRuns(buffers: readonly Buffer[]): Generator<Buffer> {
 export function copyInRows(client: pg.ClientBase, text: string, rows: readonly Buffer[]): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const query = new CopyInQuery(text, rows, (err, res) => (err ? reject(err) : resolve(res.rowCount ?? 0)));
-    void client.query(query);
-  });
-}
-
-/**
- * `COPY ... TO STDOUT` as pg's own Query (its errors and callbacks unchanged): the data of each
- * CopyData message is copied out as it comes (pg parses messages in a buffer it reuses), and the
- * whole answered as one buffer. `handleCopyData` is pg 8's hook for a COPY's data (pg-copy-streams
- * builds on the same).
- */
-class CopyOutQuery extends pg.Query {
-  private readonly chunks: Buffer[] = [];
-  private bytes = 0;
-
-  constructor(text: string, callback: (err: Error | undefined, data: Buffer) => void) {
-    super(text, undefined, (err: Error | undefined) => callback(err, err ? EMPTY : this.data()));
-  }
-
-  handleCopyData(msg: { chunk: Buffer }): void {
-    this.chunks.push(Buffer.from(msg.chunk));
-    this.bytes += msg.chunk.length;
-  }
-
-  private data(): Buffer {
-    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
-  }
-}
-const EMPTY = Buffer.alloc(0);
-
-/** Runs `COPY ... TO STDOUT` (`text`) on a checked-out pg client; resolves to the data it sent, as sent. */
-export function copyOutData(client: pg.ClientBase, text: string): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const query = new CopyOutQuery(text, (err, data) => (err ? reject(err) : resolve(data)));
     void client.query(query);
   });
 }

@@ -19,11 +19,6 @@ export interface Sql {
    */
   copyIn?(text: string, rows: readonly Buffer[]): Promise<number>;
   /**
-   * Postgres only: `COPY ... TO STDOUT` (`text`, in whichever format it names); resolves to the
-   * data the server sent, as sent: large texts read as bytes, never decoded to strings.
-   */
-  copyOut?(text: string): Promise<Buffer>;
-  /**
    * Inside a transaction: `query` as the transaction's last statement, committing it; once it
    * resolves the transaction has committed, and no statement may follow. It must be the last thing
    * the transaction's function does: on Postgres the COMMIT travels with the statement (one round

@@ -6,7 +6,7 @@
  * against both.
  */
 import pg from 'pg';
-import { copyInRows, copyOutData } from './copy-in.js';
+import { copyInRows } from './copy-in.js';
 import { openPgliteThread } from './pglite-thread.js';
 import type { QueryOptions, Sql } from './sql-types.js';
 
@@ -52,10 +52,6 @@ function openPostgres(url: string, max: number): Sql {
       await tx.begin();
       return copyInRows(client, text, rows);
     },
-    copyOut: async (text) => {
-      await tx.begin();
-      return copyOutData(client, text);
-    },
     transaction: (fn) => fn(inTransaction(client, tx)),
     listen: () => Promise.reject(new Error('listen is not available inside a transaction')),
     close: async () => {},
@@ -74,7 +70,6 @@ function openPostgres(url: string, max: number): Sql {
     // pool.query cannot run a custom query: check a client out as it would (released, and
     // discarded on an error, as pool.query does).
     copyIn: (text, rows) => checkedOut(pool, true, (client) => copyInRows(client, text, rows)),
-    copyOut: (text) => checkedOut(pool, true, (client) => copyOutData(client, text)),
     transaction: <T>(fn: (tx: Sql) => Promise<T>): Promise<T> =>
       checkedOut(pool, false, async (client, broke) => {
         const tx = openPgTransaction(client);

@@ -50,7 +50,6 @@ export function withStoreErrorsMarked(sql: Sql): Sql {
     queryThenCommit: (text, params, options) => marked(sql.queryThenCommit(text, params, options)),
     exec: (text) => marked(sql.exec(text)),
     ...(sql.copyIn ? { copyIn: (text: string, rows: readonly Buffer[]) => marked(sql.copyIn!(text, rows)) } : {}),
-    ...(sql.copyOut ? { copyOut: (text: string) => marked(sql.copyOut!(text)) } : {}),
     transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
       const thrownByCaller = new WeakSet<object>();
       return sql

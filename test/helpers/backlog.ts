@@ -4,6 +4,3 @@ import { bucketOf } from '../../src/modules/drains/tables/backlog-pages.js';
 /** Records to park with their resources' buckets, as the pipeline gives them (it keeps one a resource). */
 export const withBuckets = (rows: readonly Omit<ParkedRecord, 'bucket'>[]): ParkedRecord[] =>
   rows.map((r) => ({ ...r, bucket: bucketOf(r.resourceJson) }));
-
-/** A read-back record's JSON as text, whichever form the store answered (Postgres: its bytes; PGlite: its text). */
-export const jsonText = (json: string | Buffer): string => (typeof json === 'string' ? json : json.toString('utf8'));

@@ -1,5 +1,5 @@
 /**
- * Where SQL runs: a statement (`.query(`, `.exec(`, `.copyIn(`, `.copyOut(` on a store handle) is written only in
+ * Where SQL runs: a statement (`.query(`, `.exec(`, `.copyIn(` on a store handle) is written only in
  * a repository (`repository.ts`, or `<aggregate>-repository.ts` in a family that names every role
  * by its aggregate), a family's `sql/` folder, the store (`src/store/`), the drain tables the
  * engine shares with the drains family (`src/modules/drains/tables/`), a migration, or a file of
@@ -45,14 +45,14 @@ const withoutComments = (text: string): string =>
   text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
 
 /**
- * The statement calls in `text`: `.query(`, `.copyIn(` and `.copyOut(` (with or without type arguments), and
+ * The statement calls in `text`: `.query(` and `.copyIn(` (with or without type arguments), and
  * `.exec(` on a handle (not on a regular expression: a literal, or a name in capitals or ending in
  * `RE`, `Re`, `Regex` or `Pattern`).
  */
 export function statementCalls(text: string): string[] {
   const found: string[] = [];
   const code = withoutComments(text);
-  for (const m of code.matchAll(/\.(query|copyIn|copyOut)!?\s*(<(?:[^<>()]|<[^<>()]*>)*>)?\s*\(/g)) found.push(m[0]);
+  for (const m of code.matchAll(/\.(query|copyIn)\s*(<(?:[^<>()]|<[^<>()]*>)*>)?\s*\(/g)) found.push(m[0]);
   for (const m of code.matchAll(/(^|[^\w$])([\w$]+)\s*\.exec\s*\(/g)) {
     const before = code[m.index + m[1]!.length - 1];
     const name = m[2]!;
@@ -67,7 +67,7 @@ const files = sourceFiles(SRC).map((full) => ({ path: relative(join(SRC, '..'), 
 describe('SQL placement', () => {
   it('finds statement calls and tells a regular expression from a handle', () => {
     expect(statementCalls("await tx.query<{ a: number; b: Array<string> }>('select 1')")).toHaveLength(1);
-    expect(statementCalls('await store.sql.query(`select 1`); await sql.exec(text); await client.copyIn(t, rows); await sql.copyOut!(t);')).toHaveLength(4);
+    expect(statementCalls('await store.sql.query(`select 1`); await sql.exec(text); await client.copyIn(t, rows);')).toHaveLength(3);
     expect(statementCalls('const m = RFC3339_RE.exec(raw); const n = /^a$/i.exec(s); const o = OPEN.exec(line); const p = datePattern.exec(x);')).toEqual([]);
     expect(statementCalls('// await sql.query(x)\n/* tx.query(y) */ const a = 1;')).toEqual([]);
   });

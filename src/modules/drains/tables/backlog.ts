@@ -2,7 +2,6 @@ import type { Sql } from '../../../store/sql.js';
 import type { DrainGauge } from '../../../model/drain.js';
 import { runsOf } from '../../../store/runs.js';
 import { intArrayLiteral, textArrayLiteral } from '../../../store/array-literal.js';
-import { binaryTuples, int4ArrayOf, int8Of, textArrayOf } from '../../../store/binary-copy.js';
 import { joinable, LEGACY_BUCKET, PAGE_SEP, pageOf, placeOf, readCut, recordKey } from './backlog-pages.js';
 
 export interface ParkedRecord {
@@ -23,8 +22,7 @@ export interface BacklogRow {
   /** Its page's id and its place in the page (backlog-pages.ts recordKey). */
   id: number;
   resourceJson: string;
-  /** The record's JSON: its UTF-8 bytes (a view of its page, read from Postgres) or its text (the embedded store's). */
-  recordJson: string | Buffer;
+  recordJson: string;
   recordId: string;
   bytes: number;
   scrubHits: number;
@@ -43,35 +41,7 @@ export interface RoundRead {
 }
 
 interface PageRow {
-  id: string | number; resource_json: string; record_json: string | Buffer; record_ids: string[]; record_bytes: number[]; scrub_hits: number[]; done: number[];
-}
-
-/** The columns of a page a read takes, in PageRow's order (pagesRead). */
-const PAGE_READ_COLUMNS = 'id, resource_json, record_json, record_ids, record_bytes, scrub_hits, done';
-
-/** The pages of binary COPY data of PAGE_READ_COLUMNS: the records' texts as bytes, the rest decoded. */
-function pagesOfCopy(data: Buffer): PageRow[] {
-  const pages: PageRow[] = [];
-  for (const [id, resources, records, ids, bytes, hits, done] of binaryTuples(data)) {
-    pages.push({
-      id: int8Of(id!), resource_json: resources!.toString('utf8'), record_json: records!, record_ids: textArrayOf(ids!),
-      record_bytes: int4ArrayOf(bytes!), scrub_hits: int4ArrayOf(hits!), done: int4ArrayOf(done!),
-    });
-  }
-  return pages;
-}
-
-/** A page's records' texts, a line each: views of the page's bytes, or strings of its text. */
-function recordLines(text: string | Buffer): (string | Buffer)[] {
-  if (typeof text === 'string') return text.split('\n');
-  const lines: Buffer[] = [];
-  let start = 0;
-  for (let nl = text.indexOf(NEWLINE_BYTE); nl >= 0; nl = text.indexOf(NEWLINE_BYTE, start)) {
-    lines.push(text.subarray(start, nl));
-    start = nl + 1;
-  }
-  lines.push(text.subarray(start));
-  return lines;
+  id: string; resource_json: string; record_json: string; record_ids: string[]; record_bytes: number[]; scrub_hits: number[]; done: number[];
 }
 
 /**
@@ -171,7 +141,7 @@ function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
   for (const p of pages) {
     const page = Number(p.id);
     const resources = p.resource_json.split('\n');
-    const records = recordLines(p.record_json);
+    const records = p.record_json.split('\n');
     const done = p.done.length > 0 ? new Set(p.done) : undefined;
     for (let i = 0; i < records.length; i++) {
       if (done?.has(i + 1)) continue;
@@ -187,31 +157,6 @@ function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
 export function createBacklogRepo(sql: Sql) {
   /** pageBytes as a parameter: Postgres takes the bytes, PGlite a string. */
   const texts = (bytes: Buffer): Buffer | string => (sql.kind === 'postgres' ? bytes : bytes.toString('utf8'));
-
-  /**
-   * The pages of `ids`, in no order. On Postgres a binary COPY: pg decodes every text of a
-   * statement's answer to a string, and a page's records' text (a few hundred KB) was a string in
-   * the old generation at once, split into a string a record, then encoded again into a batch's
-   * slab: the largest part of what a spilling worker promoted (docs/benchmarks.md). Read so, the
-   * text is the bytes the server sent, each record a view of them. The ids are numbers: they are
-   * written into the statement, which COPY takes no parameters of.
-   */
-  async function pagesRead(ids: readonly number[]): Promise<PageRow[]> {
-    if (sql.copyOut !== undefined) {
-      if (!ids.every(Number.isSafeInteger)) throw new Error('page ids must be integers');
-      return pagesOfCopy(await sql.copyOut(
-        `copy (select ${PAGE_READ_COLUMNS} from drain_backlog_pages where id = any('${intArrayLiteral(ids)}'::bigint[])) to stdout (format binary)`,
-      ));
-    }
-    return sql.query<PageRow>(
-      // The arrays as JSON: parsed by JSON.parse, where an array's text form is parsed a
-      // character at a time (postgres-array), which cost a spilling worker more than the page's texts.
-      `select id, resource_json, record_json, array_to_json(record_ids) as record_ids, array_to_json(record_bytes) as record_bytes,
-              array_to_json(scrub_hits) as scrub_hits, array_to_json(done) as done
-       from drain_backlog_pages where id = any($1::bigint[])`,
-      [intArrayLiteral(ids)],
-    );
-  }
   return {
     /**
      * One page per (drain, bucket) of the park, the pages written in inserts of at most PARK_ROWS
@@ -311,7 +256,14 @@ export function createBacklogRepo(sql: Sql) {
       });
       if (taken === 0) return { rows: [], next: undefined };
       const ids = sizes.slice(0, taken).map((s) => s.id);
-      const pages = await pagesRead(ids.map(Number));
+      const pages = await sql.query<PageRow>(
+        // The arrays as JSON: parsed by JSON.parse, where an array's text form is parsed a
+        // character at a time (postgres-array), which cost a spilling worker more than the page's texts.
+        `select id, resource_json, record_json, array_to_json(record_ids) as record_ids, array_to_json(record_bytes) as record_bytes,
+                array_to_json(scrub_hits) as scrub_hits, array_to_json(done) as done
+         from drain_backlog_pages where id = any($1::bigint[])`,
+        [intArrayLiteral(ids.map(Number))],
+      );
       const order = new Map(ids.map((id, i) => [String(id), i]));
       pages.sort((a, b) => order.get(String(a.id))! - order.get(String(b.id))!);
       const tail = sizes[taken - 1]!;
