@@ -27,7 +27,7 @@ import { ndjsonEncoder } from '../src/encode/ndjson.js';
 import { otlpEncoder } from '../src/encode/otlp.js';
 import { vendorAEncoder, vendorBEncoder } from '../src/encode/vendors.js';
 import { gzipOnce } from '../src/encode/shared-encoding.js';
-import type { BatchEntry, EncodableBatch } from '../src/encode/encoder.js';
+import { SerialisedEntry, type BatchEntry, type EncodableBatch } from '../src/encode/encoder.js';
 import { buildResource, resourceKey } from '../src/model/resource.js';
 import { createBatcher, type ReadyBatch } from '../src/batch/batcher.js';
 import { signBatch, generateSecret, signingKey } from '../src/sign/standard-webhooks.js';
@@ -160,6 +160,19 @@ const tasks: Task[] = [
   { name: 'shape + scrub (built-ins, V8)', records: 1, fn: () => builtinScrubber.scrubRecord(shapeRecord(RECORDS[next()]!, observed, shapeOpts)) },
   { name: 'shape + scrub (built-ins + 3 customer rules, one RE2 alternation)', records: 1, fn: () => customerScrubber.scrubRecord(shapeRecord(RECORDS[next()]!, observed, shapeOpts)) },
   { name: 'record JSON (once per shape group)', records: 1, fn: () => JSON.stringify(entries[next()]!.record) },
+  // What the records of a drain encoding from their JSON cost to hold in a batch: their JSON as UTF-8 in slabs.
+  {
+    name: 'record JSON into slabs, JSON.stringify then written (1000 records)', records: N,
+    fn: () => {
+      for (const { record } of entries) new SerialisedEntry(record.id, JSON.stringify(record), 0).settle();
+    },
+  },
+  {
+    name: 'record JSON into slabs, written by the record writer (1000 records)', records: N,
+    fn: () => {
+      for (const { record } of entries) SerialisedEntry.written(record, 0);
+    },
+  },
   {
     name: 'batch (batcher add, batches of 1000)', records: 1,
     fn: () => {
@@ -229,6 +242,7 @@ const byName = (name: string) => tasks.find((t) => t.name === name)!.fn;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 60);
 const comparisons: Record<string, number> = {};
 const pairs: [string, string, string][] = [
+  ['recordJsonStringifyOverWriter', 'record JSON into slabs, written by the record writer (1000 records)', 'record JSON into slabs, JSON.stringify then written (1000 records)'],
   ['kafkaRecordDecodeKafkajsOverOurs', 'kafka record batch decode, kafkajs with the worker\'s record decoder (1000 records)', 'kafka record batch decode, kafkajs (1000 records)'],
   ['otlpTransformerOverOurs', 'encode otlp, ours (1000-record batch)', 'encode otlp, otlp-transformer 0.223 ProtobufLogsSerializer (1000-record batch)'],
   ['pipelineTenOverOne', 'pipeline pass, 1 drain (1000 messages)', 'pipeline pass, 10 identical drains (1000 messages)'],
