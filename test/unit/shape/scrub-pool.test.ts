@@ -190,7 +190,8 @@ describe('pipeline with a scrub pool', () => {
       // Once the parked rows are written the chunk holds only the two in the pool.
       await vi.waitFor(() => expect(ticket.inFlightShare).toBe(2));
       // The pump's scrub of a parked row: through the pool, as a live one.
-      const { json, scrubHits } = await scrubParkedJson(parked[0]!.recordJson, p.plans[0]!.scrubber, 'org_flood', pool);
+      // (Parked as the entry's UTF-8 bytes; the pump reads a row's text back from the store.)
+      const { json, scrubHits } = await scrubParkedJson(parked[0]!.recordJson.toString(), p.plans[0]!.scrubber, 'org_flood', pool);
       expect(scrubHits).toBe(1);
       expect(json).not.toContain('tok_123456');
       expect(starts).toContain('r2');
