@@ -14,11 +14,8 @@
  * `installBatch` reports whether it was installed: a kafkajs other than 2.2.x, or one whose
  * consumer group module was loaded already (it holds the class it required), keeps its own.
  */
-import { createRequire } from 'node:module';
+import { kafkajsRequire as require, replaceKafkajsModule } from './kafkajs-module.js';
 
-const require = createRequire(import.meta.url);
-
-const KAFKAJS_VERSION = /^2\.2\.\d+$/;
 const BATCH = 'kafkajs/src/consumer/batch.js';
 const CONSUMER_GROUP = 'kafkajs/src/consumer/consumerGroup.js';
 
@@ -95,22 +92,13 @@ let installed: boolean | undefined;
 
 /** Puts the batch constructor in Node's module cache as kafkajs's consumer batch, once; true if kafkajs will use it. */
 export function installBatch(): boolean {
-  if (installed !== undefined) return installed;
-  installed = false;
-  try {
-    const version = (require('kafkajs/package.json') as { version: string }).version;
-    if (!KAFKAJS_VERSION.test(version)) return false;
-    if (require.cache[require.resolve(CONSUMER_GROUP)] !== undefined) return false;
-    const Original = require(BATCH) as { prototype: object };
-    const m = require.cache[require.resolve(BATCH)]!;
-    const Long = require('kafkajs/src/utils/long.js') as LongClass;
-    const filterAborted = require('kafkajs/src/consumer/filterAbortedMessages.js') as FilterAborted;
-    m.exports = batchConstructor(Original.prototype, Long, filterAborted);
-    installed = true;
-  } catch {
-    installed = false;
-  }
-  return installed;
+  return (installed ??= replaceKafkajsModule(BATCH, CONSUMER_GROUP, () =>
+    batchConstructor(
+      (require(BATCH) as { prototype: object }).prototype,
+      require('kafkajs/src/utils/long.js') as LongClass,
+      require('kafkajs/src/consumer/filterAbortedMessages.js') as FilterAborted,
+    ),
+  ));
 }
 
 installBatch();

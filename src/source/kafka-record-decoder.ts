@@ -18,12 +18,8 @@
  * before then. `installRecordDecoder` reports whether it was: a kafkajs other than the version
  * this was written against, or one whose batch decoder was loaded already, keeps its own decoder.
  */
-import { createRequire } from 'node:module';
+import { kafkajsRequire as require, replaceKafkajsModule } from './kafkajs-module.js';
 
-const require = createRequire(import.meta.url);
-
-/** The kafkajs versions whose record decoder this replaces (record/v0/decoder.js of 2.2.x). */
-const KAFKAJS_VERSION = /^2\.2\.\d+$/;
 const RECORD_DECODER = 'kafkajs/src/protocol/recordBatch/record/v0/decoder.js';
 const BATCH_DECODER = 'kafkajs/src/protocol/recordBatch/v0/decoder.js';
 
@@ -153,26 +149,12 @@ let installed: boolean | undefined;
  * use it: the version matches and its batch decoder has not been loaded yet.
  */
 export function installRecordDecoder(): boolean {
-  if (installed !== undefined) return installed;
-  installed = false;
-  try {
-    const version = (require('kafkajs/package.json') as { version: string }).version;
-    if (!KAFKAJS_VERSION.test(version)) return false;
-    const recordPath = require.resolve(RECORD_DECODER);
-    if (require.cache[require.resolve(BATCH_DECODER)] !== undefined) return false;
-    const Long = require('kafkajs/src/utils/long.js') as LongClass;
-    const headerDecoder = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as (d: KafkaDecoder) => { key: string; value: Buffer | null };
-    const Module = require('node:module') as { new (id: string): NodeJS.Module };
-    const m = new Module(recordPath);
-    m.filename = recordPath;
-    m.exports = recordDecoder(Long, headerDecoder);
-    m.loaded = true;
-    require.cache[recordPath] = m;
-    installed = true;
-  } catch {
-    installed = false;
-  }
-  return installed;
+  return (installed ??= replaceKafkajsModule(RECORD_DECODER, BATCH_DECODER, () =>
+    recordDecoder(
+      require('kafkajs/src/utils/long.js') as LongClass,
+      require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as (d: KafkaDecoder) => { key: string; value: Buffer | null },
+    ),
+  ));
 }
 
 installRecordDecoder();
