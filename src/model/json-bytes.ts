@@ -50,3 +50,15 @@ export function writeAscii(s: string, into: Buffer, at: number): number {
 
 /** JSON.stringify's text of a number: its shortest form, `null` where JSON has none (NaN, the infinities). */
 export const jsonNumber = (v: number): string => (Number.isFinite(v) ? String(v) : 'null');
+
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+
+/**
+ * JSON text's bytes `start` to `end` of `out` put on one line: a raw newline in JSON text is
+ * whitespace between tokens, so made a space the text keeps its value. `also`: another control byte
+ * made a space the same way (one a caller joins texts by, which valid JSON never holds raw).
+ */
+export function onOneLine(out: Buffer, start: number, end: number, also = NEWLINE): void {
+  for (let i = start; i < end; i++) if (out[i] === NEWLINE || out[i] === also) out[i] = SPACE;
+}

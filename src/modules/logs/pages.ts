@@ -15,7 +15,7 @@
  * layout's key told it (SeenRecords).
  */
 import { DAY_MS, dayOf } from '../../model/time.js';
-import { jsonNumber, jsonStringMostBytes, writeAscii, writeJsonString } from '../../model/json-bytes.js';
+import { jsonNumber, jsonStringMostBytes, onOneLine, writeAscii, writeJsonString } from '../../model/json-bytes.js';
 
 /** Records a page holds at most: a read reads whole summaries and bodies, so a page is a few hundred KB at most. */
 export const PAGE_RECORDS = 500;
@@ -154,7 +154,7 @@ function lineOf(json: string | Buffer): Buffer {
   const b = typeof json === 'string' ? Buffer.from(json) : json;
   if (b.indexOf(NEWLINE) < 0) return b;
   const copy = Buffer.from(b);
-  for (let i = copy.indexOf(NEWLINE); i >= 0; i = copy.indexOf(NEWLINE, i + 1)) copy[i] = 32;
+  onOneLine(copy, 0, copy.length);
   return copy;
 }
 
@@ -175,7 +175,6 @@ const PAGE_FIELDS = 9;
 const MS_2000 = Date.UTC(2000, 0, 1);
 const DAYS_2000 = MS_2000 / DAY_MS;
 const TEXT_OID = 25;
-const SPACE = 32;
 const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
@@ -299,7 +298,7 @@ function writeBody(out: Buffer, at: number, copies: readonly LogCopy[]): number 
       at += json.length;
       if (json.indexOf(NEWLINE) < 0) continue;
     }
-    for (let k = start; k < at; k++) if (out[k] === NEWLINE) out[k] = SPACE;
+    onOneLine(out, start, at);
   }
   return at;
 }

@@ -2,6 +2,7 @@ import type { Sql } from '../../../store/sql.js';
 import type { DrainGauge } from '../../../model/drain.js';
 import { runsOf } from '../../../store/runs.js';
 import { intArrayLiteral, textArrayLiteral } from '../../../store/array-literal.js';
+import { onOneLine } from '../../../model/json-bytes.js';
 import { joinable, LEGACY_BUCKET, PAGE_SEP, pageOf, placeOf, readCut, recordKey } from './backlog-pages.js';
 
 export interface ParkedRecord {
@@ -103,9 +104,9 @@ function pagesOf(rows: readonly ParkedRecord[]): Page[] {
  * pass over every text of its own, and memory the encoding does not reach is never touched.
  */
 function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string | Buffer): Buffer {
-  let units = pages.length;
-  for (const p of pages) for (const r of p.records) units += unitsOf(json(r)) + 1;
-  const out = Buffer.allocUnsafe(units * 3);
+  let most = pages.length;
+  for (const p of pages) for (const r of p.records) most += mostBytes(json(r)) + 1;
+  const out = Buffer.allocUnsafe(most);
   let at = 0;
   for (let p = 0; p < pages.length; p++) {
     const records = pages[p]!.records;
@@ -119,21 +120,18 @@ function pageBytes(pages: readonly Page[], json: (r: ParkedRecord) => string | B
   }
   return out.subarray(0, at);
 }
-/** What a text takes of pageBytes's buffer, at three bytes a unit: a string's UTF-16 units, a third of bytes' length rounded up. */
-const unitsOf = (text: string | Buffer): number => (typeof text === 'string' ? text.length : Math.ceil(text.length / 3));
+/** The most bytes a text takes in pageBytes's buffer: a string's at three a UTF-16 unit, bytes' their length. */
+const mostBytes = (text: string | Buffer): number => (typeof text === 'string' ? text.length * 3 : text.length);
 
 /** JSON text as bytes copied into `out` at `at` made safe to join, as joinable does to a string; answers where it ended. */
 function joinableBytes(bytes: Buffer, out: Buffer, at: number): number {
   out.set(bytes, at);
   const end = at + bytes.length;
-  if (bytes.indexOf(NEWLINE_BYTE) >= 0 || bytes.indexOf(PAGE_SEP_BYTE) >= 0) {
-    for (let i = at; i < end; i++) if (out[i] === NEWLINE_BYTE || out[i] === PAGE_SEP_BYTE) out[i] = SPACE_BYTE;
-  }
+  if (bytes.indexOf(NEWLINE_BYTE) >= 0 || bytes.indexOf(PAGE_SEP_BYTE) >= 0) onOneLine(out, at, end, PAGE_SEP_BYTE);
   return end;
 }
 const PAGE_SEP_BYTE = PAGE_SEP.charCodeAt(0);
 const NEWLINE_BYTE = 0x0a;
-const SPACE_BYTE = 0x20;
 
 /** A read's pages as rows, in the pages' order, without the records a stopped round delivered already. */
 function rowsOf(pages: readonly PageRow[]): BacklogRow[] {
