@@ -135,11 +135,14 @@ async function runOn(
   if (role === 'worker') {
     // Open before the consumer joins its group: liveness and metrics from the start (telemetry/worker-listener.ts).
     logger.info({ event: 'process.listening', role, port: bound.port }, `logdrain ${role} health and metrics on ${bound.port}`);
+    // The executor's vendors are loaded before the consumer joins its group: loading and lexing their
+    // modules is start-up work, which would otherwise compete with the first records for the CPU.
+    const vendorsModule = config.workflows.executor ? await import('../vendors/index.js') : undefined;
     worker = await startWorkerWithGauges();
     // The API processes run theirs through the workflows family; a worker runs one beside its pipeline.
     // Its run-end notifications go out through this process's own vendors and channels port.
-    if (config.workflows.executor) {
-      const { createVendors } = await import('../vendors/index.js');
+    if (vendorsModule) {
+      const { createVendors } = vendorsModule;
       const vendors = (workflowVendors = createVendors(config));
       const channelNotifications = createChannelNotifications({ config, store: store.kernel, logger, vendors, metrics: metrics.families }, { applyReceipts: true });
       workflowExecutor = createWorkflowExecutor({ config, store: store.kernel, logger, vendors, channelNotifications, metrics: metrics.families });
