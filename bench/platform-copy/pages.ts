@@ -6,8 +6,9 @@
  * of the server at BENCH_POSTGRES_URL, rounds alternating.
  *
  * Figures: the CPU of the connection's backend (/proc, so the server must run on this machine) and
- * of the whole server (its postmaster's processes), per 100,000 records; the worker's CPU decoding
- * and building what it sends; stored MB. VARIANTS=rows,pages (the default), and `pages-pglz`,
+ * of the whole server (its postmaster's processes), per 100,000 records; the backend's minor page
+ * faults (memory it touched afresh: a count, steadier than CPU time); the worker's CPU decoding and
+ * building what it sends; stored MB. VARIANTS=rows,pages (the default), and `pages-pglz`,
  * `pages-external`: the pages with their body compressed by Postgres's default (pglz) or not at all,
  * rather than lz4. AGENTS_PER_ORG=2500 for the 10,000-agent data set. Point BENCH_POSTGRES_URL at a
  * server nothing else uses for clean figures.
@@ -34,6 +35,8 @@ const cpuOf = (pid: number) => {
   const f = statFields(`/proc/${pid}/stat`);
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 };
+/** The backend's minor page faults so far: memory it touched for the first time (a count, steadier than CPU time). */
+const faultsOf = (pid: number) => Number(statFields(`/proc/${pid}/stat`)[7]);
 
 async function once(variant: string) {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -70,6 +73,7 @@ async function once(variant: string) {
     const packed = pages ? [] : packRows(rows);
     const workerCpu = process.cpuUsage(t0);
     const backendAt = cpuOf(pid);
+    const faultsAt = faultsOf(pid);
     const serverAt = postgresCpuSeconds(postmaster);
     let stored = 0;
     for (let i = 0; i < copies.length; i += FLUSH) {
@@ -78,6 +82,7 @@ async function once(variant: string) {
     }
     await store.sql.exec('checkpoint');
     const backend = cpuOf(pid) - backendAt;
+    const faults = faultsOf(pid) - faultsAt;
     const server = postgresCpuSeconds(postmaster) - serverAt;
     if (stored !== RECORDS) throw new Error(`${variant}: stored ${stored} of ${RECORDS}`);
     const per = (s: number) => (s / RECORDS) * 100_000;
@@ -85,7 +90,7 @@ async function once(variant: string) {
     const size = await store.sql.query<{ b: number }>(
       `select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint as b from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = '${table}'`,
     );
-    return { variant, backendCpuPer100k: per(backend), serverCpuPer100k: per(server), workerCpuPer100k: per((workerCpu.user + workerCpu.system) / 1e6), storedMB: Number(size[0]!.b) / 1e6 };
+    return { variant, backendCpuPer100k: per(backend), serverCpuPer100k: per(server), workerCpuPer100k: per((workerCpu.user + workerCpu.system) / 1e6), backendMinorFaultsPer100k: per(faults), storedMB: Number(size[0]!.b) / 1e6 };
   } finally {
     await store.close();
     await admin.query(`drop database if exists ${db} with (force)`);
@@ -96,4 +101,4 @@ async function once(variant: string) {
 const VARIANTS = (process.env.VARIANTS ?? 'rows,pages').split(',');
 const out = [];
 for (let r = 0; r < ROUNDS; r++) for (const v of VARIANTS) out.push(await once(v));
-console.table(out.map((o) => ({ ...o, backendCpuPer100k: o.backendCpuPer100k.toFixed(2), serverCpuPer100k: o.serverCpuPer100k.toFixed(2), workerCpuPer100k: o.workerCpuPer100k.toFixed(2), storedMB: o.storedMB.toFixed(1) })));
+console.table(out.map((o) => ({ ...o, backendMinorFaultsPer100k: Math.round(o.backendMinorFaultsPer100k), backendCpuPer100k: o.backendCpuPer100k.toFixed(2), serverCpuPer100k: o.serverCpuPer100k.toFixed(2), workerCpuPer100k: o.workerCpuPer100k.toFixed(2), storedMB: o.storedMB.toFixed(1) })));

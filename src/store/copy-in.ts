@@ -13,6 +13,14 @@ interface Writable {
 /** CopyDone (protocol 3.0: 'c', length 4). */
 const COPY_DONE = Buffer.from([0x63, 0, 0, 0, 4]);
 
+/**
+ * The most data a CopyData message carries. The server reads a whole message into one buffer
+ * before its COPY takes any of it (a flush's pages as one message: a buffer of 1 to 2 MB made,
+ * faulted in and given back each COPY); messages need not end where rows end, and 64 KiB is
+ * what the server itself reads from its input at a time.
+ */
+export const COPY_MESSAGE_BYTES = 64 * 1024;
+
 /** pg's connection, as far as a COPY ... FROM STDIN uses it. */
 interface PgCopyConnection {
   stream: Writable & { cork(): void; uncork(): void };
@@ -21,8 +29,8 @@ interface PgCopyConnection {
 /**
  * `COPY ... FROM STDIN` of rows already in the COPY format, as pg's own Query (its result,
  * errors and callbacks unchanged: the command tag's count is the result's rowCount). When the
- * server asks for the data, the rows go as one CopyData message, then CopyDone. Rows that lie side
- * by side in one piece of memory are written as one view. `handleCopyInResponse` is pg 8's
+ * server asks for the data, the rows go as CopyData messages of at most COPY_MESSAGE_BYTES, then
+ * CopyDone. Rows that lie side by side in one piece of memory are written as one view. `handleCopyInResponse` is pg 8's
  * hook for the data of a COPY (pg-copy-streams builds on the same); the store tests run this
  * against a real server.
  */
@@ -34,15 +42,32 @@ class CopyInQuery extends pg.Query {
 
   handleCopyInResponse(connection: PgCopyConnection): void {
     const stream = connection.stream;
-    let length = 4;
-    for (const r of this.lines) length += r.length;
-    const head = Buffer.allocUnsafe(5);
-    head.writeUInt8(0x64, 0);
-    head.writeInt32BE(length, 1);
+    let total = 0;
+    for (const r of this.lines) total += r.length;
+    const messages = Math.ceil(total / COPY_MESSAGE_BYTES);
+    const heads = Buffer.allocUnsafe(5 * messages);
+    let head = 0;
+    // Bytes the message being written still takes.
+    let left = 0;
+    let sent = 0;
     // Corked: the pieces leave in gathered writes.
     stream.cork();
-    stream.write(head);
-    for (const run of adjacentRuns(this.lines)) stream.write(run);
+    for (const run of adjacentRuns(this.lines)) {
+      for (let at = 0; at < run.length; ) {
+        if (left === 0) {
+          left = Math.min(COPY_MESSAGE_BYTES, total - sent);
+          heads.writeUInt8(0x64, head);
+          heads.writeInt32BE(left + 4, head + 1);
+          stream.write(heads.subarray(head, head + 5));
+          head += 5;
+        }
+        const take = Math.min(left, run.length - at);
+        stream.write(at === 0 && take === run.length ? run : run.subarray(at, at + take));
+        at += take;
+        left -= take;
+        sent += take;
+      }
+    }
     stream.write(COPY_DONE);
     stream.uncork();
   }

@@ -1,12 +1,88 @@
 /**
- * A Postgres connection the server cuts just as a query ends (store/sql.ts): a COPY ... FROM STDIN
- * (store/copy-in.ts) on a pooled client whose connection is cut as it answers does not end the
- * process, nor does a cut connection handed to a waiting transaction.
+ * COPY ... FROM STDIN (store/copy-in.ts) against a real server: rows larger than a CopyData
+ * message, and rows cut between messages, arrive whole and in order, in messages no larger than
+ * COPY_MESSAGE_BYTES. A Postgres connection the server cuts just as a query ends (store/sql.ts): a
+ * COPY on a pooled client whose connection is cut as it answers does not end the process, nor
+ * does a cut connection handed to a waiting transaction.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, connect, type AddressInfo, type Server } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../../helpers/postgres.js';
 import { openSql } from '../../../src/store/sql.js';
+import { COPY_MESSAGE_BYTES } from '../../../src/store/copy-in.js';
+
+describe('COPY data in messages', () => {
+  let db: TestDatabase;
+  let proxy: Server | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    if (proxy) await new Promise((resolve) => proxy!.close(resolve));
+    await db?.drop();
+  });
+
+  /** A loopback proxy to the test database that notes the length of each CopyData message the client sends. */
+  async function countingProxy(lengths: number[]): Promise<string> {
+    const target = new URL(db.url);
+    const [pgHost, pgPort] = [target.hostname, Number(target.port || 5432)];
+    proxy = createServer((client) => {
+      const server = connect(pgPort, pgHost);
+      server.pipe(client);
+      client.on('error', () => server.destroy());
+      server.on('error', () => client.destroy());
+      // The start-up message has no type byte; every message after it is a type byte and a 4-byte length.
+      let pending = Buffer.alloc(0);
+      let started = false;
+      client.on('data', (chunk: Buffer) => {
+        server.write(chunk);
+        pending = Buffer.concat([pending, chunk]);
+        for (;;) {
+          if (!started) {
+            if (pending.length < 4 || pending.length < pending.readInt32BE(0)) break;
+            pending = pending.subarray(pending.readInt32BE(0));
+            started = true;
+            continue;
+          }
+          if (pending.length < 5 || pending.length < 1 + pending.readInt32BE(1)) break;
+          const length = pending.readInt32BE(1);
+          if (pending[0] === 0x64) lengths.push(length - 4);
+          pending = pending.subarray(1 + length);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => proxy!.listen(0, '127.0.0.1', resolve));
+    target.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    return target.toString();
+  }
+
+  it('sends rows larger than a message, and rows cut between messages, whole and in order', async () => {
+    const lengths: number[] = [];
+    const sql = await openSql({ databaseUrl: await countingProxy(lengths), maxConnections: 1 });
+    try {
+      await sql.exec('create table copied_big (n int not null, s text not null)');
+      // A row of three messages' worth, rows side by side in one buffer (written as one view), and
+      // rows of their own whose sizes put message boundaries inside them.
+      const big = `0\t${'x'.repeat(3 * COPY_MESSAGE_BYTES)}\n`;
+      const packed = Buffer.from(Array.from({ length: 500 }, (_, i) => `${i + 1}\t${'y'.repeat(97 + (i % 13))}\n`).join(''));
+      const own = Array.from({ length: 40 }, (_, i) => Buffer.from(`${i + 501}\t${String.fromCharCode(97 + (i % 26)).repeat(5000 + i * 37)}\n`));
+      const rows = [Buffer.from(big), packed.subarray(0, 20_000), packed.subarray(20_000), ...own];
+      expect(await sql.copyIn!('copy copied_big (n, s) from stdin', rows)).toBe(541);
+      const stored = await sql.query<{ n: number; s: string }>('select n, s from copied_big order by n');
+      const expected = Buffer.concat(rows).toString().split('\n').filter(Boolean).map((line) => {
+        const [n, s] = line.split('\t');
+        return { n: Number(n), s: s! };
+      });
+      expect(stored).toEqual(expected);
+      const total = rows.reduce((n, r) => n + r.length, 0);
+      expect(lengths.reduce((n, l) => n + l, 0)).toBe(total);
+      expect(Math.max(...lengths)).toBe(COPY_MESSAGE_BYTES);
+      expect(lengths.length).toBe(Math.ceil(total / COPY_MESSAGE_BYTES));
+    } finally {
+      await sql.close();
+    }
+  });
+});
 
 /**
  * A server that cuts a connection just as a query ends: its FATAL message (pg_terminate_backend,
