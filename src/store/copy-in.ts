@@ -30,9 +30,9 @@ interface PgCopyConnection {
  * `COPY ... FROM STDIN` of rows already in the COPY format, as pg's own Query (its result,
  * errors and callbacks unchanged: the command tag's count is the result's rowCount). When the
  * server asks for the data, the rows go as CopyData messages of at most COPY_MESSAGE_BYTES, then
- * CopyDone. Rows that lie side by side in one piece of memory are written as one view. `handleCopyInResponse` is pg 8's
- * hook for the data of a COPY (pg-copy-streams builds on the same); the store tests run this
- * against a real server.
+ * CopyDone. Rows that lie side by side in one piece of memory are written as one view.
+ * `handleCopyInResponse` is pg 8's hook for the data of a COPY (pg-copy-streams builds on the
+ * same); the store tests run this against a real server.
  */
 // `lines`, not `rows`: pg's Query has a `rows` of its own (rows a portal returns at a time).
 class CopyInQuery extends pg.Query {
