@@ -78,12 +78,13 @@ export class ShapedEntry implements BatchEntry {
  * made from a JSON string (read back from the backlog) is settled into bytes once it waits in a
  * batch (`settle`). Either way its JSON is held in a slab shared by many entries rather than as a
  * string: a record waits about a second for its batch, through dozens of scavenges, and each one
- * copied the string's few hundred bytes (then promoted it, for a full collection to mark and sweep). The entry keeps its slab and bounds, not a Buffer view of
- * its own (an object more a record for every scavenge to copy), and the slab's bytes are outside
- * the heap. The encoders copy the bytes into the body (`utf8`) instead of encoding the string
- * there, so the encoding is moved, not added. A slab lives as long as its longest-lived entry: a
- * batch kept for retries keeps its neighbours' bytes too, at most a slab an entry, and entries
- * waiting in memory are bounded by MAX_IN_FLIGHT_RECORDS.
+ * copied the string's few hundred bytes (then promoted it, for a full collection to mark and
+ * sweep). The entry keeps its slab and bounds, not a Buffer view of its own (an object more a
+ * record for every scavenge to copy), and the slab's bytes are outside the heap. The encoders copy
+ * the bytes into the body (`utf8`) instead of encoding the string there, so the encoding is moved,
+ * not added. A slab lives as long as its longest-lived entry: a batch kept for retries keeps its
+ * neighbours' bytes too, at most a slab an entry, and entries waiting in memory are bounded by
+ * MAX_IN_FLIGHT_RECORDS.
  */
 export class SerialisedEntry implements BatchEntry {
   private parsed: DeliveredRecord | undefined;
