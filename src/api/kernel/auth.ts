@@ -112,6 +112,12 @@ const orgOf = (store: KernelStore, orgId: string) => briefly(store, `org\u0000${
 export const organizationOf = orgOf;
 const roleOf = (store: KernelStore, userId: string, orgId: string) => briefly(store, `role\u0000${userId}\u0000${orgId}`, () => store.auth.roleIn(userId, orgId));
 const agentOf = (store: KernelStore, agentId: string) => briefly(store, `agent\u0000${agentId}`, () => store.auth.agent(agentId));
+/**
+ * The organizations a user is a member of (kept CREDENTIAL_CACHE_MS, as the role in one is): whose
+ * private templates and skills a person's catalog reads show. The answer is shared: not to be changed.
+ */
+export const membershipsOf = (store: KernelStore, userId: string): Promise<readonly string[]> =>
+  briefly(store, `orgs\u0000${userId}`, () => store.tenancy.membershipsOf(userId));
 /** The agent, as the kernel looked it up to authorize a request (kept CREDENTIAL_CACHE_MS, renewed at once after an agent write of this process). */
 export const agentFactsOf = agentOf;
 

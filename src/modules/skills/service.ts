@@ -19,7 +19,7 @@ import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { FamilyMetrics, SkillInstallAction } from '../platform-deps.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { auditActorOf, authorizeOrgScopes, type Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, authorizeOrgScopes, membershipsOf, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
@@ -75,7 +75,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType, targetId, details });
 
   /** The organizations whose private skills the caller sees: a key's own; a person's memberships (a session). */
-  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : store.tenancy.membershipsOf(p.userId));
+  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : [...(await membershipsOf(store, p.userId))]);
 
   const visible = async (p: Principal, id: string): Promise<{ skill: Skill; orgIds: string[] }> => {
     const orgIds = await orgsOf(p);

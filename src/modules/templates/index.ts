@@ -13,6 +13,7 @@ import { installMigrations } from './install-migrations.js';
 import { registerInstallRoutes } from './install-routes.js';
 import { createInstallService } from './install-service.js';
 import type { TemplatePorts } from '../platform-deps.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
 import { deployMigrations } from './deploy-migrations.js';
 import { registerDeploys, type DeployModuleDeps } from './deploy-module.js';
 import { deployInstalls } from './deploy-install.js';
@@ -21,13 +22,15 @@ export interface TemplatesDeps extends DeployModuleDeps {
   store: KernelStore;
   /** The persona, workflows and skills families' parts of an install (platform-deps.ts). */
   templatePorts: TemplatePorts;
+  /** The kernel's read caches: the catalog's reads (service.ts). */
+  reads: ReadCaches;
 }
 
 export const templatesFamily = defineFamily<TemplatesDeps>({
   name: 'templates',
   migrations: [...templatesMigrations, ...installMigrations, ...deployMigrations],
   register(app: FastifyInstance, deps: TemplatesDeps) {
-    const templates = createTemplatesService({ store: deps.store });
+    const templates = createTemplatesService({ store: deps.store, reads: deps.reads });
     const installs = createInstallService({ store: deps.store, templates, ports: deps.templatePorts });
     registerTemplateRoutes(app, templates, (p, id, body) => installs.publish(p, id, body));
     registerInstallRoutes(app, installs, deps.store);

@@ -42,6 +42,7 @@ import { contentOf } from './views.js';
 import type { Json } from './seal.js';
 import type { Sql } from '../../store/sql.js';
 import type { PublishBody } from './schemas.js';
+import { TEMPLATES_TOPIC } from './topic.js';
 
 /** The install body's fields the handler keeps (spec 03 part 4.4); anything else sent is stripped. */
 export interface InstallRequest {
@@ -290,7 +291,10 @@ export function createInstallService(deps: InstallServiceDeps) {
       model, applied, minted: previous?.minted ?? input.minted === true, setup,
     };
     await r.upsert(record);
-    if (previous === undefined) await createTemplatesRepo(tx.sql).countInstall(t.id, { installs: 1, active: 1 }, at);
+    if (previous === undefined) {
+      await createTemplatesRepo(tx.sql).countInstall(t.id, { installs: 1, active: 1 }, at);
+      tx.changed(TEMPLATES_TOPIC);
+    }
     await tx.audit({
       orgId: agent.orgId, action: previous === undefined ? 'templates.install.created' : 'templates.install.updated', actor: auditActorOf(principal),
       targetType: 'agent', targetId: agent.id,
@@ -539,6 +543,7 @@ export function createInstallService(deps: InstallServiceDeps) {
         if (!current || isRefused(next)) throw installNotFound(templateId, agent.id);
         await r.remove(templateId, agent.id);
         await createTemplatesRepo(tx.sql).countInstall(templateId, { installs: 0, active: -1 }, now());
+        tx.changed(TEMPLATES_TOPIC);
         // The uninstall hook is fail-soft (spec 03 part 4.4): its outcome is reported, never a refusal. An agent removed with the install runs nothing more.
         let onUninstall: { ran: boolean; ok?: boolean; error?: string } | undefined;
         if (hook && !removeAgent) {

@@ -23,8 +23,9 @@
 import { newId } from '../../model/ids.js';
 import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
+import type { ReadCache, ReadCaches } from '../../api/kernel/read-cache.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { auditActorOf, authorizeAgent, authorizeOrgScopes, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, authorizeAgent, authorizeOrgScopes, membershipsOf, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
@@ -37,6 +38,7 @@ import { canonicalJson, contentHash, installSeal, type Json } from './seal.js';
 import { isRefused, PUBLISHED, templateTransition, versionTransition, type TemplateEvent, type VersionState, type Visibility } from './state.js';
 import type { CreateBody, DraftBody, PatchBody, PublishBody } from './schemas.js';
 import type { VersionContent } from './views.js';
+import { TEMPLATES_TOPIC } from './topic.js';
 
 export const WRITE_SCOPE = 'automations:write';
 export const READ_SCOPE = 'marketplace:read';
@@ -50,6 +52,11 @@ export const approveAtOnce: Reviewer = () => ({ status: 'approved' });
 
 export interface TemplatesServiceDeps {
   store: KernelStore;
+  /**
+   * The kernel's read caches (api/kernel/read-cache.ts): the catalog's pages and the templates and
+   * versions its reads show. Without them every read goes to the store.
+   */
+  reads?: ReadCaches;
   reviewer?: Reviewer;
   now?: () => Date;
 }
@@ -102,18 +109,40 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const reviewer = deps.reviewer ?? approveAtOnce;
   const repo = createTemplatesRepo(store.sql);
-  const unit = <T>(fn: (tx: UnitOfWork, r: TemplatesRepo) => Promise<T>): Promise<T> => store.unitOfWork((tx) => fn(tx, createTemplatesRepo(tx.sql)));
+  // Every authoring write of the family's tables runs here; an install's count runs in install-service.ts.
+  const unit = <T>(fn: (tx: UnitOfWork, r: TemplatesRepo) => Promise<T>): Promise<T> =>
+    store.unitOfWork((tx) => {
+      tx.changed(TEMPLATES_TOPIC);
+      return fn(tx, createTemplatesRepo(tx.sql));
+    });
+  // The catalog reads (a page of the list; a template as an organization set sees it; a version),
+  // kept between writes: each read route otherwise ran two or three statements. Cached objects are
+  // shared by every request that reads them, and the routes only read them (views.ts makes new ones).
+  const cached = <T>(read: () => Promise<T>, key: string, cache: ReadCache<T> | undefined): Promise<T> => (cache ? cache.get(key, read) : read());
+  const pages = deps.reads?.cache<{ templates: Template[]; total: number }>(TEMPLATES_TOPIC);
+  const visibles = deps.reads?.cache<Template | undefined>(TEMPLATES_TOPIC);
+  const versionsRead = deps.reads?.cache<TemplateVersion | undefined>(TEMPLATES_TOPIC);
+  const keyOf = (...parts: unknown[]): string => JSON.stringify(parts);
+  const visibleIn = (id: string, orgIds: readonly string[]): Promise<Template | undefined> => cached(() => repo.visible(id, orgIds), keyOf(id, orgIds), visibles);
+  const versionOf = (id: string, version: number): Promise<TemplateVersion | undefined> => cached(() => repo.version(id, version), keyOf(id, version), versionsRead);
   const audit = (tx: UnitOfWork, p: Principal, orgId: string, action: string, targetId: string, details: Record<string, unknown>) =>
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType: 'template', targetId, details });
 
   /** The organizations whose private templates the caller sees: a key's own; a person's memberships (a session). */
-  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : store.tenancy.membershipsOf(p.userId));
+  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : [...(await membershipsOf(store, p.userId))]);
 
   const visibleTemplate = async (p: Principal, id: string): Promise<{ template: Template; orgIds: string[] }> => {
     const orgIds = await orgsOf(p);
     const template = await repo.visible(id, orgIds);
     if (!template) throw templateNotFound(id);
     return { template, orgIds };
+  };
+
+  /** visibleTemplate for the read routes alone, from the cache: what a write decides on is read from the store. */
+  const readableTemplate = async (p: Principal, id: string): Promise<Template> => {
+    const template = await visibleIn(id, [...new Set(await orgsOf(p))].sort());
+    if (!template) throw templateNotFound(id);
+    return template;
   };
 
   /** A refusal of the kernel's check, named after the template asked for (spec 01 part 7.1.2), not what it resolved to. */
@@ -421,11 +450,13 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
 
     /** GET /marketplace/templates: public listed templates and the caller's organizations' own, newest first. */
     async catalog(p: Principal, f: CatalogFilters, page: { page: number; limit: number }): Promise<{ templates: Template[]; total: number }> {
-      return repo.catalog(await orgsOf(p), f, { limit: page.limit, offset: (page.page - 1) * page.limit });
+      const orgIds = [...new Set(await orgsOf(p))].sort();
+      const offset = (page.page - 1) * page.limit;
+      return cached(() => repo.catalog(orgIds, f, { limit: page.limit, offset }), keyOf(orgIds, f.firstParty ?? null, page.limit, offset), pages);
     },
 
     async get(p: Principal, id: string): Promise<Template> {
-      return (await visibleTemplate(p, id)).template;
+      return readableTemplate(p, id);
     },
 
     /** A page of a visible template's versions, newest first. */
@@ -454,10 +485,10 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
 
     /** The template and the version its manifest shows: the one named, else the latest. */
     async manifest(p: Principal, id: string, version: number | undefined): Promise<{ template: Template; version: TemplateVersion }> {
-      const { template } = await visibleTemplate(p, id);
+      const template = await readableTemplate(p, id);
       const number = version ?? template.latestVersion;
       if (number === 0) throw noVersion(id);
-      const v = await repo.version(id, number);
+      const v = await versionOf(id, number);
       if (!v) throw versionNotFound(id, number);
       return { template, version: v };
     },
