@@ -15,6 +15,7 @@ import type { TemplateVersion } from './repository.js';
 import type { Principal } from '../../api/kernel/auth.js';
 import { TemplateErrors } from './errors.js';
 import { manifestOut, reviewOut, templateOut, versionOut } from './views.js';
+import { answerBytes } from '../../api/kernel/read-cache.js';
 import {
   Answers, CatalogQuery, CreateBody, DeprecateBody, DraftBody, ManifestQuery, OwnerBody, PatchBody, PublishBody, TEMPLATE_LIMITS, TemplateParams,
   VersionParams, VersionsQuery, VisibilityBody,
@@ -89,12 +90,13 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
   app.get<{ Querystring: CatalogQuery }>(TEMPLATES_BASE, {
     schema: { tags, summary: 'The catalog: public listed templates and the caller organization\'s own, 1-based pages', querystring: CatalogQuery, response: { 200: Answers.catalog } },
     config: catalog(CATALOG_BUCKETS.list),
-  }, async (req) => {
+  }, async (req, reply) => {
     const q = req.query;
-    const { templates, total } = await service.catalog(principal(req), { firstParty: q.firstParty === undefined ? undefined : q.firstParty === 'true' }, {
+    // The answer's bytes come from this route's own serializer (its response schema), made once per read of the store.
+    const body = await service.catalog(principal(req), { firstParty: q.firstParty === undefined ? undefined : q.firstParty === 'true' }, {
       page: Number(q.page ?? '1'), limit: Number(q.limit ?? TEMPLATE_LIMITS.listDefault),
-    });
-    return { templates: templates.map(templateOut), total };
+    }, ({ templates, total }) => answerBytes(reply.serialize({ templates: templates.map(templateOut), total })));
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 
   app.get<{ Params: TemplateParams }>(T, {

@@ -119,7 +119,9 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
   // kept between writes: each read route otherwise ran two or three statements. Cached objects are
   // shared by every request that reads them, and the routes only read them (views.ts makes new ones).
   const cached = <T>(read: () => Promise<T>, key: string, cache: ReadCache<T> | undefined): Promise<T> => (cache ? cache.get(key, read) : read());
-  const pages = deps.reads?.cache<{ templates: Template[]; total: number }>(TEMPLATES_TOPIC);
+  // A catalog page is kept as the route's answer in bytes: its twenty templates' views and their
+  // serialization cost more than the read did.
+  const pages = deps.reads?.cache<Buffer>(TEMPLATES_TOPIC);
   const visibles = deps.reads?.cache<Template | undefined>(TEMPLATES_TOPIC);
   const versionsRead = deps.reads?.cache<TemplateVersion | undefined>(TEMPLATES_TOPIC);
   const keyOf = (...parts: unknown[]): string => JSON.stringify(parts);
@@ -448,11 +450,15 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
       });
     },
 
-    /** GET /marketplace/templates: public listed templates and the caller's organizations' own, newest first. */
-    async catalog(p: Principal, f: CatalogFilters, page: { page: number; limit: number }): Promise<{ templates: Template[]; total: number }> {
+    /**
+     * GET /marketplace/templates: public listed templates and the caller's organizations' own, newest
+     * first, as `encode` makes the route's answer of a page and its count.
+     */
+    async catalog(p: Principal, f: CatalogFilters, page: { page: number; limit: number }, encode: (found: { templates: Template[]; total: number }) => Buffer): Promise<Buffer> {
       const orgIds = [...new Set(await orgsOf(p))].sort();
       const offset = (page.page - 1) * page.limit;
-      return cached(() => repo.catalog(orgIds, f, { limit: page.limit, offset }), keyOf(orgIds, f.firstParty ?? null, page.limit, offset), pages);
+      const read = async () => encode(await repo.catalog(orgIds, f, { limit: page.limit, offset }));
+      return cached(read, keyOf(orgIds, f.firstParty ?? null, page.limit, offset), pages);
     },
 
     async get(p: Principal, id: string): Promise<Template> {
