@@ -140,9 +140,12 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     return { template, orgIds };
   };
 
+  /** The caller's organizations once each, in order: the same set is the same cache key. */
+  const orgSetOf = async (p: Principal): Promise<string[]> => [...new Set(await orgsOf(p))].sort();
+
   /** visibleTemplate for the read routes alone, from the cache: what a write decides on is read from the store. */
   const readableTemplate = async (p: Principal, id: string): Promise<Template> => {
-    const template = await visibleIn(id, [...new Set(await orgsOf(p))].sort());
+    const template = await visibleIn(id, await orgSetOf(p));
     if (!template) throw templateNotFound(id);
     return template;
   };
@@ -455,7 +458,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
      * first, as `encode` makes the route's answer of a page and its count.
      */
     async catalog(p: Principal, f: CatalogFilters, page: { page: number; limit: number }, encode: (found: { templates: Template[]; total: number }) => Buffer): Promise<Buffer> {
-      const orgIds = [...new Set(await orgsOf(p))].sort();
+      const orgIds = await orgSetOf(p);
       const offset = (page.page - 1) * page.limit;
       const read = async () => encode(await repo.catalog(orgIds, f, { limit: page.limit, offset }));
       return cached(read, keyOf(orgIds, f.firstParty ?? null, page.limit, offset), pages);
