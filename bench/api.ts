@@ -265,7 +265,7 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
       { name: 'channel deliveries list (50 newest)', family: 'read', method: 'GET', path: CHANNELS_DELIVERIES, auth: true, token: SESSION, status: 200 },
       { name: `persona versions list (${PERSONA_VERSIONS} versions)`, family: 'read', method: 'GET', path: `${PERSONA_LISTED}/versions`, auth: true, token: PERSONA_KEY, status: 200 },
       { name: 'persona version create', family: 'write', method: 'POST', path: `${PERSONA_CREATED}/version`, body: { persona: { base: 'You are the sales assistant.', voice: 'Warm.', text: 'Be brief.' } }, auth: true, token: PERSONA_KEY, status: 201 },
-      { name: `skill search, free text (${SKILL_COUNT} skills, 1 in 100 matching, first page of 10)`, method: 'GET', path: SKILL_SEARCH, auth: true, token: SESSION, status: 200 },
+      { name: `skill search, free text (${SKILL_COUNT} skills, 1 in 100 matching, first page of 10)`, family: 'read', method: 'GET', path: SKILL_SEARCH, auth: true, token: SESSION, status: 200 },
       { name: 'bare GET /bare (last)', method: 'GET', path: '/bare', auth: false, bare: true, status: 200 },
     ];
 
@@ -297,8 +297,8 @@ async function measureMode(mode: Mode): Promise<ModeResult> {
       if (v.status !== 201) throw new Error(`${mode}: publishing template ${i + 1} answered ${v.status} ${JSON.stringify(v.json)}`);
     }
     scenarios.splice(scenarios.length - 1, 0,
-      { name: `template catalog list (${TEMPLATE_COUNT} templates, first page of 20)`, method: 'GET', path: TEMPLATE_LIST, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
-      { name: 'template manifest read (latest version, with reconciliation)', method: 'GET', path: `/marketplace/templates/${manifestTemplateId}/manifest`, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
+      { name: `template catalog list (${TEMPLATE_COUNT} templates, first page of 20)`, family: 'read', method: 'GET', path: TEMPLATE_LIST, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
+      { name: 'template manifest read (latest version, with reconciliation)', family: 'read', method: 'GET', path: `/marketplace/templates/${manifestTemplateId}/manifest`, auth: true, token: SESSION, uniqueAddress: true, status: 200 },
       { name: `voice list (${VOICE_COUNT} voices, ${VOICE_VERSIONS} versions each, with bundles)`, family: 'read', method: 'GET', path: VOICES, auth: true, token: TELEPHONY_KEY, status: 200 },
       { name: 'voice version push', family: 'write', method: 'POST', path: `${PUSHED_VOICES}/${pushVoiceId}/version`, body: { version: '2.0.{{seq}}', ...VOICE_VERSION }, uniqueBody: true, auth: true, token: TELEPHONY_KEY, status: 201 },
       // The deliveries list once more, long after the sends: the sandbox plans no receipt for the

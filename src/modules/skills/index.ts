@@ -7,11 +7,14 @@ import { skillsSeed } from './seed.js';
 import { registerSkillRoutes } from './routes.js';
 import { createSkillsService } from './service.js';
 import type { FamilyMetrics } from '../platform-deps.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
 
 export interface SkillsDeps {
   store: KernelStore;
   /** Installs created, updated and removed (/metrics). */
   metrics: FamilyMetrics;
+  /** The kernel's read caches: the search's pages (service.ts). */
+  reads: ReadCaches;
 }
 
 export const skillsFamily = defineFamily<SkillsDeps>({
@@ -19,7 +22,7 @@ export const skillsFamily = defineFamily<SkillsDeps>({
   migrations: skillsMigrations,
   seed: skillsSeed,
   register(app: FastifyInstance, deps: SkillsDeps) {
-    registerSkillRoutes(app, createSkillsService({ store: deps.store, metrics: deps.metrics }));
+    registerSkillRoutes(app, createSkillsService({ store: deps.store, metrics: deps.metrics, reads: deps.reads }));
   },
 });
 

@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { grantedOf, type Access } from '../../api/kernel/access.js';
 import { NO_BODY } from '../../api/kernel/schema.js';
+import { answerBytes } from '../../api/kernel/read-cache.js';
 import { keyedByHeader } from '../../api/kernel/store-outage.js';
 import type { Install, SkillVersion } from './repository.js';
 import { READ_SCOPE, WRITE_SCOPE, type AgentActor, type SkillsService, type SkillView } from './service.js';
@@ -108,23 +109,26 @@ export function registerSkillRoutes(app: FastifyInstance, service: SkillsService
   app.get<{ Querystring: SearchQuery }>(SKILLS_BASE, {
     schema: { tags, summary: 'Search the visible skills: filters, free text, 1-based pages', querystring: SearchQuery, response: { 200: Answers.search } },
     config: anyCredential,
-  }, async (req) => {
+  }, async (req, reply) => {
     const q = req.query;
     const page = Number(q.page ?? '1');
     const limit = Number(q.limit ?? '10');
-    const { views, total } = await service.search(principal(req), {
+    // The answer's bytes come from this route's own serializer (its response schema), made once per read of the store.
+    const body = await service.search(principal(req), {
       listed: flag(q.listed), verified: flag(q.verified), featured: flag(q.featured), hasPublishedVersion: flag(q.hasPublishedVersion),
       category: q.category, search: q.search, name: q.name, creatorId: q.creatorId,
-    }, { page, limit });
-    const totalPages = Math.ceil(total / limit);
-    return {
-      data: views.map(skillOut),
-      pagination: {
-        page, limit, total, totalPages,
-        currentPage: page, totalCount: total, hasNextPage: page < totalPages, hasPrevPage: page > 1,
-        nextPage: page < totalPages ? page + 1 : null, prevPage: page > 1 ? page - 1 : null, totalCountExact: true,
-      },
-    };
+    }, { page, limit }, ({ views, total }) => {
+      const totalPages = Math.ceil(total / limit);
+      return answerBytes(reply.serialize({
+        data: views.map(skillOut),
+        pagination: {
+          page, limit, total, totalPages,
+          currentPage: page, totalCount: total, hasNextPage: page < totalPages, hasPrevPage: page > 1,
+          nextPage: page < totalPages ? page + 1 : null, prevPage: page > 1 ? page - 1 : null, totalCountExact: true,
+        },
+      }));
+    });
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 
   app.get<{ Params: SkillParams }>(`${SKILLS_BASE}/:id`, {

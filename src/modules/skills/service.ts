@@ -26,6 +26,8 @@ import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { createSkillsRepo, isSourceListed, isVersionTaken, type Install, type SearchFilters, type Skill, type SkillsRepo, type SkillVersion } from './repository.js';
 import { envValueRequired, notInstalled, notPublished, SkillErrors, skillNotFound, sourceSkillNotFound, versionNotFound } from './errors.js';
 import type { InstallBody, ListBody, PatchBody, PublishBody } from './schemas.js';
+import type { ReadCaches } from '../../api/kernel/read-cache.js';
+import { SKILLS_TOPIC } from './topic.js';
 
 export const WRITE_SCOPE = 'automations:write';
 export const READ_SCOPE = 'automations:read';
@@ -35,6 +37,11 @@ export interface SkillsServiceDeps {
   store: KernelStore;
   /** Installs created, updated and removed, counted once committed (/metrics). */
   metrics: FamilyMetrics;
+  /**
+   * The kernel's read caches (api/kernel/read-cache.ts): the search's pages, kept between writes.
+   * Without them every search reads the store.
+   */
+  reads?: ReadCaches;
   now?: () => Date;
 }
 
@@ -70,7 +77,16 @@ export function createSkillsService(deps: SkillsServiceDeps) {
   const { store } = deps;
   const now = deps.now ?? (() => new Date());
   const repo = createSkillsRepo(store.sql);
-  const unit = <T>(fn: (tx: UnitOfWork, r: SkillsRepo) => Promise<T>): Promise<T> => store.unitOfWork((tx) => fn(tx, createSkillsRepo(tx.sql)));
+  // Every write of the family's tables runs here; a template install's skill install runs in template-port.ts.
+  const unit = <T>(fn: (tx: UnitOfWork, r: SkillsRepo) => Promise<T>): Promise<T> =>
+    store.unitOfWork((tx) => {
+      tx.changed(SKILLS_TOPIC);
+      return fn(tx, createSkillsRepo(tx.sql));
+    });
+  // A search's page is kept as the route's answer in bytes: a free-text page and its count cost four
+  // statements (two or three milliseconds of planning each on the embedded store) and its skills'
+  // views and serialization more again.
+  const pages = deps.reads?.cache<Buffer>(SKILLS_TOPIC);
   const audit = (tx: UnitOfWork, p: Principal, orgId: string, action: string, targetType: 'skill' | 'agent', targetId: string, details: Record<string, unknown>) =>
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType, targetId, details });
 
@@ -307,9 +323,20 @@ export function createSkillsService(deps: SkillsServiceDeps) {
       return (await withVersions([after!]))[0]!;
     },
 
-    async search(p: Principal, f: SearchFilters, page: { page: number; limit: number }): Promise<{ views: SkillView[]; total: number }> {
-      const { skills, total } = await repo.search(await orgsOf(p), f, { limit: page.limit, offset: (page.page - 1) * page.limit });
-      return { views: await withVersions(skills), total };
+    /**
+     * GET /marketplace/skills: a page of the visible skills and their count, as `encode` makes the
+     * route's answer of them.
+     */
+    async search(p: Principal, f: SearchFilters, page: { page: number; limit: number }, encode: (found: { views: SkillView[]; total: number }) => Buffer): Promise<Buffer> {
+      // The caller's organizations once each, in order: the same set is the same cache key.
+      const orgIds = [...new Set(await orgsOf(p))].sort();
+      const read = async () => {
+        const { skills, total } = await repo.search(orgIds, f, { limit: page.limit, offset: (page.page - 1) * page.limit });
+        return encode({ views: await withVersions(skills), total });
+      };
+      if (!pages) return read();
+      const key = JSON.stringify([orgIds, f.listed, f.verified, f.featured, f.hasPublishedVersion, f.category, f.search, f.name, f.creatorId, page.page, page.limit]);
+      return pages.get(key, read);
     },
 
     async get(p: Principal, id: string): Promise<SkillView> {

@@ -10,6 +10,7 @@ import type { UnitOfWork } from '../../store/unit-of-work.js';
 import type { SkillInstallOutcome, SkillInstallPort } from '../platform-deps.js';
 import { createSkillsRepo } from './repository.js';
 import { newestFirst } from './service.js';
+import { SKILLS_TOPIC } from './topic.js';
 
 export function createSkillTemplatePort(o: { secretBox: SecretBox }): SkillInstallPort {
   return {
@@ -35,6 +36,7 @@ export function createSkillTemplatePort(o: { secretBox: SecretBox }): SkillInsta
         return { outcome: 'already-installed', version: chosen.version };
       }
       await r.countInstall(i.skillId, { installs: 1, active: 1 }, at);
+      tx.changed(SKILLS_TOPIC);
       await tx.audit({
         orgId: i.orgId, action: 'skills.install.created', actor: { type: 'user', id: i.userId }, targetType: 'agent', targetId: i.agentId,
         details: { skillId: i.skillId, version: chosen.version, envValueNames: given, via: 'template' },
