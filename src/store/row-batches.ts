@@ -21,10 +21,15 @@ export interface RowBatchLimits<I> {
   weigh?: (item: I) => number;
   /** The most weight in one statement but its first write's (8 MB). */
   maxWeight?: number;
+  /**
+   * Whether a statement that failed for several writes is run again for each alone (always). Not
+   * when no one write can be why it failed: a store that is down would then fail each in turn.
+   */
+  againAlone?: (e: unknown) => boolean;
 }
 
 export function rowBatches<I, O>(write: (row: string, items: I[]) => Promise<O[]>, limits: RowBatchLimits<I> = {}): (row: string, item: I) => Promise<O> {
-  const { max = 100, weigh = () => 0, maxWeight = 8 * 2 ** 20 } = limits;
+  const { max = 100, weigh = () => 0, maxWeight = 8 * 2 ** 20, againAlone = () => true } = limits;
   interface Waiting {
     item: I;
     resolve: (o: O) => void;
@@ -39,7 +44,10 @@ export function rowBatches<I, O>(write: (row: string, items: I[]) => Promise<O[]
     try {
       written = await write(row, batch.map((w) => w.item));
     } catch (e) {
-      if (batch.length === 1) return batch[0]!.reject(e);
+      if (batch.length === 1 || !againAlone(e)) {
+        for (const w of batch) w.reject(e);
+        return;
+      }
       for (const w of batch) await run(row, [w]);
       return;
     }

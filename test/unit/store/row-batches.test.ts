@@ -64,6 +64,16 @@ describe('rowBatches', () => {
     expect(r.statements.map((s) => s.items)).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
   });
 
+  it('with againAlone false, a statement that fails fails each of its writes once, and none runs again', async () => {
+    const r = recorder((items) => (items.length > 1 ? new Error('store down') : undefined));
+    const write = rowBatches(r.write, { againAlone: () => false });
+    const settled = Promise.allSettled(['a', 'b', 'c', 'd'].map((i) => write('row1', i)));
+    await r.settle();
+    const outcomes = (await settled).map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message));
+    expect(outcomes).toEqual(['row1:a', 'store down', 'store down', 'store down']);
+    expect(r.statements.map((s) => s.items)).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
   it('a row is free again once its last statement answered', async () => {
     const r = recorder();
     const write = rowBatches(r.write);
