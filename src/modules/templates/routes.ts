@@ -128,16 +128,16 @@ export function registerTemplateRoutes(app: FastifyInstance, service: TemplatesS
   app.get<{ Params: TemplateParams; Querystring: ManifestQuery }>(`${T}/manifest`, {
     schema: { tags, summary: 'The latest version\'s manifest with its install seal (contentHash)', params: TemplateParams, querystring: ManifestQuery, response: { 200: Answers.manifest } },
     config: catalog(CATALOG_BUCKETS.read),
-  }, async (req) => {
-    const { template, version } = await service.manifest(principal(req), req.params.templateId, undefined);
-    return manifestOut(template, version);
+  }, async (req, reply) => {
+    const body = await service.manifestAnswer(principal(req), req.params.templateId, undefined, (template, version) => answerBytes(reply.serialize(manifestOut(template, version))));
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 
   app.get<{ Params: VersionParams; Querystring: ManifestQuery }>(`${T}/versions/:version/manifest`, {
     schema: { tags, summary: 'One version\'s manifest with its install seal (contentHash)', params: VersionParams, querystring: ManifestQuery, response: { 200: Answers.manifest } },
     config: catalog(CATALOG_BUCKETS.read),
-  }, async (req) => {
-    const { template, version } = await service.manifest(principal(req), req.params.templateId, Number(req.params.version));
-    return manifestOut(template, version);
+  }, async (req, reply) => {
+    const body = await service.manifestAnswer(principal(req), req.params.templateId, Number(req.params.version), (template, version) => answerBytes(reply.serialize(manifestOut(template, version))));
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 }

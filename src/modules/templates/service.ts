@@ -122,6 +122,8 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
   // A catalog page is kept as the route's answer in bytes: its twenty templates' views and their
   // serialization cost more than the read did.
   const pages = deps.reads?.cache<Buffer>(TEMPLATES_TOPIC);
+  // So is a manifest: its views (the reconciliation, the parameters) are made from the version's sections.
+  const manifests = deps.reads?.cache<Buffer>(TEMPLATES_TOPIC);
   const visibles = deps.reads?.cache<Template | undefined>(TEMPLATES_TOPIC);
   const versionsRead = deps.reads?.cache<TemplateVersion | undefined>(TEMPLATES_TOPIC);
   const keyOf = (...parts: unknown[]): string => JSON.stringify(parts);
@@ -148,6 +150,16 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     const template = await visibleIn(id, await orgSetOf(p));
     if (!template) throw templateNotFound(id);
     return template;
+  };
+
+  /** A version of a template the caller sees (the latest when not given), from the cache. */
+  const manifestOf = async (p: Principal, id: string, version: number | undefined): Promise<{ template: Template; version: TemplateVersion }> => {
+    const template = await readableTemplate(p, id);
+    const number = version ?? template.latestVersion;
+    if (number === 0) throw noVersion(id);
+    const v = await versionOf(id, number);
+    if (!v) throw versionNotFound(id, number);
+    return { template, version: v };
   };
 
   /** A refusal of the kernel's check, named after the template asked for (spec 01 part 7.1.2), not what it resolved to. */
@@ -493,13 +505,16 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     },
 
     /** The template and the version its manifest shows: the one named, else the latest. */
-    async manifest(p: Principal, id: string, version: number | undefined): Promise<{ template: Template; version: TemplateVersion }> {
-      const template = await readableTemplate(p, id);
-      const number = version ?? template.latestVersion;
-      if (number === 0) throw noVersion(id);
-      const v = await versionOf(id, number);
-      if (!v) throw versionNotFound(id, number);
-      return { template, version: v };
+    manifest: manifestOf,
+
+    /** The manifest of `version` (the latest when not given), as `encode` makes the route's answer of it. */
+    async manifestAnswer(p: Principal, id: string, version: number | undefined, encode: (template: Template, version: TemplateVersion) => Buffer): Promise<Buffer> {
+      const orgIds = await orgSetOf(p);
+      const read = async () => {
+        const found = await manifestOf(p, id, version);
+        return encode(found.template, found.version);
+      };
+      return cached(read, keyOf(orgIds, id, version ?? null), manifests);
     },
   };
 }
