@@ -33,3 +33,11 @@ export function twoApisOnOneDatabase(env: { app?: Record<string, string>; other:
   });
   return apis;
 }
+
+/** A request to the second process as `token`, with a JSON body when given: its status and JSON answer. */
+export async function requestOther(apis: TwoApis, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${apis.other.base}${path}`, {
+    method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../../../helpers/api-app.js';
 import { waitFor } from '../../../helpers/app.js';
-import { twoApisOnOneDatabase } from '../../../helpers/two-apis.js';
+import { requestOther, twoApisOnOneDatabase } from '../../../helpers/two-apis.js';
 import { call, createTemplate, publishVersion, TEMPLATES } from '../../../helpers/templates.js';
 import { SKILLS } from '../../../helpers/skills.js';
 
@@ -75,12 +75,7 @@ describe('the skill search across API processes on Postgres', () => {
   const env = { SEED_FILE: SEED, TRUST_PROXY: 'true' };
   const apis = twoApisOnOneDatabase({ app: env, other: (db) => ({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env }) });
 
-  const there = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${apis.other.base}${path}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const there = (method: string, path: string, body?: unknown) => requestOther(apis, TOKEN, method, path, body);
 
   it("shows another process's listed skill and its change", async () => {
     const search = async (query = ''): Promise<Found> => (await call(apis.app, 'GET', `${SKILLS}${query}`, { token: 'sess_ann' })).body as Found;
