@@ -118,6 +118,13 @@ const agentOf = (store: KernelStore, agentId: string) => briefly(store, `agent\u
  */
 export const membershipsOf = (store: KernelStore, userId: string): Promise<readonly string[]> =>
   briefly(store, `orgs\u0000${userId}`, () => store.tenancy.membershipsOf(userId));
+/**
+ * The organizations whose private resources a caller sees: an API key's own; a person's
+ * memberships (a session), from the lookup cache above. Once each and in order, so that the same
+ * set is the same read-cache key.
+ */
+export const callerOrgsOf = async (store: KernelStore, p: Principal): Promise<string[]> =>
+  p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : [...new Set(await membershipsOf(store, p.userId))].sort();
 /** The agent, as the kernel looked it up to authorize a request (kept CREDENTIAL_CACHE_MS, renewed at once after an agent write of this process). */
 export const agentFactsOf = agentOf;
 

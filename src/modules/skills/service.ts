@@ -19,7 +19,7 @@ import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { FamilyMetrics, SkillInstallAction } from '../platform-deps.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { auditActorOf, authorizeOrgScopes, membershipsOf, type Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, authorizeOrgScopes, callerOrgsOf, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { principalScope, requestFingerprint, withIdempotency } from '../../api/kernel/idempotency.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
@@ -91,7 +91,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType, targetId, details });
 
   /** The organizations whose private skills the caller sees: a key's own; a person's memberships (a session). */
-  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : [...(await membershipsOf(store, p.userId))]);
+  const orgsOf = (p: Principal): Promise<string[]> => callerOrgsOf(store, p);
 
   const visible = async (p: Principal, id: string): Promise<{ skill: Skill; orgIds: string[] }> => {
     const orgIds = await orgsOf(p);
@@ -328,8 +328,7 @@ export function createSkillsService(deps: SkillsServiceDeps) {
      * route's answer of them.
      */
     async search(p: Principal, f: SearchFilters, page: { page: number; limit: number }, encode: (found: { views: SkillView[]; total: number }) => Buffer): Promise<Buffer> {
-      // The caller's organizations once each, in order: the same set is the same cache key.
-      const orgIds = [...new Set(await orgsOf(p))].sort();
+      const orgIds = await orgsOf(p);
       const read = async () => {
         const { skills, total } = await repo.search(orgIds, f, { limit: page.limit, offset: (page.page - 1) * page.limit });
         return encode({ views: await withVersions(skills), total });

@@ -25,7 +25,7 @@ import { AppError } from '../../errors.js';
 import type { KernelStore } from '../../store/kernel.js';
 import type { ReadCache, ReadCaches } from '../../api/kernel/read-cache.js';
 import type { UnitOfWork } from '../../store/unit-of-work.js';
-import { auditActorOf, authorizeAgent, authorizeOrgScopes, membershipsOf, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
+import { auditActorOf, authorizeAgent, authorizeOrgScopes, callerOrgsOf, scopesSatisfy, type Principal } from '../../api/kernel/auth.js';
 import { refuseIfArchived } from '../../api/kernel/archived.js';
 import { insufficientScope, notProjected } from '../../api/kernel/errors.js';
 import { KernelErrors } from '../../api/kernel/error-registry.js';
@@ -133,7 +133,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     tx.audit({ orgId, action, actor: auditActorOf(p), targetType: 'template', targetId, details });
 
   /** The organizations whose private templates the caller sees: a key's own; a person's memberships (a session). */
-  const orgsOf = async (p: Principal): Promise<string[]> => (p.kind === 'api_key' ? (p.keyOrgId ? [p.keyOrgId] : []) : [...(await membershipsOf(store, p.userId))]);
+  const orgsOf = (p: Principal): Promise<string[]> => callerOrgsOf(store, p);
 
   const visibleTemplate = async (p: Principal, id: string): Promise<{ template: Template; orgIds: string[] }> => {
     const orgIds = await orgsOf(p);
@@ -142,12 +142,9 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
     return { template, orgIds };
   };
 
-  /** The caller's organizations once each, in order: the same set is the same cache key. */
-  const orgSetOf = async (p: Principal): Promise<string[]> => [...new Set(await orgsOf(p))].sort();
-
   /** visibleTemplate for the read routes alone, from the cache: what a write decides on is read from the store. */
   const readableTemplate = async (p: Principal, id: string): Promise<Template> => {
-    const template = await visibleIn(id, await orgSetOf(p));
+    const template = await visibleIn(id, await orgsOf(p));
     if (!template) throw templateNotFound(id);
     return template;
   };
@@ -470,7 +467,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
      * first, as `encode` makes the route's answer of a page and its count.
      */
     async catalog(p: Principal, f: CatalogFilters, page: { page: number; limit: number }, encode: (found: { templates: Template[]; total: number }) => Buffer): Promise<Buffer> {
-      const orgIds = await orgSetOf(p);
+      const orgIds = await orgsOf(p);
       const offset = (page.page - 1) * page.limit;
       const read = async () => encode(await repo.catalog(orgIds, f, { limit: page.limit, offset }));
       return cached(read, keyOf(orgIds, f.firstParty ?? null, page.limit, offset), pages);
@@ -509,7 +506,7 @@ export function createTemplatesService(deps: TemplatesServiceDeps) {
 
     /** The manifest of `version` (the latest when not given), as `encode` makes the route's answer of it. */
     async manifestAnswer(p: Principal, id: string, version: number | undefined, encode: (template: Template, version: TemplateVersion) => Buffer): Promise<Buffer> {
-      const orgIds = await orgSetOf(p);
+      const orgIds = await orgsOf(p);
       const read = async () => {
         const found = await manifestOf(p, id, version);
         return encode(found.template, found.version);
