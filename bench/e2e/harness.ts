@@ -22,7 +22,7 @@ import type { SyntheticOptions } from '../../src/devtools/synthetic.js';
 import { startBenchReceiver, type BenchReceiver, type Arrival } from './receiver.js';
 import { startProbeWorker } from '../../test/helpers/probe-worker.js';
 import { createTransport } from '../../src/deliver/transport.js';
-import { CLK_TCK, statCpuSeconds, statFields, threadCpuSeconds, threadCpuSpent } from './proc-stat.js';
+import { CLK_TCK, postgresCpu, postgresCpuBetween, statCpuSeconds, statFields, threadCpuSeconds, threadCpuSpent } from './proc-stat.js';
 
 /**
  * The librdkafka mock broker keeps about 5 MB per partition and silently drops older message sets
@@ -108,34 +108,6 @@ export interface RunFigures {
   minorFaultsPerRecord?: number;
   /** CPU of every Postgres process during a logdrain run (accounting, the platform copy, the backlog): not in `cpuSeconds`. */
   postgresCpuSeconds?: number;
-}
-
-/**
- * CPU seconds of the Postgres server the benchmark uses: its postmaster and every process it
- * started, exited backends included (the postmaster reaps them, so their time is in its
- * cutime/cstime). The difference over a run is what Postgres spent on it, as long as nothing else
- * uses that server meanwhile: on a machine whose shared server others use too, point
- * BENCH_POSTGRES_URL at a server of the benchmark's own. `postmaster` unknown (a server not on this
- * machine's /proc): every `postgres` process of the machine.
- */
-export function postgresCpuSeconds(postmaster?: number): number {
-  let sum = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
-      const f = stat.slice(close + 2).split(' ');
-      // Field 4 of stat (ppid) is index 1 after the name.
-      if (postmaster !== undefined && Number(pid) !== postmaster && Number(f[1]) !== postmaster) continue;
-      // Fields 14-17 of stat (utime, stime, cutime, cstime): indexes 11-14 after the name.
-      sum += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return sum / CLK_TCK;
 }
 
 /** The postmaster of the server `admin` is connected to, when it runs on this machine. */
@@ -511,7 +483,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
         for (const w of workers) w.start = procFigures(w.p.child.pid!);
       }
       const pids = workers.map((w) => w.p.child.pid!);
-      const postgresAtStart = postgresCpuSeconds(postmaster);
+      const postgresAtStart = postgresCpu(postmaster);
       const progress = setInterval(() => log(`  ${name}: ${receiver.count(prefix)} of ${expected} records`), 5000);
       const sampler = o.sample ? setInterval(() => o.sample!.fn(pids), o.sample.everyMs) : undefined;
       try {
@@ -524,7 +496,8 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
         if (sampler) clearInterval(sampler);
       }
       const endAt = Date.now();
-      const postgresCpu = postgresCpuSeconds(postmaster) - postgresAtStart;
+      const postgresAtEnd = postgresCpu(postmaster);
+      const postgresSpent = postgresCpuBetween(postgresAtStart, postgresAtEnd);
       const ends = workers.map((w) => ({ end: procFigures(w.p.child.pid!), start: w.start! }));
       const bytesOnWire = receiver.bytes(prefix);
       const arrivals = receiver.take(prefix);
@@ -545,7 +518,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
         }
       }
       return {
-        f: { ...f, mainThreadShare: share(spent('mainThreadCpuSeconds')), systemShare: share(spent('systemCpuSeconds')), minorFaultsPerRecord: spent('minorFaults') / f.records, postgresCpuSeconds: postgresCpu },
+        f: { ...f, mainThreadShare: share(spent('mainThreadCpuSeconds')), systemShare: share(spent('systemCpuSeconds')), minorFaultsPerRecord: spent('minorFaults') / f.records, postgresCpuSeconds: postgresSpent },
         arrivals,
       };
     },

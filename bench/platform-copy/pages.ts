@@ -20,8 +20,8 @@ import { decodeRecord } from '../../src/model/record.js';
 import { dayOf } from '../../src/model/time.js';
 import { openStore } from '../../src/store/store.js';
 import { logCopyOf, type LogCopy } from '../../src/modules/logs/pages.js';
-import { postgresCpuSeconds, manyAgentOrgs, ORGS } from '../e2e/harness.js';
-import { statFields, CLK_TCK } from '../e2e/proc-stat.js';
+import { manyAgentOrgs, ORGS } from '../e2e/harness.js';
+import { postgresCpu, postgresCpuBetween, statFields, CLK_TCK } from '../e2e/proc-stat.js';
 import { copyRow, packRows, ROW_COPY_SQL, ROW_TABLE, rowPartition } from './row-layout.js';
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
@@ -74,7 +74,7 @@ async function once(variant: string) {
     const workerCpu = process.cpuUsage(t0);
     const backendAt = cpuOf(pid);
     const faultsAt = faultsOf(pid);
-    const serverAt = postgresCpuSeconds(postmaster);
+    const serverAt = postgresCpu(postmaster);
     let stored = 0;
     for (let i = 0; i < copies.length; i += FLUSH) {
       if (pages) stored += (await store.logs.insertCopies(copies.slice(i, i + FLUSH), 7)).stored;
@@ -83,7 +83,7 @@ async function once(variant: string) {
     await store.sql.exec('checkpoint');
     const backend = cpuOf(pid) - backendAt;
     const faults = faultsOf(pid) - faultsAt;
-    const server = postgresCpuSeconds(postmaster) - serverAt;
+    const server = postgresCpuBetween(serverAt, postgresCpu(postmaster));
     if (stored !== RECORDS) throw new Error(`${variant}: stored ${stored} of ${RECORDS}`);
     const per = (s: number) => (s / RECORDS) * 100_000;
     const table = pages ? 'agent_log_pages' : 'agent_log_rows';
