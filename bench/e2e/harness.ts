@@ -460,7 +460,7 @@ export async function startHarness(opts: { records: number; topics: TopicSpec[] 
       const groupId = `g-${name}-${Date.now()}`;
       const workers: { p: Spawned; start?: ProcFigures }[] = [];
       for (let w = 0; w < (o.workers ?? 1); w++) {
-        // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (docs/benchmarks.md, profile-driven findings).
+        // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the worker (docs/benchmarks-engine-findings.md, profile-driven findings).
         const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF, '--cpu-prof-name', `${name}${w ? `-${w}` : ''}.cpuprofile`] : [];
         const p = spawnNode([...prof, ...workerNodeArgs, CLI, 'worker'], {
           ...common, ...kafkaEnv, KAFKA_TOPIC: o.topicName ?? topicNames[0]!, KAFKA_GROUP_ID: groupId, METRICS_PORT: '0', HOST: '127.0.0.1',

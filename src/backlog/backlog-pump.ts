@@ -69,7 +69,7 @@ const LEASE_MS = 60_000;
  * round holds two reads of each drain it sends (the one being sent and the next, read meanwhile),
  * and four drains are sent at once: at 2,000 records (over a KB of the heap a record, its JSON and
  * its resource's) that was about 16,000 records, some 20 MB of a spilling worker's live heap and
- * twice that of its peak RSS with the heap's growth (benchmarks.md, memory). A read of 1,000
+ * twice that of its peak RSS with the heap's growth (benchmarks-engine-findings.md, memory). A read of 1,000
  * still fills 40 batches of 25.
  */
 const PAGE_ROWS = 1000;
@@ -78,7 +78,7 @@ const PAGE_ROWS = 1000;
  * each of its resources in as many short batches. A round of 10,000 agents spilling 1,000,000
  * records holds tens of records of every agent (a spill linger and the time the round before took
  * to deliver), 5,000 or more a bucket: reads of 1,000 and 3,000 made 17 and 20 records a POST, 8,000
- * made 33 (benchmarks.md, the backlog as pages). A read of 8,000 is about 10 MB of the heap, two
+ * made 33 (benchmarks-engine-findings.md, the backlog as pages). A read of 8,000 is about 10 MB of the heap, two
  * of a drain's reads 20 MB; only a drain with that many records in one bucket reads that much.
  */
 const BUCKET_ROWS = 8000;

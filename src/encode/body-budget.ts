@@ -4,7 +4,7 @@
  * gzip runs on zlib's few pool threads, so with many drains (four lanes each) sending at once,
  * bodies were encoded far faster than they could be compressed and waited in zlib's queue, each
  * hundreds of KB outside the JavaScript heap: with ten drains an organization, about 100 MB of the
- * worker's RSS (benchmarks.md, memory). Encoding waits here instead, as its batch, for its turn:
+ * worker's RSS (benchmarks-engine-findings.md, memory). Encoding waits here instead, as its batch, for its turn:
  * the compression threads stay as busy, and the bodies in existence fit the body pool
  * (body-pool.ts), which then serves every one of them from memory already mapped.
  *

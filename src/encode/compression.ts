@@ -56,7 +56,7 @@ export function smallBodyGzip(size: number, level: number): { level: number; win
  * two records that many agents make compress to about 0.5 to 0.9 of their size, larger ones to a
  * fifth), not zlib's 16 KB. The gzip is a view of that buffer and lives as long as its request, so
  * every small body held 16 KB outside the JavaScript heap until a full collection: with 10,000
- * agents, tens of MB of the worker's RSS (benchmarks.md, memory). A gzip larger than the buffer
+ * agents, tens of MB of the worker's RSS (benchmarks-engine-findings.md, memory). A gzip larger than the buffer
  * (a body that barely compresses) takes a second one and is joined: correct, rarely paid.
  * zlib's own floor is 64 bytes.
  */

@@ -62,7 +62,7 @@ export interface AgentResource {
  * bucket is a hash over the resource's JSON, which at thousands of agents a park hashed once a
  * record. The JSON was made once a chunk, but a chunk holds a record or two of each of thousands
  * of agents, so it was a string a parked record that lived until the park was written: the largest
- * part of what a spilling worker promoted (docs/benchmarks.md). Kept, it is about 300 bytes an
+ * part of what a spilling worker promoted (docs/benchmarks-engine-findings.md). Kept, it is about 300 bytes an
  * agent. The agent's entry is answered while its name, version, environment and organization are
  * the same (the resource is made of those, its id and the worker's region, one a pipeline).
  */

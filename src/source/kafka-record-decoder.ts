@@ -6,7 +6,7 @@
  * timestamp delta's varlong a `Long` op or three per byte, its zigzag five more, then the batch's
  * first timestamp and first offset parsed again from their strings for every record, added to and
  * printed back. That was a tenth of everything the worker allocated (72 of 700 MB for 100,000
- * records), and decoding a batch takes about 40% less CPU without it (docs/benchmarks.md,
+ * records), and decoding a batch takes about 40% less CPU without it (docs/benchmarks-engine-findings.md,
  * kafkajs's records). This decoder reads the varlong as a number, parses the batch's first
  * timestamp and offset once a batch, and adds in numbers wherever the results are exact (bases
  * below 2^52, so a base and its delta stay below 2^53); anything larger goes the way kafkajs goes,

@@ -67,7 +67,7 @@ const INGEST_SCHEMA = {
 /**
  * What the content-type parsers hand the route: each record's refusal or payload, checked in the step
  * that parsed it. The parsed values are not kept: held until the body's end, four 15 MB bodies' worth
- * of them outlived the young generation and grew the old one (docs/benchmarks.md, "Ingest isolation
+ * of them outlived the young generation and grew the old one (docs/benchmarks-api.md, "Ingest isolation
  * benchmark").
  */
 class SplitBody {

@@ -7,7 +7,7 @@
  * select and choose from the summaries.
  *
  * Why pages: a row a record cost Postgres its heap tuple, its key and two index entries, the most
- * of what the engine and its store spent beyond a bare pass-through (docs/benchmarks.md, "The
+ * of what the engine and its store spent beyond a bare pass-through (docs/benchmarks-engine-findings.md, "The
  * platform copy as pages"); a page costs one tuple and its compressed texts.
  *
  * Reads answer each record once: a record read twice from the source (after a crash or a

@@ -59,7 +59,7 @@ create index skills_creator on skills (creator_id);
 -- The text \`search\` reads: the three fields joined by a control character, which a search term
 -- cannot hold (schemas.ts), so a match never spans two fields. COST: an ILIKE over this text is far
 -- dearer than the planner's default for a function call; at the default it scans every row of a
--- table of thousands rather than read the index (docs/benchmarks.md). PL/pgSQL is never inlined, so
+-- table of thousands rather than read the index (docs/benchmarks-api.md). PL/pgSQL is never inlined, so
 -- its cost is the one the planner sees (a SQL function with a SET clause is not inlined either, but
 -- costs twice as much a call: the setting is saved and restored on every row).
 create function skills_search_text(n text, dn text, d text) returns text

@@ -3,7 +3,7 @@
  * its records' JSON as newline-joined texts and their ids, sizes and scrub hits as arrays. A row a
  * record cost Postgres a heap tuple and four index entries for every record written, and again a
  * tuple read and a delete for every record delivered; a page pays them once for all its records
- * (benchmarks.md, the backlog as pages). The resource bucket (tables/backlog-pages.ts) keeps a
+ * (benchmarks-engine-findings.md, the backlog as pages). The resource bucket (tables/backlog-pages.ts) keeps a
  * resource's records in one sequence of pages, so rounds still read them resource group by group.
  *
  * Records already parked move over as pages of one record each in bucket -1, read before any other
@@ -12,7 +12,7 @@
  * `drain_backlog` stays, as a view of the records not yet delivered, for reading by hand.
  * A page's JSON texts are compressed with lz4 where the server has it (PGlite has not: pglz there):
  * a page is several KB, so stored out of line in 2 KB chunks, and lz4 makes about a third as many
- * chunks to write, read and delete for less CPU than it saves (benchmarks.md).
+ * chunks to write, read and delete for less CPU than it saves (benchmarks-engine-findings.md).
  */
 export const sql = /* sql */ `
 create table drain_backlog_pages (

@@ -49,7 +49,7 @@ interface PageRow {
  * Parked records written by one statement (about half a MB of JSON text). A statement's joined
  * texts and pg's message carrying them exist at once, each the size of the statement, and outlive
  * the young generation while Postgres reads them: at 2,000 records (2 MB) a statement, a spilling
- * worker's parks were a large share of its external memory (benchmarks.md, memory). It also
+ * worker's parks were a large share of its external memory (benchmarks-engine-findings.md, memory). It also
  * bounds a page (PAGE_SLOTS).
  */
 export const PARK_ROWS = 500;
@@ -59,7 +59,7 @@ export const PARK_ROWS = 500;
  * FIRST_SIZES_READ pages, and at twice as many more each time its cut (readCut) could still take
  * pages beyond those, up to SIZES_READ. A spilling round of 10,000 agents takes about 250 pages of
  * 8 records: looking at 2,048 each read returned eight times the rows the cut used (Postgres read
- * and the worker parsed them: benchmarks.md, the backlog as pages).
+ * and the worker parsed them: benchmarks-engine-findings.md, the backlog as pages).
  */
 const FIRST_SIZES_READ = 256;
 const SIZES_READ = 2048;
