@@ -17,7 +17,7 @@
  * (SQLSTATE 08006), which unavailable.ts counts as the store being unreachable.
  */
 import type { Worker } from 'node:worker_threads';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { turnGate } from '../event-loop.js';
@@ -44,7 +44,7 @@ let compiled: Promise<Start['modules']> | undefined;
 const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
 function pgliteModules(): Promise<Start['modules']> {
   return (compiled ??= (async () => {
-    const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    const dist = pgliteDist();
     const [pglite, initdb] = await Promise.all(['pglite.wasm', 'initdb.wasm'].map(async (f) => wasm.compile(await readFile(join(dist, f)))));
     return { pglite: pglite!, initdb: initdb! };
   })());
@@ -88,13 +88,43 @@ function posted(params: readonly unknown[] | undefined): { params: unknown[] | u
   return { params: values, buffers, transfer };
 }
 
-export async function openPgliteThread(dataDir: string): Promise<Sql> {
+/** Where PGlite's files are. */
+const pgliteDist = () => dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+
+/**
+ * Where a store in memory keeps the pristine cluster initdb made, for the next one to start from:
+ * the project's `node_modules/.cache` (where tools keep what they can make again), named by the
+ * PGlite build (its WebAssembly's size and time), so another version's is never loaded.
+ */
+export async function clusterTemplatePath(): Promise<string> {
+  const dist = pgliteDist();
+  const wasmFile = await stat(join(dist, 'pglite.wasm'));
+  return join(dist, '..', '..', '..', '.cache', 'logdrain', `pglite-cluster-${wasmFile.size}-${Math.floor(wasmFile.mtimeMs)}.tar.gz`);
+}
+
+/** The template to load, when there is one; where to keep one, when its folder can be made; or none. */
+async function templateFor(path: string): Promise<Start['template']> {
+  try {
+    return { load: await readFile(path) };
+  } catch {
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      return { save: path };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** `templatePath`: where a store in memory finds or keeps its starting cluster (clusterTemplatePath). */
+export async function openPgliteThread(dataDir: string, opts: { templatePath?: string } = {}): Promise<Sql> {
   const memory = dataDir === 'memory://';
   // One process per directory, checked before anything in it is touched (data-dir-lock.ts).
   const lock = memory ? undefined : lockDataDir(dataDir);
   let worker: Worker;
   try {
-    worker = startWorker({ dataDir: memory ? undefined : dataDir, modules: await pgliteModules() });
+    const template = memory ? await templateFor(opts.templatePath ?? (await clusterTemplatePath())) : undefined;
+    worker = startWorker({ dataDir: memory ? undefined : dataDir, modules: await pgliteModules(), ...(template ? { template } : {}) });
   } catch (e) {
     lock?.release();
     throw e;

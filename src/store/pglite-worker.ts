@@ -5,7 +5,8 @@
  * messages: `begin` enters PGlite's transaction, whose function then waits for
  * `commit` or `rollback`; the statements posted meanwhile run in it.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 
@@ -41,6 +42,11 @@ export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartPar
 export interface Start {
   dataDir: string | undefined;
   modules: { pglite: WasmModule; initdb: WasmModule };
+  /**
+   * A store in memory only: the pristine cluster to start from instead of running initdb
+   * (`load`, a tarball dumpDataDir made), or where to keep the one initdb makes (`save`).
+   */
+  template?: { load: Uint8Array } | { save: string };
 }
 
 /** A compiled WebAssembly module (this project's libraries declare no WebAssembly types). */
@@ -142,12 +148,45 @@ function serve(db: PGlite): void {
 // pg_trgm (trigram indexes for substring search, the marketplace skills' `search`) ships with
 // PGlite as a contrib extension: loaded here, it is created by the migration that uses it, the
 // same statement on both stores.
-PGlite.create(start.dataDir, {
+const options: PGliteOptions = {
   extensions: { pg_trgm },
   startParams: [...PGLITE_START_PARAMS],
   pgliteWasmModule: start.modules.pglite,
   initdbWasmModule: start.modules.initdb,
-}).then(serve, (e: unknown) => {
+};
+
+/**
+ * initdb is most of what opening a store in memory costs (about 3 of 4 CPU-seconds): a store in
+ * memory starts from a pristine cluster an earlier one kept, when there is one.
+ */
+async function open(): Promise<PGlite> {
+  const template = start.template;
+  if (template && 'load' in template) {
+    try {
+      return await PGlite.create({ ...options, loadDataDir: new Blob([template.load]) });
+    } catch {
+      // Not a cluster this PGlite loads (damaged, or another version's): initdb, as without one.
+    }
+  }
+  const db = await PGlite.create(start.dataDir, options);
+  if (template && 'save' in template) await keepTemplate(db, template.save);
+  return db;
+}
+
+/** The cluster initdb made, before any statement, written whole or not at all (renamed into place). */
+async function keepTemplate(db: PGlite, path: string): Promise<void> {
+  const part = `${path}.${process.pid}-${threadId}.part`;
+  try {
+    const dump = await db.dumpDataDir('gzip');
+    await writeFile(part, new Uint8Array(await dump.arrayBuffer()));
+    await rename(part, path);
+  } catch {
+    // Not kept (a read-only cache folder, a full disk): the next store runs initdb too.
+    await rm(part, { force: true });
+  }
+}
+
+open().then(serve, (e: unknown) => {
   // Not opened: the error is the answer, and the thread ends.
   port.postMessage({ id: 0, error: fieldsOf(e) } satisfies Reply);
   port.close();

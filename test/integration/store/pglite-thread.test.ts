@@ -7,12 +7,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSql, type Sql } from '../../../src/store/sql.js';
-import { storeThreadOf } from '../../../src/store/pglite-thread.js';
+import { PGlite } from '@electric-sql/pglite';
+import { openPgliteThread, storeThreadOf } from '../../../src/store/pglite-thread.js';
 import { isStoreUnavailable, withStoreErrorsMarked } from '../../../src/store/unavailable.js';
 import { isPermanentWriteError } from '../../../src/store/write-errors.js';
 
@@ -188,5 +189,42 @@ describe('closing the embedded store', () => {
     clearTimeout(bound);
     expect(out.trim()).toBe('done');
     expect(code).toBe(0);
+  });
+});
+
+describe('a store in memory and its starting cluster', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'logdrain-template-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps the cluster initdb made, before its first statement, for the next store to start from', async () => {
+    const path = join(dir, 'cluster.tar.gz');
+    const first = await openPgliteThread('memory://', { templatePath: path });
+    await first.exec('create table mine (id int)');
+    await first.close();
+    expect(existsSync(path)).toBe(true);
+    // The kept cluster is the pristine one: what the first store did afterwards is not in it.
+    const second = await openPgliteThread('memory://', { templatePath: path });
+    expect(await second.query<{ n: number }>("select count(*)::int as n from pg_tables where tablename = 'mine'")).toEqual([{ n: 0 }]);
+    await second.close();
+  });
+
+  it('starts from the cluster found, and from initdb when that cannot be loaded', async () => {
+    const path = join(dir, 'cluster.tar.gz');
+    const maker = await PGlite.create();
+    await maker.exec('create table marker (id int); insert into marker values (7)');
+    writeFileSync(path, new Uint8Array(await (await maker.dumpDataDir('gzip')).arrayBuffer()));
+    await maker.close();
+    const loaded = await openPgliteThread('memory://', { templatePath: path });
+    expect(await loaded.query('select id from marker')).toEqual([{ id: 7 }]);
+    await loaded.close();
+
+    writeFileSync(path, 'not a cluster');
+    const fresh = await openPgliteThread('memory://', { templatePath: path });
+    expect(await fresh.query<{ n: number }>("select count(*)::int as n from pg_tables where tablename = 'marker'")).toEqual([{ n: 0 }]);
+    await fresh.exec('create table t (id int)');
+    await fresh.close();
   });
 });
