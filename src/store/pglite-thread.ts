@@ -17,7 +17,7 @@
  * (SQLSTATE 08006), which unavailable.ts counts as the store being unreachable.
  */
 import type { Worker } from 'node:worker_threads';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { turnGate } from '../event-loop.js';
@@ -94,26 +94,22 @@ const pgliteDist = () => dirname(createRequire(import.meta.url).resolve('@electr
 /**
  * Where a store in memory keeps the pristine cluster initdb made, for the next one to start from:
  * the project's `node_modules/.cache` (where tools keep what they can make again), named by the
- * PGlite build (its WebAssembly's size and time), so another version's is never loaded.
+ * PGlite build (its WebAssembly's size and time), so another version's is never loaded. Found once
+ * for the process, as the WebAssembly is compiled once.
  */
-export async function clusterTemplatePath(): Promise<string> {
-  const dist = pgliteDist();
-  const wasmFile = await stat(join(dist, 'pglite.wasm'));
-  return join(dist, '..', '..', '..', '.cache', 'logdrain', `pglite-cluster-${wasmFile.size}-${Math.floor(wasmFile.mtimeMs)}.tar.gz`);
+let templatePath: Promise<string> | undefined;
+export function clusterTemplatePath(): Promise<string> {
+  return (templatePath ??= (async () => {
+    const dist = pgliteDist();
+    const wasmFile = await stat(join(dist, 'pglite.wasm'));
+    return join(dist, '..', '..', '..', '.cache', 'logdrain', `pglite-cluster-${wasmFile.size}-${Math.floor(wasmFile.mtimeMs)}.tar.gz`);
+  })());
 }
 
-/** The template to load, when there is one; where to keep one, when its folder can be made; or none. */
-async function templateFor(path: string): Promise<Start['template']> {
-  try {
-    return { load: await readFile(path) };
-  } catch {
-    try {
-      await mkdir(dirname(path), { recursive: true });
-      return { save: path };
-    } catch {
-      return undefined;
-    }
-  }
+/** The starting cluster at `path`, read if there is one. */
+async function templateAt(path: string): Promise<NonNullable<Start['template']>> {
+  const cluster = await readFile(path).catch(() => undefined);
+  return cluster ? { path, cluster } : { path };
 }
 
 /** `templatePath`: where a store in memory finds or keeps its starting cluster (clusterTemplatePath). */
@@ -123,7 +119,7 @@ export async function openPgliteThread(dataDir: string, opts: { templatePath?: s
   const lock = memory ? undefined : lockDataDir(dataDir);
   let worker: Worker;
   try {
-    const template = memory ? await templateFor(opts.templatePath ?? (await clusterTemplatePath())) : undefined;
+    const template = memory ? await templateAt(opts.templatePath ?? (await clusterTemplatePath())) : undefined;
     worker = startWorker({ dataDir: memory ? undefined : dataDir, modules: await pgliteModules(), ...(template ? { template } : {}) });
   } catch (e) {
     lock?.release();

@@ -5,7 +5,9 @@
  * messages: `begin` enters PGlite's transaction, whose function then waits for
  * `commit` or `rollback`; the statements posted meanwhile run in it.
  */
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions, type Transaction } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -43,10 +45,10 @@ export interface Start {
   dataDir: string | undefined;
   modules: { pglite: WasmModule; initdb: WasmModule };
   /**
-   * A store in memory only: the pristine cluster to start from instead of running initdb
-   * (`load`, a tarball dumpDataDir made), or where to keep the one initdb makes (`save`).
+   * A store in memory only: where its starting cluster is kept (`path`), and the cluster read
+   * there, when there was one (a tarball dumpDataDir made), to load instead of running initdb.
    */
-  template?: { load: Uint8Array } | { save: string };
+  template?: { path: string; cluster?: Uint8Array };
 }
 
 /** A compiled WebAssembly module (this project's libraries declare no WebAssembly types). */
@@ -161,15 +163,15 @@ const options: PGliteOptions = {
  */
 async function open(): Promise<PGlite> {
   const template = start.template;
-  if (template && 'load' in template) {
+  if (template?.cluster) {
     try {
-      return await PGlite.create({ ...options, loadDataDir: new Blob([template.load]) });
+      return await PGlite.create({ ...options, loadDataDir: new Blob([template.cluster]) });
     } catch {
-      // Not a cluster this PGlite loads (damaged, or another version's): initdb, as without one.
+      // Not a cluster this PGlite loads (damaged, or another version's): initdb, and keep its cluster instead.
     }
   }
   const db = await PGlite.create(start.dataDir, options);
-  if (template && 'save' in template) await keepTemplate(db, template.save);
+  if (template) await keepTemplate(db, template.path);
   return db;
 }
 
@@ -177,11 +179,14 @@ async function open(): Promise<PGlite> {
 async function keepTemplate(db: PGlite, path: string): Promise<void> {
   const part = `${path}.${process.pid}-${threadId}.part`;
   try {
+    await mkdir(dirname(path), { recursive: true });
+    // A folder this process cannot write: not worth dumping the cluster for.
+    await access(dirname(path), constants.W_OK);
     const dump = await db.dumpDataDir('gzip');
     await writeFile(part, new Uint8Array(await dump.arrayBuffer()));
     await rename(part, path);
   } catch {
-    // Not kept (a read-only cache folder, a full disk): the next store runs initdb too.
+    // Not kept (a folder that cannot be written, a full disk): the next store runs initdb too.
     await rm(part, { force: true });
   }
 }
